@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { PROTOCOLS } from "./versions.js";
+
+const common = {
+  protocol: z.literal(PROTOCOLS.event),
+  seq: z.number().int().nonnegative(),
+  at: z.string().min(1).describe("ISO-8601 timestamp of the event."),
+  task_id: z.string().min(1),
+};
+
+export const ToolStatusSchema = z.enum(["started", "succeeded", "failed"]);
+export type ToolStatus = z.infer<typeof ToolStatusSchema>;
+
+export const StartedEventSchema = z.object({
+  ...common,
+  type: z.literal("started"),
+  agent: z.string(),
+  command: z.string().optional(),
+  pid: z.number().int().optional(),
+});
+
+export const ThinkingEventSchema = z.object({ ...common, type: z.literal("thinking"), text: z.string() });
+
+export const MessageEventSchema = z.object({
+  ...common,
+  type: z.literal("message"),
+  text: z.string(),
+  role: z.string().optional(),
+});
+
+export const ToolUseEventSchema = z.object({
+  ...common,
+  type: z.literal("tool_use"),
+  tool: z
+    .string()
+    .describe("The tool's name; may be empty on an end event when the agent's stream omits it."),
+  id: z.string().default("").describe("The agent's call id, pairing a tool's start and end."),
+  input_summary: z.string().optional(),
+  status: ToolStatusSchema,
+  output_summary: z.string().optional(),
+  exit_code: z.number().int().nullable().optional(),
+  duration_ms: z.number().nonnegative().optional(),
+});
+
+export const FileChangedEventSchema = z.object({
+  ...common,
+  type: z.literal("file_changed"),
+  path: z.string(),
+  action: z.string().optional(),
+});
+
+export const ProgressEventSchema = z.object({
+  ...common,
+  type: z.literal("progress"),
+  message: z.string(),
+  pct: z.number().min(0).max(100).optional(),
+});
+
+export const QuestionEventSchema = z.object({
+  ...common,
+  type: z.literal("question"),
+  question_id: z.string(),
+  question: z.string(),
+  options: z.array(z.string()).optional(),
+});
+
+export const AnswerEventSchema = z.object({
+  ...common,
+  type: z.literal("answer"),
+  question_id: z.string(),
+  answer: z.string(),
+  by: z.string().optional(),
+});
+
+export const ErrorEventSchema = z.object({
+  ...common,
+  type: z.literal("error"),
+  message: z.string(),
+  code: z.string().optional(),
+});
+
+export const FinishedEventSchema = z.object({
+  ...common,
+  type: z.literal("finished"),
+  status: z.string().describe("The report's status (success | partial | failed | blocked)."),
+  summary: z.string().optional(),
+  outcome: z.string().optional().describe("The process outcome: succeeded | failed | cancelled | timed_out."),
+});
+
+export const EventSchema = z
+  .discriminatedUnion("type", [
+    StartedEventSchema,
+    ThinkingEventSchema,
+    MessageEventSchema,
+    ToolUseEventSchema,
+    FileChangedEventSchema,
+    ProgressEventSchema,
+    QuestionEventSchema,
+    AnswerEventSchema,
+    ErrorEventSchema,
+    FinishedEventSchema,
+  ])
+  .describe("caesar.event/v1: one line of events.jsonl.");
+
+export type CaesarEvent = z.infer<typeof EventSchema>;
+export type EventType = CaesarEvent["type"];
+export const EVENT_TYPES = EventSchema.options.map((option) => option.shape.type.value) as EventType[];
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event before the writer stamps it: no protocol, seq, at or task_id. */
+export type EventBody = DistributiveOmit<z.input<typeof EventSchema>, "protocol" | "seq" | "at" | "task_id">;

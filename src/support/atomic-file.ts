@@ -1,0 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { open, rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+
+function tempPathFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+}
+
+/**
+ * Write a file atomically: a temp file in the same folder, flushed, then renamed over the target.
+ * A reader sees the old content or the new one, never half of it; a crash leaves at most a stray
+ * `.<name>.<pid>.<rand>.tmp` beside it.
+ */
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
+  const temp = tempPathFor(path);
+  const handle = await open(temp, "wx", 0o644);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+export function writeFileAtomicSync(path: string, content: string | Uint8Array): void {
+  const temp = tempPathFor(path);
+  const fd = openSync(temp, "wx", 0o644);
+  try {
+    writeSync(fd, typeof content === "string" ? Buffer.from(content) : content);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function writeJsonAtomicSync(path: string, value: unknown): void {
+  writeFileAtomicSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    exclude: ["test/agents/**", "node_modules/**"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // End-to-end tests spawn real processes; the machines have two cores.
+    maxWorkers: 2,
+  },
+});
