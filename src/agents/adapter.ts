@@ -1,0 +1,134 @@
+import type { EventBody } from "../protocol/event.js";
+import type { Finding, Usage } from "../protocol/report.js";
+import type { Mode, Task } from "../protocol/task.js";
+import type { TaskPaths } from "../protocol/task-dir.js";
+
+/**
+ * What caesar can do about an agent's network:
+ * - `toggle`: cut it or provide it, in every mode;
+ * - `write-only`: choose only in write mode (in read-only mode the agent's sandbox always cuts it);
+ * - `open`: always available, caesar cannot cut it;
+ * - `none`: never available to the agent's tools.
+ */
+export type NetworkControl = "toggle" | "write-only" | "open" | "none";
+
+/** Who enforces read-only mode: the operating system (a sandbox), the CLI's own tool policy, or nobody. */
+export type ReadOnlyEnforcement = "os" | "policy" | "none";
+
+/** A capability's value, with the one-line reason it is what it is. */
+export interface Capability<T> {
+  value: T;
+  why: string;
+}
+
+/** What an adapter can really control — never more than it can guarantee (DESIGN.md, principle 5). */
+export interface AgentCapabilities {
+  network: Capability<NetworkControl>;
+  readOnly: Capability<ReadOnlyEnforcement>;
+  nativeSchema: Capability<boolean>;
+  mcp: Capability<boolean>;
+  resume: Capability<boolean>;
+  model: Capability<boolean>;
+  /** The CLI version the capabilities were verified on (undefined for custom agents). */
+  verifiedOn?: string;
+  /** Verified range, as semver bounds; outside it `caesar doctor` warns. */
+  verifiedRange?: { min: string; max: string };
+  /** True when nothing here could be run (e.g. a CLI with no installable binary): shown as unverified. */
+  unverified?: boolean;
+}
+
+export interface Detection {
+  installed: boolean;
+  /** Resolved executable path, when installed. */
+  path?: string;
+  version?: string;
+  /** Set when the version is outside the verified range, or could not be read. */
+  warning?: string;
+}
+
+/** The return channel an adapter should make its CLI load for this run only, when it can. */
+export interface ChannelServer {
+  /** Server name (tool names derive from it, e.g. `mcp__caesar__ask_orchestrator`). */
+  name: string;
+  command: string;
+  args: string[];
+  /** The server's own environment (the task directory travels here or in args, never by inheritance). */
+  env: Record<string, string>;
+}
+
+/** Everything the engine decided, handed to the adapter to build its command line. */
+export interface LaunchContext {
+  task: Task;
+  paths: TaskPaths;
+  /** The brief: objective, context, constraints, acceptance criteria and the OACP instructions. */
+  prompt: string;
+  mode: Mode;
+  /** Resolved network: false only when the adapter's capabilities let caesar cut it. */
+  network: boolean;
+  model?: string;
+  /** Arguments the user gave after `--`, passed verbatim. */
+  extraArgs: string[];
+  channel?: ChannelServer;
+  /** Directories outside the workspace the agent must be able to read and write (the task directory). */
+  extraDirs: string[];
+  /** A private directory for this run's generated files (CLI config, schema files, last message). */
+  runtimeDir: string;
+  /** The environment the agent inherits, CAESAR_* included. Adapters add to it, never mutate it. */
+  env: Readonly<Record<string, string>>;
+}
+
+export interface CommandLine {
+  bin: string;
+  args: string[];
+  /** Variables to add to the launch environment. */
+  env: Record<string, string>;
+  cwd: string;
+  /** Files to write before launch (per-run configuration), absolute paths inside runtimeDir or the task dir. */
+  files?: { path: string; content: string }[];
+  /** Paths the adapter materialised in the workspace (excluded from the diff, prefix semantics). */
+  materialised?: string[];
+  /** The command as shown to people (in the `started` event): secrets never appear here. */
+  display: string;
+}
+
+/** What a translator gives back for one line: events to append, in order. */
+export type TranslatedEvents = EventBody[];
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** What the agent's stream said once the process has ended. */
+export interface StreamOutcome {
+  /** A raw report from the CLI's native structured output (tier 2), to be validated by the engine. */
+  nativeReport?: unknown;
+  /** The agent's last message, searched by the degraded tier (fenced block, self-declared JSON). */
+  finalText?: string;
+  usage?: Usage;
+  /** Findings the stream revealed (denied permissions, tools removed, …). */
+  findings?: Finding[];
+  /** A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause. */
+  failure?: { message: string; code?: string };
+}
+
+/** Turns an agent CLI's native output into caesar.event/v1 events, one line at a time. */
+export interface StreamTranslator {
+  stdout(line: string): TranslatedEvents;
+  stderr?(line: string): TranslatedEvents;
+  finish(exit: ProcessExit): Promise<StreamOutcome>;
+}
+
+export interface AgentAdapter {
+  /** The id users type (`--agent codex`). */
+  id: string;
+  displayName: string;
+  /** `builtin` for the catalogue CLIs, `custom` for `[[agent]]` entries. */
+  kind: "builtin" | "custom";
+  /** The agent "product", used by the recursion rule (claude → claude). */
+  product: string;
+  capabilities: AgentCapabilities;
+  detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
+  buildCommand(launch: LaunchContext): CommandLine;
+  createTranslator(launch: LaunchContext): StreamTranslator;
+}
