@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { makeTaskId } from "../protocol/ids.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { errnoOf } from "../support/errors.js";
 import { withFileLock } from "../support/file-lock.js";
+import { CONDUCTOR_MAIN } from "../support/package-paths.js";
 import { recordProcess } from "../support/process.js";
 import { PLAN_FILE } from "./conductor.js";
 import type { TaskPlan } from "./plan.js";
@@ -14,7 +14,6 @@ import { projectPaths } from "./project.js";
 import type { TaskState } from "./state.js";
 import { type TaskRecord, updateState, writeState } from "./task-store.js";
 
-const CONDUCTOR_MAIN = fileURLToPath(new URL("./conductor-main.js", import.meta.url));
 export const CONDUCTOR_LOG = "conductor.log";
 
 /**
