@@ -3,6 +3,9 @@
 // task), sharing chunks. Bundling matters: every `caesar run` starts two Node processes, and loading one
 // minified bundle instead of hundreds of modules is most of their start-up time. Type checking is
 // `npm run typecheck` (tsc); this step only transpiles.
+//
+// Also bundled, for the browser: the dashboard's syntax highlighter (dist/web/highlight.js), so the web
+// page needs no build step on the user's side — web/ itself is served as plain ES modules.
 import { rmSync } from "node:fs";
 import { build } from "esbuild";
 
@@ -25,4 +28,15 @@ await build({
   banner: {
     js: "import { createRequire as __caesarCreateRequire } from 'node:module'; const require = __caesarCreateRequire(import.meta.url);",
   },
+});
+await build({
+  entryPoints: { highlight: "scripts/highlight-entry.mjs" },
+  outdir: "dist/web",
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  minify: true,
+  legalComments: "eof",
+  logLevel: "warning",
 });

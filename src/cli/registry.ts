@@ -1,4 +1,5 @@
 import type { CommandDefinition } from "./command.js";
+import { agentCommand } from "./commands/agent.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { demoCommand } from "./commands/demo.js";
@@ -8,10 +9,12 @@ import { logsCommand } from "./commands/logs.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
 import { runCommand } from "./commands/run.js";
+import { serveCommand } from "./commands/serve.js";
 import { statusCommand } from "./commands/status.js";
 
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
+  agentCommand,
   applyCommand,
   cancelCommand,
   demoCommand,
@@ -21,5 +24,6 @@ export const COMMANDS: CommandDefinition[] = [
   protocolCommand,
   psCommand,
   runCommand,
+  serveCommand,
   statusCommand,
 ].sort((a, b) => a.name.localeCompare(b.name));

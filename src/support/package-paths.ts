@@ -15,3 +15,7 @@ export const CAESAR_BIN = fileURLToPath(new URL("bin/caesar.js", ROOT_URL));
 export const CONDUCTOR_MAIN = fileURLToPath(new URL("dist/engine/conductor-main.js", ROOT_URL));
 /** The bundled reference agent. */
 export const REFERENCE_AGENT_SCRIPT = fileURLToPath(new URL("agents/reference-agent.mjs", ROOT_URL));
+/** The dashboard's static files (plain ES modules, HTML and CSS: no build step on the user's side). */
+export const WEB_ROOT = fileURLToPath(new URL("web/", ROOT_URL));
+/** Browser bundles of third-party code the dashboard uses (syntax highlighting), built into dist/. */
+export const WEB_VENDOR_ROOT = fileURLToPath(new URL("dist/web/", ROOT_URL));

@@ -1,0 +1,196 @@
+import { stat } from "node:fs/promises";
+import { readEventSpans } from "../../engine/event-spans.js";
+import { listQuestions, type QuestionWithAnswer } from "../../engine/questions.js";
+import type { TaskState } from "../../engine/state.js";
+import { readState, taskDirOf } from "../../engine/task-store.js";
+import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
+import { errnoOf } from "../../support/errors.js";
+import { type NewEntry, USER_ACTOR } from "./timeline.js";
+
+/**
+ * What the index knows of one task directory: its state, where each event's line is in events.jsonl, its
+ * questions — and the stamps that tell, with a few stat() calls, whether any of it changed since.
+ */
+export interface IndexedTask {
+  id: string;
+  dir: string;
+  paths: TaskPaths;
+  state: TaskState;
+  /** Byte ranges of the valid events, by ordinal - 1. */
+  spans: { start: number; end: number }[];
+  /** Timeline positions of this task's entries, ascending. */
+  positions: number[];
+  questions: QuestionWithAnswer[];
+  /** The index revision at which this task last changed (anything). */
+  revision: number;
+  /** …at which its state.json last changed (what cancel and apply act on). */
+  stateRevision: number;
+  /** …at which its questions or answers last changed (what an answer acts on). */
+  questionsRevision: number;
+  /** Its directory disappeared from the store. */
+  removed: boolean;
+  stamps: { state: string; events: number; questions: string };
+  /** The type of its last event (the engine appends `finished` just after writing the final state). */
+  lastEventType: string | null;
+  seen: { applyAt: string | null; cancelAt: string | null };
+}
+
+export type TaskPart = "state" | "events" | "questions";
+
+export interface TaskUpdate {
+  /** What changed (empty: nothing). */
+  parts: Set<TaskPart>;
+  entries: NewEntry[];
+}
+
+/** Read a task directory from scratch; `undefined` while it has no readable state.json yet. */
+export async function loadIndexedTask(
+  root: string,
+  id: string,
+): Promise<{ task: IndexedTask; entries: NewEntry[] } | undefined> {
+  const dir = taskDirOf(root, id);
+  const paths = taskPaths(dir);
+  const stateStamp = await stampOf(paths.state);
+  if (stateStamp === "-") return undefined;
+  let state: TaskState;
+  try {
+    state = await readState(dir);
+  } catch {
+    return undefined;
+  }
+  const task: IndexedTask = {
+    id,
+    dir,
+    paths,
+    state,
+    spans: [],
+    positions: [],
+    questions: [],
+    revision: 0,
+    stateRevision: 0,
+    questionsRevision: 0,
+    removed: false,
+    stamps: { state: stateStamp, events: 0, questions: "" },
+    lastEventType: null,
+    seen: { applyAt: null, cancelAt: null },
+  };
+  const entries = [...userActions(task), ...(await readNewEvents(task))];
+  await refreshQuestions(task);
+  return { task, entries };
+}
+
+/** Bring an indexed task up to date with its files; says whether anything changed and what entries are new. */
+export async function refreshIndexedTask(task: IndexedTask): Promise<TaskUpdate> {
+  const parts = new Set<TaskPart>();
+  const entries: NewEntry[] = [];
+  const stateStamp = await stampOf(task.paths.state);
+  if (stateStamp === "-" && !task.removed) {
+    // The directory is going away (or being replaced): the store scan decides.
+  } else if (stateStamp !== task.stamps.state) {
+    try {
+      task.state = await readState(task.dir);
+      task.stamps.state = stateStamp;
+      parts.add("state");
+      entries.push(...userActions(task));
+    } catch {
+      // Writes are atomic, so this is a directory in an odd state: keep what we had, look again later.
+    }
+  }
+  const events = await readNewEvents(task);
+  if (events.length > 0) parts.add("events");
+  entries.push(...events);
+  if (await refreshQuestions(task)) parts.add("questions");
+  return { parts, entries };
+}
+
+async function readNewEvents(task: IndexedTask): Promise<NewEntry[]> {
+  const size = await sizeOf(task.paths.events);
+  if (size === task.stamps.events) return [];
+  if (size < task.stamps.events) {
+    // events.jsonl is append-only; a shorter file was rewritten by someone. Start over on it: the earlier
+    // entries stay in the timeline (they were observed) but their lines are gone (read back as null), and
+    // new ordinals continue after them.
+    for (const span of task.spans) {
+      span.start = -1;
+      span.end = -1;
+    }
+    task.stamps.events = 0;
+  }
+  const read = await readEventSpans(task.paths.events, task.stamps.events);
+  task.stamps.events = read.offset;
+  if (read.spans.length > 0) task.lastEventType = read.spans.at(-1)!.event.type;
+  return read.spans.map((span) => {
+    task.spans.push({ start: span.start, end: span.end });
+    return {
+      task,
+      kind: "event" as const,
+      ordinal: task.spans.length,
+      type: span.event.type,
+      at: span.event.at,
+      actor: span.event.type === "answer" ? USER_ACTOR : task.state.agent,
+    };
+  });
+}
+
+/** Applies and cancellation requests are recorded in state.json, not as events: new ones become entries. */
+function userActions(task: IndexedTask): NewEntry[] {
+  const out: NewEntry[] = [];
+  const { applied, cancel_requested: cancel } = task.state;
+  if (cancel && cancel.at !== task.seen.cancelAt) {
+    task.seen.cancelAt = cancel.at;
+    out.push({
+      task,
+      kind: "cancel",
+      ordinal: 0,
+      type: "cancel",
+      at: cancel.at,
+      actor: USER_ACTOR,
+      data: { by: cancel.by },
+    });
+  }
+  if (applied && applied.at !== task.seen.applyAt) {
+    task.seen.applyAt = applied.at;
+    out.push({
+      task,
+      kind: "apply",
+      ordinal: 0,
+      type: "apply",
+      at: applied.at,
+      actor: USER_ACTOR,
+      data: { by: applied.by, head: applied.head, files: applied.files },
+    });
+  }
+  return out;
+}
+
+async function refreshQuestions(task: IndexedTask): Promise<boolean> {
+  const stamp = `${await stampOf(task.paths.questions)}|${await stampOf(task.paths.answers)}`;
+  if (stamp === task.stamps.questions) return false;
+  task.stamps.questions = stamp;
+  try {
+    task.questions = await listQuestions(task.dir);
+  } catch {
+    task.questions = [];
+  }
+  return true;
+}
+
+/** Identity of a file's current version: a rename (atomic write) gives a new inode, an edit a new mtime. */
+export async function stampOf(path: string): Promise<string> {
+  try {
+    const info = await stat(path, { bigint: true });
+    return `${info.ino}:${info.mtimeNs}:${info.size}`;
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return "-";
+    throw error;
+  }
+}
+
+async function sizeOf(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return 0;
+    throw error;
+  }
+}

@@ -1,0 +1,110 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { isValidTaskId } from "../../protocol/ids.js";
+import type { ApiContext } from "../api-context.js";
+import { ApiError } from "../api-error.js";
+import type { IndexedTask } from "../index/indexed-task.js";
+import { MUTATE_PROTOCOL, PATHS } from "../protocol-ids.js";
+import { isLocalHostHeader, isSameOrigin } from "../security/access.js";
+import { describeTask, summarizeTask } from "../views/task-summary.js";
+import type { ApiEnv } from "./guards.js";
+import { streamTaskEvents, streamWorkspace } from "./sse-routes.js";
+
+const ListQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+  before: z.coerce.number().int().positive().optional(),
+});
+
+/**
+ * What the dashboard reads besides the query contract: the task list, one task, its diff, live streams —
+ * and the mutation token, which only a same-origin page on this machine can obtain.
+ */
+export function dashboardRoutes(ctx: ApiContext): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+
+  app.get(PATHS.session, (c) => {
+    if (
+      !c.get("local") ||
+      !isLocalHostHeader(c.req.header("host"), ctx.access) ||
+      !isSameOrigin(c.req.raw.headers)
+    ) {
+      throw new ApiError(
+        403,
+        "session_refused",
+        "The token is only given to a same-origin page on this machine.",
+        "Open the dashboard at the server's local address, or read .caesar/state/serve-token as the workspace's owner.",
+      );
+    }
+    c.header("Cache-Control", "no-store");
+    return c.json({
+      token: ctx.access.token,
+      runId: ctx.index.runId,
+      revision: ctx.index.revision,
+      mutate: { protocol: MUTATE_PROTOCOL, path: PATHS.mutate },
+    });
+  });
+
+  app.get(PATHS.tasks, (c) => {
+    const parsed = ListQuerySchema.safeParse(c.req.query());
+    if (!parsed.success) {
+      throw new ApiError(
+        400,
+        "invalid_argument",
+        `Invalid query: ${parsed.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`).join("; ")}.`,
+        "limit is 1–500, before a change number.",
+      );
+    }
+    const { limit = 100, before } = parsed.data;
+    const all = ctx.index.list();
+    const start = before === undefined ? 0 : firstBelow(all, before);
+    const page = all.slice(start, start + limit);
+    return c.json({
+      runId: ctx.index.runId,
+      revision: ctx.index.revision,
+      total: all.length,
+      tasks: page.map(summarizeTask),
+      nextBefore: start + limit < all.length ? (page.at(-1)?.state.change_number ?? null) : null,
+    });
+  });
+
+  app.get(`${PATHS.tasks}/:id`, (c) => {
+    const task = findTask(ctx, c.req.param("id"));
+    return c.json({ runId: ctx.index.runId, revision: ctx.index.revision, ...describeTask(task) });
+  });
+
+  app.get(`${PATHS.tasks}/:id/diff`, async (c) => {
+    const task = findTask(ctx, c.req.param("id"));
+    return c.json({ taskId: task.id, ...(await ctx.changes.diffOf(task)) });
+  });
+
+  app.get(`${PATHS.tasks}/:id/events`, (c) => streamTaskEvents(c, ctx, findTask(ctx, c.req.param("id"))));
+  app.get(PATHS.stream, (c) => streamWorkspace(c, ctx));
+  return app;
+}
+
+export function findTask(ctx: ApiContext, id: string): IndexedTask {
+  if (!isValidTaskId(id)) {
+    const shown = JSON.stringify(String(id).slice(0, 140));
+    throw new ApiError(
+      400,
+      "invalid_argument",
+      `Invalid task id ${shown}.`,
+      "A task id looks like t_7f3a9c21.",
+    );
+  }
+  const task = ctx.index.task(id);
+  if (!task)
+    throw new ApiError(
+      404,
+      "task_not_found",
+      `No task ${id} in this workspace.`,
+      "List tasks with GET /api/tasks.",
+    );
+  return task;
+}
+
+/** Index of the first task (newest first) whose change number is below `before`. */
+function firstBelow(tasks: readonly IndexedTask[], before: number): number {
+  const index = tasks.findIndex((task) => (task.state.change_number ?? 0) < before);
+  return index === -1 ? tasks.length : index;
+}

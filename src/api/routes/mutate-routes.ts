@@ -1,0 +1,263 @@
+import { Hono } from "hono";
+import { applyTask } from "../../engine/apply.js";
+import { cancelTask } from "../../engine/cancel.js";
+import { resolvePlan } from "../../engine/plan.js";
+import { answerQuestion } from "../../engine/questions.js";
+import { startTask } from "../../engine/start.js";
+import type { ApiContext } from "../api-context.js";
+import { ApiError } from "../api-error.js";
+import { parseEnvelope, readJsonBody } from "../envelope.js";
+import type { IndexedTask } from "../index/indexed-task.js";
+import { RecentIds } from "../index/request-ids.js";
+import {
+  MUTATION_OPERATIONS,
+  type MutationRequest,
+  MutationRequestSchema,
+  mutationRequestJsonSchema,
+} from "../mutation-schema.js";
+import {
+  MUTATE_PROTOCOL,
+  OPERATOR_HEADER,
+  OPERATOR_HEADER_VALUE,
+  PATHS,
+  PROVENANCE,
+} from "../protocol-ids.js";
+import { summarizeTask } from "../views/task-summary.js";
+import { withEcho } from "./agent-routes.js";
+import { type ApiEnv, requireOperatorHeader, requireSameOrigin, requireToken } from "./guards.js";
+
+/** Who the engine records as the author of what the HTTP API does (answers, applies, cancels, tasks). */
+const BY = "http";
+
+/**
+ * The mutation vocabulary, `cz-mutate/1`: delegate, cancel, answer, apply. Each request names the revision
+ * it was based on; if what it acts on changed after that revision the server answers 409 and does nothing.
+ * It never retries for the caller. A replayed requestId is refused (409) instead of run twice.
+ */
+export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  const schema = mutationRequestJsonSchema();
+  const seen = new RecentIds();
+
+  app.get(PATHS.mutateCapabilities, (c) => c.json(capabilities(ctx)));
+  app.get(PATHS.mutateSchema, (c) => c.json(schema));
+
+  app.post(PATHS.mutate, requireOperatorHeader, requireSameOrigin, requireToken(ctx.access), async (c) => {
+    const raw = await readJsonBody(c.req.raw).catch((error) => {
+      throw withEcho(error, undefined, MUTATE_PROTOCOL);
+    });
+    try {
+      const request = parseEnvelope(MutationRequestSchema, raw, {
+        protocol: MUTATE_PROTOCOL,
+        operations: MUTATION_OPERATIONS,
+        schemaPath: PATHS.mutateSchema,
+      });
+      if (!seen.add(request.requestId)) {
+        throw new ApiError(
+          409,
+          "duplicate_request",
+          `requestId ${request.requestId} was already received; it is not run twice.`,
+          "Use a fresh UUID for every request. Reread the state to see what the first one did.",
+        );
+      }
+      const result = await runMutation(ctx, request);
+      return c.json({
+        protocol: MUTATE_PROTOCOL,
+        requestId: request.requestId,
+        runId: ctx.index.runId,
+        basedOn: request.revision,
+        revision: ctx.index.revision,
+        provenance: PROVENANCE,
+        operation: request.operation,
+        result,
+      });
+    } catch (error) {
+      throw withEcho(error, raw, MUTATE_PROTOCOL);
+    }
+  });
+  return app;
+}
+
+async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<unknown> {
+  const { index } = ctx;
+  checkRun(ctx, request);
+  switch (request.operation) {
+    case "task.delegate": {
+      const { timeoutMs, ...rest } = request.arguments;
+      const { plan } = await resolvePlan(
+        { ...rest, ...(timeoutMs === undefined ? {} : { timeoutMs }), requestedBy: BY },
+        { root: ctx.root },
+      );
+      const record = await startTask(plan);
+      await index.refresh([record.id]);
+      const task = index.task(record.id);
+      return {
+        taskId: record.id,
+        changeNumber: record.state.change_number,
+        task: task ? summarizeTask(task) : null,
+      };
+    }
+    case "task.cancel": {
+      const task = await fresh(ctx, request.arguments.taskId);
+      checkTarget(request, task.stateRevision, `task ${task.id}`);
+      const { state, changed } = await cancelTask(record(task), BY);
+      await index.refresh([task.id]);
+      return { taskId: task.id, cancelled: changed, phase: state.phase, outcome: state.outcome };
+    }
+    case "question.answer": {
+      const { taskId, questionId, answer } = request.arguments;
+      const task = await fresh(ctx, taskId);
+      checkTarget(request, task.questionsRevision, `the questions of task ${task.id}`);
+      const written = await answerQuestion(task.dir, task.id, questionId, answer, BY);
+      await index.refresh([task.id]);
+      return {
+        taskId: task.id,
+        questionId,
+        answeredAt: written.answered_at,
+        answeredBy: written.answered_by ?? null,
+      };
+    }
+    case "change.apply": {
+      const { number, force } = request.arguments;
+      await index.refresh();
+      const found = index.byChangeNumber(number);
+      if (!found) throw changeNotFound(number);
+      const task = await fresh(ctx, found.id);
+      checkTarget(request, task.stateRevision, `change #${number}`);
+      const applied = await applyTask(record(task), { force: force === true, by: BY });
+      await index.refresh([task.id]);
+      return { number, taskId: task.id, files: applied.files, head: applied.head, stagedIn: applied.top };
+    }
+  }
+}
+
+function checkRun(ctx: ApiContext, request: MutationRequest): void {
+  const { index } = ctx;
+  if (request.runId !== index.runId) {
+    throw new ApiError(
+      409,
+      "stale_run",
+      `runId ${request.runId} is not the current run (${index.runId}).`,
+      `The server was restarted or you are talking to another workspace: reread GET ${PATHS.state}, review, and decide again.`,
+    );
+  }
+  if (request.revision > index.revision) {
+    throw new ApiError(
+      409,
+      "stale_revision",
+      `Revision ${request.revision} was never issued (current: ${index.revision}).`,
+      `Base the request on the version from GET ${PATHS.state}.`,
+    );
+  }
+}
+
+/** The target must not have changed after the revision the request was based on. */
+function checkTarget(request: MutationRequest, changedAt: number, what: string): void {
+  if (changedAt > request.revision) {
+    throw new ApiError(
+      409,
+      "stale_revision",
+      `${what[0]!.toUpperCase()}${what.slice(1)} changed at revision ${changedAt}, after revision ${request.revision} this request was based on.`,
+      `Nothing was done. Reread it (GET ${PATHS.tasks}/<id>, or the query API), decide again, and send a new request with the new revision.`,
+    );
+  }
+}
+
+/** Look a task up after re-reading its files, so the revision check never trails a watcher. */
+async function fresh(ctx: ApiContext, id: string): Promise<IndexedTask> {
+  await ctx.index.refresh([id]);
+  const task = ctx.index.task(id);
+  if (!task) {
+    throw new ApiError(
+      404,
+      "task_not_found",
+      `No task ${id} in this workspace.`,
+      "Task ids are exact here (no prefixes).",
+    );
+  }
+  return task;
+}
+
+function record(task: IndexedTask) {
+  return { id: task.id, dir: task.dir, paths: task.paths, state: task.state };
+}
+
+function changeNotFound(number: number): ApiError {
+  return new ApiError(
+    404,
+    "change_not_found",
+    `No change #${number} in this workspace.`,
+    "List changes with timeline.read or `caesar ps --all`.",
+  );
+}
+
+function capabilities(ctx: ApiContext) {
+  return {
+    protocol: MUTATE_PROTOCOL,
+    service: "caesar",
+    version: ctx.version,
+    runId: ctx.index.runId,
+    revision: ctx.index.revision,
+    endpoints: {
+      capabilities: `GET ${PATHS.mutateCapabilities}`,
+      schema: `GET ${PATHS.mutateSchema}`,
+      state: `GET ${PATHS.state}`,
+      request: `POST ${PATHS.mutate}`,
+    },
+    request: {
+      envelope: ["protocol", "requestId", "runId", "revision", "operation", "arguments"],
+      requestId:
+        "a fresh UUID for every request; a replayed one is refused (409 duplicate_request), never run twice",
+      revision: "the version your decision was based on",
+      headers: {
+        Authorization: "Bearer <token> (.caesar/state/serve-token, or the server's --token)",
+        [OPERATOR_HEADER]: OPERATOR_HEADER_VALUE,
+        "Content-Type": "application/json",
+      },
+    },
+    response: ["protocol", "requestId", "runId", "basedOn", "revision", "provenance", "operation", "result"],
+    operations: [
+      {
+        name: "task.delegate",
+        arguments:
+          "objective (required), agent, role, mode, isolation, network, timeoutMs, model, context, constraints, acceptance",
+        stale: "only when runId differs or revision was never issued (a new task conflicts with nothing)",
+        result: "taskId, changeNumber and the task's summary; the task runs on its own conductor",
+      },
+      {
+        name: "task.cancel",
+        arguments: "taskId",
+        stale: "when the task's state.json changed after revision",
+        result: "whether it was cancelled, and its final phase and outcome",
+      },
+      {
+        name: "question.answer",
+        arguments: "taskId, questionId, answer",
+        stale:
+          "when the task's questions or answers changed after revision; a question already answered is 409 already_answered",
+        result: "when and by whom it was answered",
+      },
+      {
+        name: "change.apply",
+        arguments: "number, force (optional)",
+        stale: "when the task's state.json changed after revision",
+        result: "the files staged in the working tree, and the HEAD they were merged with",
+      },
+    ],
+    statusCodes: {
+      200: "done",
+      400: "invalid JSON, unknown operation, unknown field or invalid argument",
+      401: "missing or wrong bearer token",
+      403: `missing ${OPERATOR_HEADER} header, a cross-origin browser request, or a Host that is not local`,
+      404: "no such task, question or change",
+      409: "stale runId or revision, a replayed requestId, or a question answered first by someone else",
+      422: "refused by caesar (policy, nothing to apply, a conflict with your working tree…): the error names it",
+    },
+    boundaries: [
+      "Explicit: every mutation names the revision it was based on; a stale one is refused, never retried.",
+      "Authenticated: a per-workspace bearer token; the dashboard obtains it from the local server only.",
+      "Same-origin: browsers' cross-site requests are refused.",
+      "The same engine as the CLI: policy refusals, apply's safety checks and the first-answer-wins rule hold.",
+    ],
+  };
+}

@@ -1,0 +1,21 @@
+/** A small least-recently-used cache (Map keeps insertion order: re-inserting marks an entry as recent). */
+export class Lru<K, V> {
+  private readonly map = new Map<K, V>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: K): V | undefined {
+    const value = this.map.get(key);
+    if (value !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+  }
+}

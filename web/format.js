@@ -1,0 +1,59 @@
+// Words for what the server sends: times, statuses, and one line per caesar.event/v1 (like `caesar logs`).
+
+export function formatTime(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return String(iso ?? "");
+  return date.toLocaleTimeString([], { hour12: false });
+}
+
+export function formatAge(iso, now = Date.now()) {
+  const ms = now - new Date(iso).getTime();
+  if (!Number.isFinite(ms)) return "";
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** One word for where a task is: its phase while it runs, else how it ended. */
+export function describeStatus(task) {
+  if (task.phase !== "finished") return task.waitingForSlot ? "waiting" : task.phase;
+  if (task.outcome === "succeeded") return task.reportStatus ?? "done";
+  return task.outcome ?? "failed";
+}
+
+/** [label, text] for one event. */
+export function describeEvent(event) {
+  if (!event || typeof event !== "object") return ["?", "(this line of events.jsonl is gone)"];
+  switch (event.type) {
+    case "started":
+      return ["start", `${event.agent ?? ""}${event.command ? ` — ${event.command}` : ""}`];
+    case "thinking":
+      return ["think", event.text];
+    case "message":
+      return ["agent", event.text];
+    case "tool_use": {
+      const detail = event.status === "started" ? event.input_summary : event.output_summary;
+      const timing = typeof event.duration_ms === "number" ? ` (${event.duration_ms} ms)` : "";
+      return ["tool", `${event.tool} ${event.status}${timing}${detail ? ` — ${detail}` : ""}`];
+    }
+    case "file_changed":
+      return ["file", `${event.action ?? "changed"} ${event.path}`];
+    case "progress":
+      return ["progress", `${event.message}${typeof event.pct === "number" ? ` (${event.pct}%)` : ""}`];
+    case "question":
+      return ["question", event.question];
+    case "answer":
+      return ["answer", `${event.answer}${event.by ? ` (by ${event.by})` : ""}`];
+    case "error":
+      return ["error", `${event.message}${event.code ? ` [${event.code}]` : ""}`];
+    case "finished":
+      return [
+        "finish",
+        `${event.status}${event.outcome ? ` / ${event.outcome}` : ""}${event.summary ? ` — ${event.summary}` : ""}`,
+      ];
+    default:
+      return [String(event.type ?? "?"), JSON.stringify(event)];
+  }
+}

@@ -1,0 +1,124 @@
+// The list of tasks, kept live from /api/stream: one row per task, newest change first.
+import { follow, getJson, mutate } from "./api.js";
+import { h, replace, taskHref } from "./dom.js";
+import { describeStatus, formatAge } from "./format.js";
+
+export function showTaskList(view, status) {
+  const tasks = new Map();
+  let basis = { runId: null, revision: 0 };
+  const body = h("tbody", { "data-testid": "task-rows" });
+  const empty = h(
+    "p",
+    { class: "muted", hidden: true },
+    "No tasks yet. Start one below, or with `caesar run`.",
+  );
+  const note = h("p", { class: "note", "data-testid": "delegate-result", role: "status" });
+
+  const objective = h("textarea", {
+    name: "objective",
+    rows: "2",
+    required: true,
+    placeholder: 'create hello.txt containing "hi"',
+    "data-testid": "delegate-objective",
+  });
+  const agent = h("input", { name: "agent", value: "reference", "data-testid": "delegate-agent" });
+  const form = h(
+    "form",
+    {
+      class: "delegate",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        note.textContent = "Starting…";
+        try {
+          const response = await mutate(
+            "task.delegate",
+            { objective: objective.value, agent: agent.value || undefined },
+            basis,
+          );
+          note.textContent = `Started ${response.result.taskId} (change #${response.result.changeNumber}).`;
+          objective.value = "";
+        } catch (error) {
+          note.textContent = `${error.message}${error.detail ? ` ${error.detail}` : ""}`;
+        }
+      },
+    },
+    h("label", {}, "Objective ", objective),
+    h("label", {}, "Agent ", agent),
+    h("button", { type: "submit", "data-testid": "delegate-submit" }, "Delegate"),
+  );
+
+  replace(
+    view,
+    h("h2", {}, "Tasks"),
+    empty,
+    h(
+      "table",
+      { class: "tasks" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["#", "Task", "Agent", "Status", "Objective", "Questions", "Created"].map((title) =>
+            h("th", {}, title),
+          ),
+        ),
+      ),
+      body,
+    ),
+    h("h3", {}, "Delegate a task"),
+    form,
+    note,
+  );
+
+  const render = () => {
+    const rows = [...tasks.values()].sort((a, b) => (b.changeNumber ?? 0) - (a.changeNumber ?? 0));
+    empty.hidden = rows.length > 0;
+    replace(
+      body,
+      rows.map((task) =>
+        h(
+          "tr",
+          { dataset: { taskId: task.id, status: describeStatus(task) }, "data-testid": "task-row" },
+          h("td", {}, task.changeNumber ?? ""),
+          h("td", {}, h("a", { href: taskHref(task.id) }, task.id)),
+          h("td", {}, task.agent),
+          h("td", {}, h("span", { class: `badge ${describeStatus(task)}` }, describeStatus(task))),
+          h("td", { class: "objective" }, task.objective.split("\n")[0]),
+          h(
+            "td",
+            {},
+            task.pendingQuestions > 0
+              ? h("span", { class: "badge question" }, `${task.pendingQuestions} waiting`)
+              : "",
+          ),
+          h("td", { title: task.createdAt }, formatAge(task.createdAt)),
+        ),
+      ),
+    );
+  };
+
+  const reload = async () => {
+    const page = await getJson("/api/tasks?limit=200");
+    basis = { runId: page.runId, revision: page.revision };
+    tasks.clear();
+    for (const task of page.tasks) tasks.set(task.id, task);
+    render();
+  };
+
+  return follow(
+    "/api/stream",
+    {
+      // Every (re)connection starts with hello: take a fresh snapshot, then apply updates as they come.
+      hello: () => void reload().catch(() => undefined),
+      tasks: (update) => {
+        basis = { runId: update.runId, revision: update.revision };
+        for (const task of update.tasks) tasks.set(task.id, task);
+        for (const id of update.removed) tasks.delete(id);
+        render();
+      },
+    },
+    status,
+  );
+}

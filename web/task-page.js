@@ -1,0 +1,292 @@
+// One task: header and actions (Apply / Cancel), pending questions with a form, the report and its
+// findings, the verified diff, and the event stream — live, resuming after reconnects without losing or
+// repeating an event (the server's ids are the events' ordinals; EventSource sends Last-Event-ID).
+import { follow, getJson, mutate } from "./api.js";
+import { renderPatch } from "./diff-view.js";
+import { h, replace } from "./dom.js";
+import { describeEvent, describeStatus, formatTime } from "./format.js";
+
+export function showTaskPage(view, id, status) {
+  let current; // the last `task` message: summary, report, questions, runId, revision
+  let lastOrdinal = 0;
+  let diffKey = "";
+
+  const header = h("div", { class: "task-header", "data-testid": "task-header" });
+  const actions = h("div", { class: "actions" });
+  const notice = h("p", { class: "note", role: "status", "data-testid": "notice" });
+  const questions = h("section", { class: "questions", "data-testid": "questions" });
+  const report = h("section", { class: "report", "data-testid": "report" });
+  const findings = h("section", { class: "findings", "data-testid": "findings" });
+  const diff = h(
+    "section",
+    { class: "changes", "data-testid": "changes" },
+    h("h3", {}, "Verified diff"),
+    h("p", { class: "muted" }, "Loading…"),
+  );
+  const events = h("ol", { class: "events", "data-testid": "events" });
+
+  const applyButton = h(
+    "button",
+    {
+      "data-testid": "apply",
+      onclick: () => act("change.apply", () => ({ number: current.task.changeNumber })),
+    },
+    "Apply",
+  );
+  const cancelButton = h(
+    "button",
+    { "data-testid": "cancel", class: "danger", onclick: () => act("task.cancel", () => ({ taskId: id })) },
+    "Cancel",
+  );
+  actions.append(applyButton, cancelButton);
+
+  replace(
+    view,
+    h("p", {}, h("a", { href: "#/" }, "← All tasks")),
+    header,
+    actions,
+    notice,
+    questions,
+    report,
+    findings,
+    diff,
+    h("section", {}, h("h3", {}, "Events"), events),
+  );
+
+  /** Run a mutation based on what the page shows; report the outcome; never retry a conflict. */
+  async function act(operation, args) {
+    if (!current) return;
+    notice.textContent = "Working…";
+    notice.dataset.kind = "pending";
+    try {
+      await mutate(operation, args(), { runId: current.runId, revision: current.revision });
+      notice.textContent =
+        operation === "change.apply"
+          ? "Applied: the change is staged in your working tree."
+          : operation === "task.cancel"
+            ? "Cancelled."
+            : "Answered.";
+      notice.dataset.kind = "ok";
+    } catch (error) {
+      notice.textContent =
+        error.status === 409
+          ? `Conflict: ${error.message} The page shows the current state now; review it and try again.`
+          : `${error.message}${error.detail ? ` ${error.detail}` : ""}`;
+      notice.dataset.kind = "error";
+      notice.dataset.code = error.code;
+    }
+  }
+
+  function renderTask(message) {
+    current = message;
+    const task = message.task;
+    const state = describeStatus(task);
+    replace(
+      header,
+      h(
+        "h2",
+        {},
+        `#${task.changeNumber ?? "?"} `,
+        h("span", { class: "mono" }, task.id),
+        " ",
+        h("span", { class: `badge ${state}`, "data-testid": "status" }, state),
+      ),
+      h(
+        "p",
+        { class: "meta" },
+        `${task.agent}${task.role ? ` (role ${task.role})` : ""} · ${task.mode} · ${task.isolation}${task.branch ? ` · ${task.branch}` : ""}`,
+      ),
+      h("pre", { class: "objective", "data-testid": "objective" }, task.objective),
+      task.error ? h("p", { class: "error" }, task.error.message) : null,
+      task.applied
+        ? h(
+            "p",
+            { class: "ok", "data-testid": "applied" },
+            `Applied ${task.applied.at} (${task.applied.files.length} file(s)).`,
+          )
+        : null,
+    );
+    applyButton.disabled = !(task.phase === "finished" && task.changeStatus === "ready");
+    cancelButton.disabled = task.phase === "finished";
+    renderQuestions(message.questions);
+    renderReport(message.report);
+    // The diff changes only with the task's state: fetch it again when the task finishes or is applied.
+    const key = `${task.phase}|${task.applied?.at ?? ""}`;
+    if (key !== diffKey) {
+      diffKey = key;
+      void loadDiff();
+    }
+  }
+
+  function renderQuestions(list) {
+    const pending = list.filter((q) => q.answer === null);
+    const answered = list.filter((q) => q.answer !== null);
+    if (list.length === 0) return replace(questions);
+    replace(
+      questions,
+      h("h3", {}, pending.length > 0 ? `Questions waiting for you (${pending.length})` : "Questions"),
+      pending.map((q) => {
+        const input = h("textarea", { rows: "2", name: "answer", "data-testid": "answer-input" });
+        const send = (text) => act("question.answer", () => ({ taskId: id, questionId: q.id, answer: text }));
+        return h(
+          "form",
+          {
+            class: "question",
+            dataset: { questionId: q.id },
+            "data-testid": "question",
+            onsubmit: (event) => {
+              event.preventDefault();
+              void send(input.value);
+            },
+          },
+          h("p", { class: "text" }, q.question),
+          q.options
+            ? h(
+                "p",
+                {},
+                q.options.map((option) =>
+                  h("button", { type: "button", class: "option", onclick: () => send(option) }, option),
+                ),
+              )
+            : null,
+          input,
+          h("button", { type: "submit", "data-testid": "answer-submit" }, "Answer"),
+        );
+      }),
+      answered.map((q) =>
+        h(
+          "div",
+          { class: "question answered", "data-testid": "answered" },
+          h("p", { class: "text" }, q.question),
+          h(
+            "p",
+            {},
+            "→ ",
+            h("strong", {}, q.answer.answer),
+            ` (${q.answer.answeredBy ?? "?"}, ${formatTime(q.answer.answeredAt)})`,
+          ),
+        ),
+      ),
+    );
+  }
+
+  function renderReport(value) {
+    if (!value) {
+      replace(report, h("h3", {}, "Report"), h("p", { class: "muted" }, "No report yet."));
+      replace(findings);
+      return;
+    }
+    replace(
+      report,
+      h("h3", {}, "Report"),
+      h(
+        "p",
+        {},
+        h("span", { class: `badge ${value.status}` }, value.status),
+        ` from ${value.report_source}; changes verified by ${value.changes_verified_by}`,
+      ),
+      h("p", { class: "summary", "data-testid": "summary" }, value.summary),
+      value.details ? h("pre", { class: "details" }, value.details) : null,
+      value.changes.length > 0
+        ? h(
+            "ul",
+            { class: "files" },
+            value.changes.map((c) =>
+              h("li", {}, h("span", { class: `action ${c.action}` }, c.action), " ", c.path),
+            ),
+          )
+        : null,
+      value.next_steps.length > 0
+        ? h(
+            "div",
+            {},
+            h("h4", {}, "Next steps"),
+            h(
+              "ul",
+              {},
+              value.next_steps.map((step) => h("li", {}, step)),
+            ),
+          )
+        : null,
+    );
+    replace(
+      findings,
+      h("h3", {}, `Findings (${value.findings.length})`),
+      value.findings.length === 0
+        ? h("p", { class: "muted" }, "None.")
+        : h(
+            "ul",
+            {},
+            value.findings.map((f) =>
+              h(
+                "li",
+                { class: `finding ${f.severity}`, "data-testid": "finding" },
+                h("span", { class: `badge ${f.severity}` }, f.severity),
+                " ",
+                h("strong", {}, f.title),
+                f.file ? ` — ${f.file}${f.line !== undefined ? `:${f.line}` : ""}` : "",
+                f.detail ? h("pre", {}, f.detail) : null,
+              ),
+            ),
+          ),
+    );
+  }
+
+  async function loadDiff() {
+    try {
+      const body = await getJson(`/api/tasks/${encodeURIComponent(id)}/diff`);
+      const title = h(
+        "h3",
+        {},
+        "Verified diff",
+        body.origin ? h("span", { class: "muted" }, ` (git, ${body.origin})`) : "",
+      );
+      if (!body.diff) return replace(diff, title, h("p", { class: "muted" }, body.unavailable ?? "No diff."));
+      replace(
+        diff,
+        title,
+        body.diff.truncated
+          ? h("p", { class: "muted" }, "The patch is long: only its beginning is shown.")
+          : null,
+        await renderPatch(body.diff.patch),
+      );
+    } catch (error) {
+      replace(diff, h("h3", {}, "Verified diff"), h("p", { class: "error" }, error.message));
+    }
+  }
+
+  function addEvent(message, raw) {
+    const ordinal = Number(raw.lastEventId || message.ordinal);
+    if (ordinal <= lastOrdinal) return; // already shown (never expected: the server resumes after Last-Event-ID)
+    const gap = ordinal !== lastOrdinal + 1;
+    lastOrdinal = ordinal;
+    const [label, text] = describeEvent(message.event);
+    events.append(
+      h(
+        "li",
+        {
+          class: `event ${label}`,
+          dataset: { ordinal: String(ordinal), ...(gap ? { gap: "true" } : {}) },
+          "data-testid": "event",
+        },
+        h("span", { class: "ordinal" }, String(ordinal)),
+        h("span", { class: "time" }, formatTime(message.event?.at)),
+        h("span", { class: "label" }, label),
+        h("span", { class: "text" }, text ?? ""),
+      ),
+    );
+  }
+
+  return follow(
+    `/api/tasks/${encodeURIComponent(id)}/events`,
+    { caesar: addEvent, task: renderTask },
+    (state) => {
+      status(state);
+      if (state === "closed")
+        getJson(`/api/tasks/${encodeURIComponent(id)}`).catch((error) => {
+          notice.textContent = error.message;
+          notice.dataset.kind = "error";
+        });
+    },
+  );
+}
