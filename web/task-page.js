@@ -10,6 +10,7 @@ export function showTaskPage(view, id, status) {
   let current; // the last `task` message: summary, report, questions, runId, revision
   let lastOrdinal = 0;
   let diffKey = "";
+  let questionsKey;
 
   const header = h("div", { class: "task-header", "data-testid": "task-header" });
   const actions = h("div", { class: "actions" });
@@ -108,7 +109,12 @@ export function showTaskPage(view, id, status) {
     );
     applyButton.disabled = !(task.phase === "finished" && task.changeStatus === "ready");
     cancelButton.disabled = task.phase === "finished";
-    renderQuestions(message.questions);
+    // Re-render the questions only when they change: never under the user's fingers while they type.
+    const asked = JSON.stringify(message.questions.map((q) => [q.id, q.answer?.answeredAt ?? null]));
+    if (asked !== questionsKey) {
+      questionsKey = asked;
+      renderQuestions(message.questions);
+    }
     renderReport(message.report);
     // The diff changes only with the task's state: fetch it again when the task finishes or is applied.
     const key = `${task.phase}|${task.applied?.at ?? ""}`;

@@ -1,4 +1,4 @@
-import { readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { projectPaths } from "../engine/project.js";
@@ -22,6 +22,7 @@ export function addressPath(root: string): string {
 }
 
 export async function writeServeAddress(root: string, address: ServeAddress): Promise<void> {
+  await mkdir(projectPaths(root).state, { recursive: true });
   await writeJsonAtomic(addressPath(root), address);
 }
 

@@ -1,8 +1,9 @@
-import { stat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { readEventSpans } from "../../engine/event-spans.js";
 import { listQuestions, type QuestionWithAnswer } from "../../engine/questions.js";
-import type { TaskState } from "../../engine/state.js";
-import { readState, taskDirOf } from "../../engine/task-store.js";
+import { type TaskState, TaskStateSchema } from "../../engine/state.js";
+import { taskDirOf } from "../../engine/task-store.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { errnoOf } from "../../support/errors.js";
 import { type NewEntry, USER_ACTOR } from "./timeline.js";
@@ -29,7 +30,8 @@ export interface IndexedTask {
   questionsRevision: number;
   /** Its directory disappeared from the store. */
   removed: boolean;
-  stamps: { state: string; events: number; questions: string };
+  /** What was last read: state.json's stat identity and content digest, events.jsonl's offset, questions. */
+  stamps: { state: string; stateDigest: string; events: number; questions: string };
   /** The type of its last event (the engine appends `finished` just after writing the final state). */
   lastEventType: string | null;
   seen: { applyAt: string | null; cancelAt: string | null };
@@ -52,12 +54,9 @@ export async function loadIndexedTask(
   const paths = taskPaths(dir);
   const stateStamp = await stampOf(paths.state);
   if (stateStamp === "-") return undefined;
-  let state: TaskState;
-  try {
-    state = await readState(dir);
-  } catch {
-    return undefined;
-  }
+  const read = await readStateFile(paths.state);
+  if (!read) return undefined;
+  const { state, digest } = read;
   const task: IndexedTask = {
     id,
     dir,
@@ -70,7 +69,7 @@ export async function loadIndexedTask(
     stateRevision: 0,
     questionsRevision: 0,
     removed: false,
-    stamps: { state: stateStamp, events: 0, questions: "" },
+    stamps: { state: stateStamp, stateDigest: digest, events: 0, questions: "" },
     lastEventType: null,
     seen: { applyAt: null, cancelAt: null },
   };
@@ -84,16 +83,20 @@ export async function refreshIndexedTask(task: IndexedTask): Promise<TaskUpdate>
   const parts = new Set<TaskPart>();
   const entries: NewEntry[] = [];
   const stateStamp = await stampOf(task.paths.state);
-  if (stateStamp === "-" && !task.removed) {
-    // The directory is going away (or being replaced): the store scan decides.
-  } else if (stateStamp !== task.stamps.state) {
-    try {
-      task.state = await readState(task.dir);
+  // A running task's state.json is read every time (it is small, and such tasks are few): a stat() can
+  // miss a rewrite — a reused inode, in the same clock tick, of the same size. A finished task's is read
+  // when its stat() changed. The content digest decides whether it really changed. A missing or invalid
+  // file (a directory going away, or an odd state: writes are atomic) keeps what we had.
+  if (stateStamp !== "-" && (task.state.phase !== "finished" || stateStamp !== task.stamps.state)) {
+    const read = await readStateFile(task.paths.state);
+    if (read) {
       task.stamps.state = stateStamp;
-      parts.add("state");
-      entries.push(...userActions(task));
-    } catch {
-      // Writes are atomic, so this is a directory in an odd state: keep what we had, look again later.
+      if (read.digest !== task.stamps.stateDigest) {
+        task.state = read.state;
+        task.stamps.stateDigest = read.digest;
+        parts.add("state");
+        entries.push(...userActions(task));
+      }
     }
   }
   const events = await readNewEvents(task);
@@ -101,6 +104,24 @@ export async function refreshIndexedTask(task: IndexedTask): Promise<TaskUpdate>
   entries.push(...events);
   if (await refreshQuestions(task)) parts.add("questions");
   return { parts, entries };
+}
+
+async function readStateFile(path: string): Promise<{ state: TaskState; digest: string } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = TaskStateSchema.safeParse(raw);
+  if (!parsed.success) return undefined;
+  return { state: parsed.data, digest: createHash("sha1").update(text).digest("base64") };
 }
 
 async function readNewEvents(task: IndexedTask): Promise<NewEntry[]> {
@@ -164,7 +185,7 @@ function userActions(task: IndexedTask): NewEntry[] {
 }
 
 async function refreshQuestions(task: IndexedTask): Promise<boolean> {
-  const stamp = `${await stampOf(task.paths.questions)}|${await stampOf(task.paths.answers)}`;
+  const stamp = `${await listingStamp(task.paths.questions)}|${await listingStamp(task.paths.answers)}`;
   if (stamp === task.stamps.questions) return false;
   task.stamps.questions = stamp;
   try {
@@ -175,11 +196,28 @@ async function refreshQuestions(task: IndexedTask): Promise<boolean> {
   return true;
 }
 
+/**
+ * Identity of a small directory's content: its `.json` entries and their inodes. Not its mtime: file
+ * timestamps come from a coarse clock, so a temp file and its rename in the same tick leave the directory
+ * with the same mtime (and size) — and the question would go unseen.
+ */
+async function listingStamp(dir: string): Promise<string> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((name) => name.endsWith(".json")).sort();
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return "-";
+    throw error;
+  }
+  const parts = await Promise.all(names.map(async (name) => `${name}:${await stampOf(`${dir}/${name}`)}`));
+  return parts.join(",");
+}
+
 /** Identity of a file's current version: a rename (atomic write) gives a new inode, an edit a new mtime. */
 export async function stampOf(path: string): Promise<string> {
   try {
     const info = await stat(path, { bigint: true });
-    return `${info.ino}:${info.mtimeNs}:${info.size}`;
+    return `${info.ino}:${info.mtimeNs}:${info.size}:${info.nlink}`;
   } catch (error) {
     if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return "-";
     throw error;

@@ -308,10 +308,16 @@ export class TaskIndex {
     this.watchers.delete(id);
   }
 
-  /** Finished tasks change rarely (apply, gc, by any process): compare their stamps now and then. */
+  /**
+   * Finished tasks change rarely (apply, gc, by any process): compare their stamps now and then. Also list
+   * the store again, whatever its stamp says.
+   */
   private async sweep(): Promise<void> {
     if (this.sweeping || this.closed) return;
     this.sweeping = true;
+    // The store's stamp can miss a task created in the same clock tick as another: list it anyway.
+    this.storeStamp = "";
+    this.requestScan();
     try {
       const finished = [...this.tasks.values()].filter(
         (task) => !task.removed && !this.watchers.has(task.id),

@@ -15,13 +15,14 @@ const RETRY_MS = 1000;
  * A task's live stream. Each event is sent with `id: <ordinal>` (its 1-based position among the task's
  * valid events — stable across server restarts, since it is derived from the file). A reconnecting
  * EventSource sends `Last-Event-ID`, and the stream resumes right after it: no event is lost or repeated.
- * `task` messages (no id) carry the task's summary, report and questions whenever they change.
+ * `task` messages (no id) carry the task's summary, report and questions whenever its state.json or its
+ * questions change.
  */
 export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: IndexedTask): Response {
   const resumeAfter = parseLastEventId(c.req.header("last-event-id") ?? c.req.query("after"));
   return streamSSE(c, async (stream) => {
     let sent = Math.min(resumeAfter, task.spans.length);
-    let describedAt = -1;
+    let described = "";
     await follow(
       stream,
       ctx,
@@ -40,8 +41,10 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
           }
           sent += ranges.length;
         }
-        if (task.revision !== describedAt) {
-          describedAt = task.revision;
+        // The task is described again when its state or questions change (events travel on their own).
+        const key = `${task.stateRevision}:${task.questionsRevision}:${task.removed}`;
+        if (key !== described) {
+          described = key;
           await stream.writeSSE({
             event: "task",
             data: JSON.stringify({
