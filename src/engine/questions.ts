@@ -32,7 +32,10 @@ export async function listQuestions(dir: string): Promise<QuestionWithAnswer[]> 
   for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
     const id = name.slice(0, -".json".length);
     if (!isValidQuestionId(id)) continue;
-    const question = safeParseDocument("question", await readJson(join(paths.questions, name)).catch(() => undefined));
+    const question = safeParseDocument(
+      "question",
+      await readJson(join(paths.questions, name)).catch(() => undefined),
+    );
     if (!question.ok) continue;
     const answerRaw = await readJson(join(paths.answers, name)).catch(() => undefined);
     const answer = answerRaw === undefined ? undefined : safeParseDocument("answer", answerRaw);
@@ -49,7 +52,13 @@ export async function pendingQuestions(dir: string): Promise<Question[]> {
  * Answer a question: writes `answers/<id>.json` atomically and only if it does not exist yet (a second
  * answer fails, explicitly, and writes nothing), then an `answer` event. An unknown question fails too.
  */
-export async function answerQuestion(dir: string, taskId: string, questionId: string, text: string, by: string): Promise<Answer> {
+export async function answerQuestion(
+  dir: string,
+  taskId: string,
+  questionId: string,
+  text: string,
+  by: string,
+): Promise<Answer> {
   assertTaskId(taskId);
   if (!isValidQuestionId(questionId)) {
     throw new UsageError("invalid_question_id", `Invalid question id ${JSON.stringify(questionId)}.`, {
@@ -91,6 +100,11 @@ export async function answerQuestion(dir: string, taskId: string, questionId: st
   } finally {
     await rm(temp, { force: true });
   }
-  await new EventWriter(paths.events, taskId).append({ type: "answer", question_id: questionId, answer: text, by });
+  await new EventWriter(paths.events, taskId).append({
+    type: "answer",
+    question_id: questionId,
+    answer: text,
+    by,
+  });
   return answer;
 }
