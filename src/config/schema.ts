@@ -35,6 +35,17 @@ export const PolicySchema = z.strictObject({
   stall_notice: durationText
     .optional()
     .describe("Say so when an agent prints nothing for this long (default 2m)."),
+  max_tasks_per_hour: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("Tasks a delegation tree may start per hour (0: none)."),
+  max_cost_per_day: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe("USD a delegation tree may spend per day (0: none)."),
 });
 
 export const WorktreeSchema = z.strictObject({

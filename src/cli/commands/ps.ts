@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { TaskState } from "../../engine/state.js";
 import { formatDuration } from "../../support/duration.js";
+import { formatColumns } from "../../ui/columns.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 
 const STATUSES = [
@@ -97,9 +98,5 @@ function renderPs(states: TaskState[], now: number): string {
     formatDuration(now - Date.parse(s.created_at)),
     s.objective.split("\n")[0]!,
   ]);
-  const header = ["ID", "STATE", "AGENT", "AGE", "OBJECTIVE"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const format = (cells: string[]) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? cell.slice(0, 80) : cell.padEnd(widths[i]!))).join("  ");
-  return [format(header), ...rows.map(format)].join("\n");
+  return formatColumns(["ID", "STATE", "AGENT", "AGE", "OBJECTIVE"], rows);
 }
