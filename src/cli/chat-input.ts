@@ -1,0 +1,111 @@
+import { existsSync, fstatSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { InvalidArgumentError } from "commander";
+import type { ChatContext } from "../chat/index.js";
+import { makeChatContext } from "../chat/index.js";
+import { findProjectRoot } from "../config/project-root.js";
+import { CaesarError, errnoOf, isCaesarError, UsageError } from "../support/errors.js";
+import type { CommandContext } from "./command.js";
+
+/** Option parsing and input gathering for `caesar chat`, kept apart from the command definitions. */
+
+/** A number of seconds (fractions allowed) as milliseconds; commander turns the throw into a usage error. */
+export function parseSeconds(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0)
+    throw new InvalidArgumentError(`expected a number of seconds (>= 0), got ${JSON.stringify(raw)}.`);
+  return Math.round(value * 1000);
+}
+
+export function parsePositiveInt(raw: string): number {
+  const value = Number(raw.replace(/^#/, ""));
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new InvalidArgumentError(`expected a positive whole number, got ${JSON.stringify(raw)}.`);
+  return value;
+}
+
+/** Repeatable, comma-separated list option (`--to a,b --to c`). */
+export function collectList(raw: string, previous: string[] = []): string[] {
+  return [...previous, ...raw.split(",").map((item) => item.trim())].filter(Boolean);
+}
+
+/** The chat context of a command: `--root`, else `$AGENT_CHAT_ROOT`, else `~/agent-chat`. */
+export function chatContextOf(ctx: CommandContext): ChatContext {
+  return makeChatContext({ root: ctx.options.root as string | undefined, cwd: ctx.cwd });
+}
+
+/**
+ * Run `action`; when a channel is missing from the default root but exists in the project's own
+ * chat root (`.caesar/chat/`, where caesar's sub-agents talk), say how to reach it.
+ */
+export async function withRootHint<T>(
+  ctx: CommandContext,
+  chat: ChatContext,
+  action: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (!isCaesarError(error) || error.code !== "channel_not_found" || chat.rootOrigin === "option")
+      throw error;
+    const channel = String(error.data.channel ?? "");
+    const projectChat = join(findProjectRoot(ctx.cwd), ".caesar", "chat");
+    if (projectChat === chat.root || !existsSync(join(projectChat, channel, "_meta.json"))) throw error;
+    throw new CaesarError(error.code, error.summary, {
+      detail: `This project has it: pass --root ${projectChat} (or export AGENT_CHAT_ROOT=${projectChat}).`,
+      exitCode: error.exitCode,
+    });
+  }
+}
+
+/** The body of a post: --body, --body-file (`-` for stdin), else standard input when it is piped. */
+export async function readBody(ctx: CommandContext): Promise<string> {
+  const body = ctx.options.body as string | undefined;
+  const bodyFile = ctx.options.bodyFile as string | undefined;
+  if (body !== undefined && bodyFile !== undefined)
+    throw new UsageError("invalid_argument", "Give the body once: --body or --body-file, not both.", {
+      detail: "Use --body for a short text, --body-file <file> (or -) for a longer one.",
+    });
+  if (body !== undefined) return body;
+  if (bodyFile === "-") return readStdin(ctx);
+  if (bodyFile !== undefined) {
+    try {
+      return await readFile(resolve(ctx.cwd, bodyFile), "utf8");
+    } catch (error) {
+      throw new CaesarError(
+        "body_file_unreadable",
+        `Cannot read --body-file ${bodyFile}: ${errnoOf(error) ?? error}.`,
+        {
+          detail: "Pass the path of a readable text file, or - to read the body from standard input.",
+        },
+      );
+    }
+  }
+  return isPipedStdin() ? readStdin(ctx) : "";
+}
+
+// A terminal is never read implicitly (that would hang a person's `post`); a pipe or a file is.
+function isPipedStdin(): boolean {
+  try {
+    const stats = fstatSync(0);
+    return stats.isFIFO() || stats.isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function readStdin(ctx: CommandContext): Promise<string> {
+  const hint = setTimeout(
+    () =>
+      ctx.out.notice("caesar chat post: reading the body from standard input (close it, or pass --body)..."),
+    3000,
+  );
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  } finally {
+    clearTimeout(hint);
+  }
+}
