@@ -1,6 +1,7 @@
 import { existsSync, fstatSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { isatty } from "node:tty";
 import { InvalidArgumentError } from "commander";
 import type { ChatContext } from "../chat/index.js";
 import { makeChatContext } from "../chat/index.js";
@@ -85,11 +86,10 @@ export async function readBody(ctx: CommandContext): Promise<string> {
   return isPipedStdin() ? readStdin(ctx) : "";
 }
 
-// A terminal is never read implicitly (that would hang a person's `post`); a pipe or a file is.
+// A terminal is never read implicitly (that would hang a person's `post`); a pipe, a socket or a file is.
 function isPipedStdin(): boolean {
   try {
-    const stats = fstatSync(0);
-    return stats.isFIFO() || stats.isFile();
+    return !isatty(0) && !fstatSync(0).isDirectory();
   } catch {
     return false;
   }

@@ -22,6 +22,8 @@ export interface ChatToolsOptions {
   agent?: string;
   /** Upper bound of `timeout_s` in caesar_chat_wait (default 600). */
   maxWaitSeconds?: number;
+  /** Rescan (and progress report) period of caesar_chat_wait, in ms (default 2000). */
+  intervalMs?: number;
 }
 
 const DEFAULT_WAIT_S = 45;
@@ -156,6 +158,7 @@ export function registerChatTools(server: McpServer, options: ChatToolsOptions =
           return waitForMessages(contextOf(), args.channel, {
             as: identity(args.as, "as"),
             timeoutMs: timeoutS * 1000,
+            ...(options.intervalMs === undefined ? {} : { intervalMs: options.intervalMs }),
             signal: extra.signal,
             // Progress keeps clients that reset their timeout on progress from giving up on a long wait.
             ...(progressToken === undefined
