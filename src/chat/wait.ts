@@ -9,6 +9,8 @@ import { loadMessage, scanChannel } from "./scan.js";
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 300_000;
 export const DEFAULT_POLL_INTERVAL_MS = 2_000;
+// No caller can make the rescan a busy loop.
+const MIN_INTERVAL_MS = 20;
 // Events arriving together (temp file, link, unlink) cost one scan.
 const EVENT_COALESCE_MS = 5;
 
@@ -59,7 +61,7 @@ export async function waitForMessages(
     const outcome = await sleepUntilRelevant(channel.dir, channel.name, agent, cursor, {
       ...options,
       timeoutMs: Math.max(0, remaining),
-      intervalMs: options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      intervalMs: Math.max(MIN_INTERVAL_MS, options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
       mode,
       started,
     });

@@ -19,6 +19,14 @@ export function parseSeconds(raw: string): number {
   return Math.round(value * 1000);
 }
 
+/** A polling period: at least 50 ms, so that no setting can turn `wait` into a busy loop. */
+export function parseInterval(raw: string): number {
+  const value = parseSeconds(raw);
+  if (value < 50)
+    throw new InvalidArgumentError(`expected at least 0.05 seconds, got ${JSON.stringify(raw)}.`);
+  return value;
+}
+
 export function parsePositiveInt(raw: string): number {
   const value = Number(raw.replace(/^#/, ""));
   if (!Number.isSafeInteger(value) || value <= 0)

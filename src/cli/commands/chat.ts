@@ -4,6 +4,7 @@ import { UsageError } from "../../support/errors.js";
 import {
   chatContextOf,
   collectList,
+  parseInterval,
   parsePositiveInt,
   parseSeconds,
   readBody,
@@ -188,7 +189,7 @@ export const chatCommand: CommandDefinition = {
         .option(
           "--interval <seconds>",
           "polling period, also the rescan period under a file watch (default 2)",
-          parseSeconds,
+          parseInterval,
         )
         .option("--poll", "sleep-poll only, no file watch (also: CAESAR_CHAT_POLL=1)"),
     ).action(
@@ -197,7 +198,7 @@ export const chatCommand: CommandDefinition = {
         const result = await (await lib()).waitForMessages(chat, channel!, {
           as,
           timeoutMs: ctx.options.timeout as number | undefined,
-          intervalMs: (ctx.options.interval as number | undefined) || undefined,
+          intervalMs: ctx.options.interval as number | undefined,
           ...(ctx.options.poll === true ? { poll: true } : {}),
         });
         if (result.timed_out) {
