@@ -16,18 +16,33 @@ const NamesSchema = z
     (typeof value === "string" ? value.split(",") : value).map((name) => name.trim()).filter(Boolean),
   );
 
+// Another tool's field of another type is read as text rather than refused.
+const TextSchema = z
+  .unknown()
+  .transform((value) => (value === null || value === undefined ? "" : String(value)));
+
+// The governance profile is informative in the spec, so other tools may name bands differently:
+// a band caesar does not know is read as the strictest one (fail closed).
+const BandSchema = z
+  .string()
+  .transform(
+    (value): ApprovalBand =>
+      (APPROVAL_BANDS as readonly string[]).includes(value) ? (value as ApprovalBand) : "approval-required",
+  );
+
 /**
  * `_meta.json`. The spec's fields (`channel`, `members`, `topic`, `created`) plus the optional
  * governance profile (`maintainer`, `approval_bands`, `veto_window_s`). Unknown keys written by other
- * tools are kept. Read leniently: `members` may be a comma string, `channel` defaults to the folder.
+ * tools are kept. Read leniently: `members` may be a comma string, `channel` defaults to the folder,
+ * an unknown band reads as `approval-required`.
  */
 export const ChannelMetaSchema = z.looseObject({
   channel: z.string().optional(),
   members: NamesSchema.optional(),
-  topic: z.string().optional(),
-  created: z.string().optional(),
+  topic: TextSchema.optional(),
+  created: TextSchema.optional(),
   maintainer: z.string().min(1).optional(),
-  approval_bands: z.record(z.string(), z.enum(APPROVAL_BANDS)).optional(),
+  approval_bands: z.record(z.string(), BandSchema).optional(),
   veto_window_s: z.number().positive().optional(),
 });
 

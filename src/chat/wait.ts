@@ -1,7 +1,10 @@
 import { type FSWatcher, watch } from "node:fs";
+import { dirname } from "node:path";
+import { errnoOf } from "../support/errors.js";
 import { openChannel } from "./channel.js";
 import type { ChatContext } from "./context.js";
 import { readCursor } from "./cursor.js";
+import { channelNotFoundError } from "./errors.js";
 import { isRelevantTo } from "./message.js";
 import { validateName } from "./names.js";
 import { type ReadResult, readMessages } from "./read.js";
@@ -112,7 +115,9 @@ function sleepUntilRelevant(
       else resolve({ found, mode });
     };
     const check = async (): Promise<boolean> => {
-      const scan = await scanChannel(dir);
+      const scan = await scanChannel(dir).catch((error) => {
+        throw errnoOf(error) === "ENOENT" ? channelNotFoundError(channel, dirname(dir)) : error;
+      });
       for (const entry of scan.entries) {
         if (entry.seq <= cursor) continue;
         let relevant = verdicts.get(entry.file);

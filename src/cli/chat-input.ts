@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isatty } from "node:tty";
 import { InvalidArgumentError } from "commander";
-import type { ChatContext } from "../chat/index.js";
+import type { ApprovalBand, ChatContext } from "../chat/index.js";
 import { makeChatContext } from "../chat/index.js";
 import { findProjectRoot } from "../config/project-root.js";
 import { CaesarError, errnoOf, isCaesarError, UsageError } from "../support/errors.js";
@@ -116,4 +116,25 @@ async function readStdin(ctx: CommandContext): Promise<string> {
   } finally {
     clearTimeout(hint);
   }
+}
+
+const BANDS = new Set<string>(["auto", "notify", "approval-required"]);
+
+/** `--band merge=approval-required` options as approval bands. */
+export function parseBands(raw: string[] | undefined): Record<string, ApprovalBand> | undefined {
+  if (raw === undefined) return undefined;
+  const bands: Record<string, ApprovalBand> = {};
+  for (const item of raw) {
+    const [action, band] = item.split("=").map((part) => part.trim());
+    if (!action || !band || !BANDS.has(band))
+      throw new UsageError(
+        "invalid_argument",
+        `--band ${item}: expected <action>=auto|notify|approval-required.`,
+        {
+          detail: "For example --band merge=approval-required --band push=notify --band '*=auto'.",
+        },
+      );
+    bands[action] = band as ApprovalBand;
+  }
+  return bands;
 }

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   approveMessage,
@@ -108,6 +110,24 @@ describe("governance profile", () => {
     await expect(
       postMessage(ctx, "gov", { from: "alice", title: "Merge", action: "merge", status: "done" }),
     ).rejects.toMatchObject({ code: "invalid_argument" });
+  });
+
+  it("reads another tool's _meta.json leniently, and an unknown band as approval-required", async () => {
+    const ctx = makeChatContext({ root: makeChatRoot(), env: {} });
+    mkdirSync(join(ctx.root, "foreign"), { recursive: true });
+    writeFileSync(
+      join(ctx.root, "foreign", "_meta.json"),
+      JSON.stringify({
+        members: "alice, bob",
+        created: 1768000000,
+        maintainer: "mia",
+        approval_bands: { deploy: "ask-first" },
+        owner: "x",
+      }),
+    );
+    const posted = await postMessage(ctx, "foreign", { from: "alice", title: "Deploy", action: "deploy" });
+    expect(posted.governance).toMatchObject({ band: "approval-required" });
+    expect(posted.warnings).toEqual([]);
   });
 
   it("a channel without a maintainer has no approvals", async () => {

@@ -36,6 +36,18 @@ describe("the _seq.lock directory", () => {
     await lock.release();
   });
 
+  it("also waits on, and steals when stale, a lock *file* (the O_CREAT|O_EXCL variant of other tools)", async () => {
+    const dir = await channelDir();
+    writeFileSync(join(dir, "_seq.lock"), "");
+    await expect(acquireSeqLock(dir, { staleMs: 60_000, timeoutMs: 100 })).rejects.toMatchObject({
+      code: "lock_timeout",
+    });
+    backdate(join(dir, "_seq.lock"), 120);
+    const lock = await acquireSeqLock(dir, { staleMs: 60_000 });
+    await lock.release();
+    expect(existsSync(join(dir, "_seq.lock"))).toBe(false);
+  });
+
   it("never steals a fresh lock: it times out with a clear error instead", async () => {
     const dir = await channelDir();
     mkdirSync(join(dir, "_seq.lock"));

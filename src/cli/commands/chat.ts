@@ -1,9 +1,9 @@
 import { type Command, Option } from "commander";
-import type { ApprovalBand, ChatContext } from "../../chat/index.js";
-import { UsageError } from "../../support/errors.js";
+import type { ChatContext } from "../../chat/index.js";
 import {
   chatContextOf,
   collectList,
+  parseBands,
   parseInterval,
   parsePositiveInt,
   parseSeconds,
@@ -279,23 +279,3 @@ export const chatCommand: CommandDefinition = {
     return chat;
   },
 };
-
-const BANDS = new Set<string>(["auto", "notify", "approval-required"]);
-
-function parseBands(raw: string[] | undefined): Record<string, ApprovalBand> | undefined {
-  if (raw === undefined) return undefined;
-  const bands: Record<string, ApprovalBand> = {};
-  for (const item of raw) {
-    const [action, band] = item.split("=").map((part) => part.trim());
-    if (!action || !band || !BANDS.has(band))
-      throw new UsageError(
-        "invalid_argument",
-        `--band ${item}: expected <action>=auto|notify|approval-required.`,
-        {
-          detail: "For example --band merge=approval-required --band push=notify --band '*=auto'.",
-        },
-      );
-    bands[action] = band as ApprovalBand;
-  }
-  return bands;
-}
