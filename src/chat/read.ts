@@ -4,7 +4,7 @@ import type { ChatContext } from "./context.js";
 import { advanceCursor, readCursor } from "./cursor.js";
 import { type ChatMessage, isRelevantTo } from "./message.js";
 import { validateName } from "./names.js";
-import { loadMessage, type MessageEntry, scanChannel } from "./scan.js";
+import { type ChannelScan, loadMessage, type MessageEntry, scanChannel } from "./scan.js";
 
 /** A file that looked like a message but could not be delivered, and why. */
 export interface SkippedFile {
@@ -35,7 +35,7 @@ export interface ReadResult {
 /**
  * Deliver the messages after the agent's cursor that concern it, then move the cursor to the highest
  * sequence of the same scan: a message that arrives meanwhile is left for the next read, never
- * skipped unseen. Malformed files are reported in `skipped` (and passed by the cursor, so a broken
+ * skipped unseen (see `scanForRead` for why a scan may be taken twice). Malformed files are reported in `skipped` (and passed by the cursor, so a broken
  * file is reported once, not forever).
  */
 export async function readMessages(
@@ -46,7 +46,7 @@ export async function readMessages(
   const agent = validateName(options.as, "agent");
   const channel = await openChannel(ctx, channelName);
   const cursor = await readCursor(channel.dir, agent);
-  const scan = await scanChannel(channel.dir);
+  const scan = await scanForRead(channel.dir, cursor.seq);
   const fresh = scan.entries.filter((entry) => entry.seq > cursor.seq);
   const { messages, skipped } = await loadMessages(channel, fresh, (message) =>
     options.all === true ? true : isRelevantTo(message, agent),
@@ -61,6 +61,26 @@ export async function readMessages(
     skipped,
     warnings: cursor.problem === undefined ? [] : [`cursor ignored: ${cursor.problem}`],
   };
+}
+
+/**
+ * The messages above `cursor`, complete up to the highest sequence listed. A directory listing taken
+ * while files are added is not a snapshot (POSIX leaves unspecified whether an entry added during
+ * `readdir` appears; ext4 returns entries in hash order), so a listing may show #12 and miss #11.
+ * When the first listing has a gap between the cursor and its top, the folder is listed again: every
+ * message up to that top existed before the second listing began (posters write under the lock, in
+ * order), so the second listing has them all. Entries above the first listing's top are dropped and
+ * left for the next read, and the cursor stops at that top.
+ */
+export async function scanForRead(dir: string, cursor: number, scan = scanChannel): Promise<ChannelScan> {
+  const first = await scan(dir);
+  const top = first.maxSeq;
+  const seen = new Set(first.entries.map((entry) => entry.seq));
+  let complete = true;
+  for (let seq = cursor + 1; seq <= top && complete; seq++) complete = seen.has(seq);
+  if (complete) return first;
+  const second = await scan(dir);
+  return { entries: second.entries.filter((entry) => entry.seq <= top), maxSeq: top };
 }
 
 export interface PeekResult {

@@ -11,6 +11,7 @@ import {
   postMessage,
   readMessages,
 } from "../../src/chat/index.js";
+import { scanForRead } from "../../src/chat/read.js";
 import { makeChatRoot } from "./helpers.js";
 
 let ctx: ChatContext;
@@ -89,6 +90,35 @@ describe("read", () => {
     expect(garbled.messages.map((message) => message.title)).toEqual(["one"]);
     expect(garbled.warnings[0]).toMatch(/cursor ignored/);
     expect(readFileSync(join(dir, ".cursors", "bob.txt"), "utf8")).toBe("1\n");
+  });
+});
+
+describe("a listing taken while posters write", () => {
+  const listing = (...seqs: number[]) => ({
+    entries: seqs.map((seq) => ({ seq, file: `${String(seq).padStart(4, "0")}-a-m.md` })),
+    maxSeq: Math.max(0, ...seqs),
+  });
+
+  it("is taken again when it shows a gap, and the second one is trusted only up to the first one's top", async () => {
+    const listings = [listing(1, 3), listing(1, 2, 3, 4)];
+    const calls: string[] = [];
+    const scan = await scanForRead("dir", 0, async (dir) => {
+      calls.push(dir);
+      return listings.shift()!;
+    });
+    expect(calls).toHaveLength(2);
+    expect(scan.entries.map((entry) => entry.seq)).toEqual([1, 2, 3]);
+    expect(scan.maxSeq).toBe(3);
+  });
+
+  it("is taken once when it has no gap above the cursor", async () => {
+    let calls = 0;
+    const scan = await scanForRead("dir", 2, async () => {
+      calls++;
+      return listing(1, 3, 4, 5);
+    });
+    expect(calls).toBe(1);
+    expect(scan.maxSeq).toBe(5);
   });
 });
 
