@@ -44,9 +44,24 @@ export function chatContextOf(ctx: CommandContext): ChatContext {
   return makeChatContext({ root: ctx.options.root as string | undefined, cwd: ctx.cwd });
 }
 
+// File-system failures a user can meet and fix (permissions, a full or read-only disk, a file in
+// the way): reported as such, not as a bug in caesar.
+const FS_ERRORS = new Set([
+  "EACCES",
+  "EPERM",
+  "EROFS",
+  "ENOSPC",
+  "EDQUOT",
+  "ENOTDIR",
+  "EISDIR",
+  "EMFILE",
+  "ENFILE",
+]);
+
 /**
- * Run `action`; when a channel is missing from the default root but exists in the project's own
- * chat root (`.caesar/chat/`, where caesar's sub-agents talk), say how to reach it.
+ * Run `action`, turning file-system failures into clear errors; when a channel is missing from the
+ * default root but exists in the project's own chat root (`.caesar/chat/`, where caesar's
+ * sub-agents talk), say how to reach it.
  */
 export async function withRootHint<T>(
   ctx: CommandContext,
@@ -56,6 +71,12 @@ export async function withRootHint<T>(
   try {
     return await action();
   } catch (error) {
+    const errno = errnoOf(error);
+    if (!isCaesarError(error) && errno !== undefined && FS_ERRORS.has(errno))
+      throw new CaesarError("file_system_error", `${(error as Error).message}.`, {
+        detail: `Check the permissions and free space of the chat root ${chat.root} (--root or AGENT_CHAT_ROOT to use another).`,
+        cause: error,
+      });
     if (!isCaesarError(error) || error.code !== "channel_not_found" || chat.rootOrigin === "option")
       throw error;
     const channel = String(error.data.channel ?? "");

@@ -40,15 +40,15 @@ export function renderPost(result: PostResult): string {
 
 export function renderChannels(channels: ChannelSummary[], root: string): string {
   if (channels.length === 0) return `No channels in ${root}. Create one with \`caesar chat init <channel>\`.`;
+  const width = Math.max(...channels.map((channel) => channel.channel.length));
   const rows = channels.map((channel) => {
-    const unread = channel.unread === undefined ? "" : `  ${channel.unread} unread`;
-    const last = channel.last
-      ? `  last #${channel.last.seq} ${channel.last.from}: ${channel.last.title}`
-      : "";
-    const topic = channel.problem ?? channel.topic;
-    return `${channel.channel}  ${channel.messages} msg${unread}${topic ? `  - ${topic}` : ""}${last}`;
+    const count = `${channel.messages} msg`.padEnd(9);
+    const unread = channel.unread === undefined ? "" : `${channel.unread} unread  `;
+    const about = channel.problem ?? channel.topic;
+    const last = channel.last ? `last #${channel.last.seq} ${channel.last.from}: ${channel.last.title}` : "";
+    return `  ${channel.channel.padEnd(width)}  ${count}${unread}${[about, last].filter(Boolean).join(" | ")}`;
   });
-  return [`Channels in ${root}:`, ...rows.map((row) => `  ${row}`)].join("\n");
+  return [`Channels in ${root}:`, ...rows].join("\n").replace(/ +$/gm, "");
 }
 
 export function renderRoster(roster: Roster): string {

@@ -191,6 +191,17 @@ describe("caesar chat, as a user meets it", () => {
     expect(parseJsonOutput<ErrorBody>(noTitle).error.code).toBe("invalid_argument");
   });
 
+  it("a file system in the way is a clear error, not a bug report", async () => {
+    const file = join(makeChatRoot(), "..", "not-a-folder");
+    writeFileSync(file, "");
+    const result = await chat(file, ["init", "x", "--json"]);
+    expect(result.code).toBe(1);
+    expect(parseJsonOutput<ErrorBody>(result).error).toMatchObject({
+      code: "file_system_error",
+      detail: expect.stringContaining("chat root"),
+    });
+  });
+
   it("refuses names that would leave the channel folder or collide on case-insensitive disks", async () => {
     const root = makeChatRoot();
     await chat(root, ["init", "safe"]);
