@@ -1,0 +1,34 @@
+import { UsageError } from "./errors.js";
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
+
+/** Parse `90s`, `10m`, `1h30m`, `1500ms` into milliseconds. A bare number is refused: the unit matters. */
+export function parseDuration(raw: string, what = "duration"): number {
+  const text = raw.trim();
+  PART.lastIndex = 0;
+  let total = 0;
+  let consumed = 0;
+  let match: RegExpExecArray | null = PART.exec(text);
+  while (match !== null) {
+    total += Number(match[1]) * UNITS[match[2]!]!;
+    consumed = PART.lastIndex;
+    match = PART.exec(text);
+  }
+  if (text === "" || consumed !== text.length || total <= 0) {
+    throw new UsageError("invalid_duration", `Invalid ${what} ${JSON.stringify(raw)}.`, {
+      detail: "Write a positive duration with a unit: 1500ms, 90s, 10m, 1h30m, 2d.",
+    });
+  }
+  return Math.round(total);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const seconds = ms / 1000;
+  if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(Math.round(seconds % 60)).padStart(2, "0")}s`;
+  const hours = Math.floor(minutes / 60);
+  return `${hours}h${String(minutes % 60).padStart(2, "0")}m`;
+}

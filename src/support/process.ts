@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { errnoOf } from "./errors.js";
+
+/**
+ * The start time of a process, from /proc (clock ticks since boot, as text), so a recorded pid can be told
+ * apart from a later process that reused it. `undefined` where /proc is unavailable or the pid is gone.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) is in parentheses and may contain spaces: split after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[19]; // field 22 overall: starttime
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RecordedProcess {
+  pid: number;
+  start?: string | undefined;
+}
+
+export function recordProcess(pid: number): RecordedProcess {
+  const start = processStartTime(pid);
+  return start === undefined ? { pid } : { pid, start };
+}
+
+/** Does the process still exist (and is it the same one that was recorded)? */
+export function isProcessAlive(record: RecordedProcess | number): boolean {
+  const { pid, start } = typeof record === "number" ? { pid: record, start: undefined } : record;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if (errnoOf(error) === "EPERM") return true; // exists, owned by someone else
+    return false;
+  }
+  if (start !== undefined) {
+    const now = processStartTime(pid);
+    if (now !== undefined && now !== start) return false;
+  }
+  // A zombie still answers kill(0): count it as gone.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state === "Z" || state === "X") return false;
+  } catch {
+    // no /proc: trust kill(0)
+  }
+  return true;
+}
+
+/** Is any process of the group still alive? */
+export function isGroupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return errnoOf(error) === "EPERM";
+  }
+}
+
+/** Send a signal to a whole process group; false when the group no longer exists. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
