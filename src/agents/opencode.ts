@@ -74,6 +74,9 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
   const inherited = inheritedConfig(launch.env);
   const config: Json = {
     ...inherited,
+    // caesar's worktree and git are the record of changes: opencode's own snapshots (a copy of the
+    // project per run, for its undo) cost seconds at start-up and are not needed.
+    snapshot: false,
     permission: { ...rec(inherited.permission), ...permissionFor(launch) },
   };
   if (launch.channel) {

@@ -183,7 +183,11 @@ async function maybeRecord(
   const version = detection.version ?? "unknown";
   const path = fixturePath(options.adapter.id, version, options.caseName);
   if (existsSync(path) && process.env.CAESAR_RECORD_FIXTURES !== "1") return undefined;
-  const replacements: [string, string][] = [[root, "/tmp/caesar-live"]];
+  // Claude also names its project folder after the path, with every non-alphanumeric made a dash.
+  const replacements: [string, string][] = [
+    [root, "/tmp/caesar-live"],
+    [root.replace(/[^A-Za-z0-9]/g, "-"), "-tmp-caesar-live"],
+  ];
   const outputs: Record<string, string> = {};
   if (existsSync(launch.runtimeDir)) {
     for (const name of readdirSync(launch.runtimeDir)) {
