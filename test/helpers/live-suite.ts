@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentAdapter } from "../../src/agents/adapter.js";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
+import { runCaesarLive } from "./caesar-run-live.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
 import { agentBinAvailable, LIVE_SKIP_REASON, runLive } from "./live-agent.js";
 
@@ -131,6 +132,27 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
         expect(ask.start).toBeDefined();
         expect(ask.end?.status).toBe("succeeded");
         expect(pairingProblems(run.events)).toEqual([]);
+      },
+      LIVE_TIMEOUT_MS,
+    );
+
+    it(
+      "end to end: `caesar run --agent` leaves hello.txt in the worktree, the shell tool started then succeeded, changes verified by git",
+      async () => {
+        const run = await runCaesarLive(cli, LIVE_TIMEOUT_MS - 10_000);
+        expect(run.result.code, run.result.stderr).toBe(0);
+        const report = run.output.state.report as Record<string, unknown>;
+        expect(run.output.state.outcome).toBe("succeeded");
+        expect(report.status).toBe("success");
+        expect(report.changes_verified_by).toBe("git");
+        expect(report.changes).toEqual([{ path: "hello.txt", action: "added" }]);
+        expect(readFileSync(join(run.worktree, "hello.txt"), "utf8")).toBe("OK\n");
+        const shell = toolRun(run.events, SHELL_TOOL);
+        expect(shell.start).toBeDefined();
+        expect(shell.end?.status).toBe("succeeded");
+        expect(shell.order[0]).toBeLessThan(shell.order[1]!);
+        expect(pairingProblems(run.events)).toEqual([]);
+        expect(report.report_source).toBe(expected.nativeReport ? "native" : "fenced");
       },
       LIVE_TIMEOUT_MS,
     );
