@@ -32,7 +32,7 @@ export const claudeAdapter: AgentAdapter = {
     },
     readOnly: {
       value: "policy",
-      why: "--permission-mode plan denies edits and modifying commands inside the CLI; no OS sandbox",
+      why: "--permission-mode dontAsk denies edits and modifying commands inside the CLI (the task directory stays writable); no OS sandbox",
     },
     nativeSchema: {
       value: true,
@@ -61,7 +61,10 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
   if (launch.mode === "write") {
     args.push("--permission-mode", "acceptEdits");
   } else {
-    args.push("--permission-mode", "plan");
+    // dontAsk denies whatever is not pre-approved (reads and read-only commands still run); plan mode
+    // would also refuse the report file. `//path` is an absolute path in claude's rules.
+    args.push("--permission-mode", "dontAsk");
+    for (const dir of launch.extraDirs) allowed.push(`Write(/${dir}/**)`, `Edit(/${dir}/**)`);
   }
   if (launch.channel) {
     // The whole server: `mcp__<name>` allows each of its tools.

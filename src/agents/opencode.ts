@@ -1,3 +1,4 @@
+import { relative } from "node:path";
 import type { EventBody } from "../protocol/event.js";
 import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
 import { displayCommand } from "./display.js";
@@ -57,16 +58,26 @@ function inheritedConfig(env: Readonly<Record<string, string>>): Json {
 function permissionFor(launch: LaunchContext): Json {
   // Writes to the task directory (report.json) are outside the workspace: opencode asks, and a headless
   // run auto-rejects what it asks. Allow them explicitly, in both modes.
-  const taskDirs = Object.fromEntries(
+  const outside = Object.fromEntries(
     launch.extraDirs.flatMap((dir) => [
       [dir, "allow"],
       [`${dir}/*`, "allow"],
     ]),
   );
   if (launch.mode === "write") {
-    return { bash: "allow", edit: "allow", webfetch: "allow", external_directory: taskDirs };
+    return { bash: "allow", edit: "allow", webfetch: "allow", external_directory: outside };
   }
-  return { bash: "deny", edit: { "*": "deny", ...taskDirs }, external_directory: taskDirs };
+  // Edit rules match paths relative to the project (1.18): `../task/*` for a sibling task directory.
+  const editable = Object.fromEntries(
+    launch.extraDirs.flatMap((dir) => {
+      const relativeDir = relative(launch.task.workspace, dir);
+      return [
+        [`${relativeDir}/*`, "allow"],
+        [`${dir}/*`, "allow"],
+      ];
+    }),
+  );
+  return { bash: "deny", edit: { "*": "deny", ...editable }, external_directory: outside };
 }
 
 export function buildOpencodeCommand(launch: LaunchContext): CommandLine {

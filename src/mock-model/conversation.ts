@@ -33,7 +33,7 @@ export function completedSteps(conversation: Conversation): PastCall[] {
 /** The working directory the agent told the model about, when its system prompt says it. */
 export function findWorkingDirectory(raw: string): string | undefined {
   const patterns = [
-    /Working directory: (\/[^\s"\\<]+)/,
+    /working directory: (\/[^\s"\\<]+)/i,
     /"cwd"\s*:\s*"(\/[^"\\]+)"/,
     /<cwd>(\/[^<]+)<\/cwd>/,
     /current working directory(?: is)?:? `?(\/[^\s"`\\]+)/i,

@@ -79,13 +79,21 @@ export function decide(scenario: Scenario, conversation: Conversation): Decided 
     return decided({
       kind: "tool",
       tool,
-      args: writeArguments(tool, step.write.path, step.write.content, cwd),
+      args: writeArguments(
+        tool,
+        fill(step.write.path, conversation),
+        fill(step.write.content, conversation),
+        cwd,
+      ),
       callId,
     });
   }
   if ("call" in step) {
     const tool = findToolByFragment(conversation.tools, step.call.tool);
-    if (tool) return decided({ kind: "tool", tool, args: namedArguments(tool, step.call.arguments), callId });
+    if (tool) {
+      const args = fillAll(step.call.arguments, conversation) as Record<string, unknown>;
+      return decided({ kind: "tool", tool, args: namedArguments(tool, args), callId });
+    }
     const search = searchForDeferred(conversation, step.call.tool, callId);
     if (search) return decided(search);
     return decided({ kind: "text", text: `mock: the agent offered no tool named like ${step.call.tool}.` });
@@ -121,10 +129,29 @@ function finalText(conversation: Conversation, text: string): Decision {
   return { kind: "text", text: JSON.stringify(value) };
 }
 
-/** `{{last_result}}` and `{{result:N}}` (the N-th scripted call's result). */
+/** Templates in every string of a scenario's tool arguments. */
+function fillAll(value: unknown, conversation: Conversation): unknown {
+  if (typeof value === "string") return fill(value, conversation);
+  if (Array.isArray(value)) return value.map((item) => fillAll(item, conversation));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillAll(v, conversation)]));
+  }
+  return value;
+}
+
+/**
+ * `{{last_result}}`, `{{result:N}}` (the N-th scripted call's result), `{{report_path}}` (the absolute
+ * path of a report.json the agent was told about, e.g. by caesar's brief) and `{{cwd}}` (the working
+ * directory the agent stated).
+ */
 function fill(text: string, conversation: Conversation): string {
   const done = completedSteps(conversation);
   return text
+    .replace(/\{\{cwd\}\}/g, () => findWorkingDirectory(conversation.raw) ?? ".")
+    .replace(
+      /\{\{report_path\}\}/g,
+      () => /\/[^\s"'`\\]*\/report\.json/.exec(conversation.raw)?.[0] ?? "report.json",
+    )
     .replace(/\{\{last_result\}\}/g, () => done.at(-1)?.result ?? "")
     .replace(/\{\{result:(\d+)\}\}/g, (_m, n: string) => done[Number(n) - 1]?.result ?? "");
 }

@@ -35,6 +35,8 @@ export interface LiveRunOptions {
   /** Build the channel from the run's paths (the probe server gets the task dir in its args). */
   channel?: (paths: { root: string; taskDir: string }) => ChannelServer;
   timeoutMs?: number;
+  /** The brief (default: "Create hello.txt containing OK"); a function gets the run's paths. */
+  prompt?: string | ((paths: { root: string; taskDir: string }) => string);
   /** Record the fixture when missing (default), or never. */
   record?: boolean;
 }
@@ -110,6 +112,7 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
       mode: options.mode,
       network: options.network,
       channel: options.channel?.({ root, taskDir }),
+      prompt: typeof options.prompt === "function" ? options.prompt({ root, taskDir }) : options.prompt,
       env,
     });
     const command = options.adapter.buildCommand(launch);

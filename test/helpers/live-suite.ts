@@ -23,6 +23,8 @@ export interface LiveExpectations {
    * escalation).
    */
   readOnly: "denied" | "not-offered" | "silent";
+  /** In read-only mode the agent may still write its report file in the task directory (and nothing else). */
+  readOnlyReportFile?: boolean;
 }
 
 /**
@@ -94,6 +96,36 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
           const offered = run.requests.flatMap((request) => request.tools ?? []);
           expect(offered.some((tool) => SHELL_TOOL.test(tool))).toBe(false);
         }
+      },
+      LIVE_TIMEOUT_MS,
+    );
+
+    it.runIf(expected.readOnlyReportFile)(
+      "read-only: the report file in the task directory is writable, the workspace is not",
+      async () => {
+        const report = JSON.stringify({
+          protocol: "caesar.report/v1",
+          status: "success",
+          summary: "reviewed",
+        });
+        const run = await runLive({
+          adapter,
+          caseName: "read-only-report",
+          mode: "read-only",
+          scenario: {
+            name: "read-only-report",
+            steps: [
+              { write: { path: "{{report_path}}", content: report } },
+              { write: { path: "forbidden.txt", content: "x" } },
+              { text: "done" },
+            ],
+          },
+          prompt: ({ taskDir }) => `Review the code. Write your report to ${taskDir}/report.json`,
+        });
+        expect(JSON.parse(readFileSync(join(run.taskDir, "report.json"), "utf8")).summary).toBe("reviewed");
+        expect(existsSync(join(run.workspace, "forbidden.txt"))).toBe(false);
+        expect(run.outcome.findings?.map((f) => f.title).join("\n")).toMatch(/Permission denied/);
+        expect(pairingProblems(run.events)).toEqual([]);
       },
       LIVE_TIMEOUT_MS,
     );
