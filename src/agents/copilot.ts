@@ -1,7 +1,9 @@
+import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
 import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
+import { readNativeOutput } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
 import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StreamState } from "./stream-state.js";
@@ -40,14 +42,20 @@ export const copilotAdapter: AgentAdapter = {
   },
   detect: (env) => detectCli({ bin: "copilot", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCopilotCommand,
-  createTranslator: () => new CopilotTranslator(),
+  createTranslator: (launch) => new CopilotTranslator(usagePath(launch)),
 };
+
+/** Token counts are not in copilot's stream; --usage-output-file writes them at the end. */
+function usagePath(launch: LaunchContext): string {
+  return join(launch.runtimeDir, "copilot-usage.json");
+}
 
 export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   const prompt = promptArg(launch);
   // --allow-all-tools is what makes a headless run possible at all; read-only then denies by name
   // (a denial takes precedence over an allowance).
   const args = ["--output-format", "json", "--no-auto-update", "--no-ask-user", "--allow-all-tools"];
+  args.push("--usage-output-file", usagePath(launch));
   if (launch.mode === "read-only") args.push("--deny-tool", "shell", "--deny-tool", "write");
   if (launch.model) args.push("--model", launch.model);
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
@@ -78,6 +86,8 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
 
 export class CopilotTranslator implements StreamTranslator {
   private readonly state = new StreamState();
+
+  constructor(private readonly usageFile?: string) {}
   private readonly calls = new Map<string, { name: string; input: unknown }>();
 
   stdout(line: string): EventBody[] {
@@ -155,6 +165,26 @@ export class CopilotTranslator implements StreamTranslator {
   }
 
   async finish(exit: ProcessExit) {
+    if (this.usageFile) {
+      const text = await readNativeOutput(this.usageFile);
+      const metrics = rec(text ? safeParse(text) : undefined).modelMetrics;
+      let input = 0;
+      let output = 0;
+      for (const model of Object.values(rec(metrics))) {
+        const usage = rec(rec(model).usage);
+        input += (num(usage.inputTokens) ?? 0) + (num(usage.cacheReadTokens) ?? 0);
+        output += num(usage.outputTokens) ?? 0;
+      }
+      if (input > 0 || output > 0) this.state.setUsage({ input_tokens: input, output_tokens: output });
+    }
     return this.state.outcome(exit);
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

@@ -23,6 +23,7 @@ const EXPECTATIONS: Record<
     expect(shell.end?.status).toBe("succeeded");
     expect(shell.order[0]).toBeLessThan(shell.order[1]!);
     expect(outcome.failure).toBeUndefined();
+    expect(outcome.usage?.output_tokens).toBeGreaterThan(0);
     if (NATIVE.has(fixture.header.cli))
       expect(ReportSchema.safeParse(outcome.nativeReport).success).toBe(true);
     else expect(outcome.finalText).toContain("caesar:report");

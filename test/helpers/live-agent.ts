@@ -173,7 +173,7 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
 }
 
 /** Files the CLI itself wrote in the run directory (not the ones caesar wrote before launch). */
-const CLI_OUTPUTS = ["codex-last-message.txt"];
+const CLI_OUTPUTS = ["codex-last-message.txt", "copilot-usage.json"];
 
 async function maybeRecord(
   options: LiveRunOptions,
