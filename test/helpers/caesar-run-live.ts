@@ -8,6 +8,13 @@ import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
 import { AGENT_BIN_DIR } from "./live-agent.js";
 import { makeRepo, tempDir } from "./repo.js";
 
+const roots: string[] = [];
+
+/** The repositories and state directories `runCaesarLive` made since the last call (to remove them). */
+export function createdByCaesarRun(): string[] {
+  return roots.splice(0);
+}
+
 export interface CaesarRunLive {
   result: CliResult;
   root: string;
@@ -23,6 +30,7 @@ export interface CaesarRunLive {
 export async function runCaesarLive(cli: string, timeoutMs: number): Promise<CaesarRunLive> {
   const root = makeRepo();
   const state = tempDir(`caesar-e2e-${cli}-`);
+  roots.push(root, state);
   const home = join(state, "home");
   mkdirSync(home, { recursive: true });
   const server = await startMockModel({ scenario: await loadScenario("hello") });

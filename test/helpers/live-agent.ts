@@ -21,6 +21,9 @@ export function agentBinAvailable(cli: string): boolean {
   return existsSync(join(AGENT_BIN_DIR, cli));
 }
 
+/** Every root a live run created in this process (the suites remove them after each test). */
+export const created: string[] = [];
+
 export const LIVE_SKIP_REASON =
   "the pinned agent CLIs are not installed: run `npm ci --prefix test/agents` (CI does)";
 
@@ -77,6 +80,7 @@ function makeRepo(dir: string): void {
 export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
   const cli = options.adapter.id;
   const root = mkdtempSync(join(tmpdir(), `caesar-live-${cli}-`));
+  created.push(root);
   const workspace = join(root, "work");
   const taskDir = join(root, "task");
   const home = join(root, "home");

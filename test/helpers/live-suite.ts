@@ -1,13 +1,13 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { AgentAdapter } from "../../src/agents/adapter.js";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
-import { runCaesarLive } from "./caesar-run-live.js";
+import { createdByCaesarRun, runCaesarLive } from "./caesar-run-live.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
-import { agentBinAvailable, LIVE_SKIP_REASON, runLive } from "./live-agent.js";
+import { agentBinAvailable, created, LIVE_SKIP_REASON, runLive } from "./live-agent.js";
 
 const PROBE = fileURLToPath(new URL("../fixtures/mcp-probe.mjs", import.meta.url));
 /** Generous: the machines have two cores shared by parallel suites; opencode alone starts in ~10 s. */
@@ -43,6 +43,14 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
   }
 
   describe(`live ${cli}`, () => {
+    // Each run leaves a repository and a CLI home (opencode's npm cache alone is ~20 MB): removed after
+    // the test, unless CAESAR_KEEP_LIVE=1 keeps them to look into.
+    afterEach(() => {
+      if (process.env.CAESAR_KEEP_LIVE === "1") return;
+      for (const dir of [...created, ...createdByCaesarRun()]) rmSync(dir, { recursive: true, force: true });
+      created.length = 0;
+    });
+
     it(
       "runs the shell tool (started, then succeeded, same id), writes hello.txt, recovers the report",
       async () => {
