@@ -6,7 +6,7 @@ import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTrans
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
-import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
+import { num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StreamState } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
@@ -201,9 +201,9 @@ export class GeminiTranslator implements StreamTranslator {
     if (event.status === "success") return [];
     const error = rec(event.error);
     const message = str(error.message) ?? "the run failed";
-    const status = int(
-      /"code":\s*(\d{3})/.exec(message)?.[1] ? Number(/"code":\s*(\d{3})/.exec(message)?.[1]) : undefined,
-    );
+    // The API error is embedded as JSON text: `[API Error: {"error":{"code":401,…}}]`.
+    const code = /"code":\s*(\d{3})/.exec(message)?.[1];
+    const status = code === undefined ? undefined : Number(code);
     const failure = this.state.fail(message, status);
     return this.state.errorEvent(failure.message, failure.code);
   }
