@@ -9,6 +9,7 @@ import { doctorCommand } from "./commands/doctor.js";
 import { gcCommand } from "./commands/gc.js";
 import { initCommand } from "./commands/init.js";
 import { logsCommand } from "./commands/logs.js";
+import { mockModelCommand } from "./commands/mock-model.js";
 import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
@@ -28,6 +29,7 @@ export const COMMANDS: CommandDefinition[] = [
   gcCommand,
   initCommand,
   logsCommand,
+  mockModelCommand,
   policyCommand,
   protocolCommand,
   psCommand,
