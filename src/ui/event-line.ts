@@ -1,5 +1,5 @@
 import type { CaesarEvent, EventType } from "../protocol/event.js";
-import { formatDuration } from "../support/duration.js";
+import { formatElapsed } from "./elapsed.js";
 import { reportInMessage } from "./report-message.js";
 import { displayWidth, oneLine, sanitize, truncate, wrap } from "./text.js";
 import { markOfStatus, type Role, roleOfStatus, type Theme } from "./theme.js";
@@ -223,7 +223,7 @@ export class EventLineFormatter {
       call.exitCode !== undefined && call.exitCode !== null && call.exitCode !== 0
         ? `exit ${call.exitCode}`
         : "",
-      call.durationMs !== undefined ? formatDuration(call.durationMs) : "",
+      call.durationMs !== undefined ? formatElapsed(call.durationMs) : "",
     ].filter(Boolean);
     const lines = [
       this.single("tool", [

@@ -1,6 +1,6 @@
 import type { TaskState } from "../engine/state.js";
 import type { CaesarEvent } from "../protocol/event.js";
-import { formatDuration } from "../support/duration.js";
+import { formatElapsed } from "./elapsed.js";
 import { EventLineFormatter, fitParts, LABEL_WIDTH } from "./event-line.js";
 import { renderRunSummary } from "./run-summary.js";
 import { detectTerminal } from "./terminal.js";
@@ -44,7 +44,7 @@ export function createRunRenderer(options: RunRendererOptions): RunRenderer {
       const names = holders
         .map((holder) => {
           const since = Date.parse(holder.since);
-          const age = Number.isNaN(since) ? "" : `, ${formatDuration(now() - since)}`;
+          const age = Number.isNaN(since) ? "" : `, ${formatElapsed(now() - since)}`;
           return `${holder.task_id} (pid ${holder.pid}${age})`;
         })
         .join(", ");

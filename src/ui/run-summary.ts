@@ -1,6 +1,6 @@
 import type { TaskState } from "../engine/state.js";
 import type { ReportSource } from "../protocol/report.js";
-import { formatDuration } from "../support/duration.js";
+import { formatElapsed } from "./elapsed.js";
 import { fitParts, LABEL_WIDTH, type Part } from "./event-line.js";
 import { oneLine, sanitize, wrap } from "./text.js";
 import { paintStatus, type Role, roleOfSeverity, roleOfStatus, SEVERITY_ORDER, type Theme } from "./theme.js";
@@ -46,7 +46,7 @@ export function renderRunSummary(state: TaskState, options: RunSummaryOptions): 
   const report = state.report;
   const took =
     state.started_at && state.finished_at
-      ? formatDuration(Date.parse(state.finished_at) - Date.parse(state.started_at))
+      ? formatElapsed(Date.parse(state.finished_at) - Date.parse(state.started_at))
       : "";
   const process = state.outcome
     ? `process ${state.outcome.replace(/_/g, " ")}${took ? ` ${state.outcome === "succeeded" ? "in" : "after"} ${took}` : ""}`

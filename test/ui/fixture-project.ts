@@ -84,3 +84,10 @@ export class FixtureProject {
 export function ago(ms: number): string {
   return new Date(Date.now() - ms).toISOString();
 }
+
+/** The same events moved in time so that the last one happens at `lastAt`. */
+export function shiftTo(events: CaesarEvent[], lastAt: string): CaesarEvent[] {
+  const last = Date.parse(events[events.length - 1]!.at);
+  const delta = Date.parse(lastAt) - last;
+  return events.map((event) => ({ ...event, at: new Date(Date.parse(event.at) + delta).toISOString() }));
+}

@@ -1,5 +1,5 @@
 import type { TaskState } from "../../engine/state.js";
-import { formatDuration } from "../../support/duration.js";
+import { formatElapsed } from "../elapsed.js";
 import { answerCommand, fitParts, type Part } from "../event-line.js";
 import { displayWidth, oneLine, padEnd, sanitize, truncate, wrap } from "../text.js";
 import { markOfStatus, type Role, roleOfStatus, type Theme } from "../theme.js";
@@ -123,7 +123,7 @@ function clock(now: number): string {
 }
 
 function ago(theme: Theme, since: number | undefined, now: number): string {
-  return since === undefined ? "" : ` ${theme.marks.sep} ${formatDuration(Math.max(0, now - since))} ago`;
+  return since === undefined ? "" : ` ${theme.marks.sep} ${formatElapsed(Math.max(0, now - since))} ago`;
 }
 
 /** A line with `left` parts and a right-aligned `right`, in `width` columns. */
@@ -186,7 +186,7 @@ function statusOf(
     case "question":
       return [m.question, "attention", "question"];
     case "silent":
-      return [m.warn, "warn", `silent ${formatDuration(silenceOf(task, now))}`];
+      return [m.warn, "warn", `silent ${formatElapsed(silenceOf(task, now))}`];
     case "running":
       return [m.task, "active", "running"];
     case "waiting":
@@ -218,7 +218,7 @@ function headlineOf(task: WatchedTask, condition: Condition, options: WatchScree
         text:
           timeOf(state.finished_at) === undefined
             ? ""
-            : `  finished ${formatDuration(Math.max(0, now - timeOf(state.finished_at)!))} ago`,
+            : `  finished ${formatElapsed(Math.max(0, now - timeOf(state.finished_at)!))} ago`,
         role: "muted",
       },
     ];
@@ -256,7 +256,7 @@ function headlineOf(task: WatchedTask, condition: Condition, options: WatchScree
       { text: oneLine(current.tool || "tool") },
       { text: current.input ? `  ${oneLine(current.input)}` : "", flex: true },
       {
-        text: `${current.startedAt === undefined ? "" : ` ${m.sep} ${formatDuration(Math.max(0, now - current.startedAt))}`}${more}`,
+        text: `${current.startedAt === undefined ? "" : ` ${m.sep} ${formatElapsed(Math.max(0, now - current.startedAt))}`}${more}`,
         role: "muted",
       },
     ];
@@ -272,7 +272,7 @@ function headlineOf(task: WatchedTask, condition: Condition, options: WatchScree
       { text: oneLine(call.tool || "tool") },
       { text: call.input ? `  ${oneLine(call.input)}` : "", flex: true },
       {
-        text: call.durationMs === undefined ? "" : ` ${m.sep} ${formatDuration(call.durationMs)}`,
+        text: call.durationMs === undefined ? "" : ` ${m.sep} ${formatElapsed(call.durationMs)}`,
         role: "muted",
       },
     ];
@@ -292,10 +292,10 @@ function taskBlock(task: WatchedTask, options: WatchScreenOptions): string[] {
   const age =
     condition === "finished"
       ? started !== undefined && timeOf(state.finished_at) !== undefined
-        ? `took ${formatDuration(timeOf(state.finished_at)! - started)}`
+        ? `took ${formatElapsed(timeOf(state.finished_at)! - started)}`
         : "finished"
       : started !== undefined
-        ? formatDuration(Math.max(0, now - started))
+        ? formatElapsed(Math.max(0, now - started))
         : "";
   const agent = state.role ? `${state.agent} (${state.role})` : state.agent;
   const facts = [age, state.mode, state.isolation].filter(Boolean).join(` ${m.sep} `);
