@@ -17,6 +17,7 @@ const TASK_DIR_POLL_MS = 5000;
 export class RefreshLoop {
   private readonly watchers = new Map<string, () => void>();
   private timer: NodeJS.Timeout | undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
   private running = false;
   private again = false;
   private stopped = false;
@@ -36,6 +37,8 @@ export class RefreshLoop {
 
   /** Refresh now, then on every change until `stop()` (or `onRefresh` returns true). */
   start(): Promise<void> {
+    // File watches and their polling do not hold the process open (they are unref'd): this does.
+    this.keepAlive = setInterval(() => {}, 2 ** 30);
     this.schedule(0);
     return this.done;
   }
@@ -57,6 +60,7 @@ export class RefreshLoop {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.keepAlive) clearInterval(this.keepAlive);
     for (const unwatch of this.watchers.values()) unwatch();
     this.watchers.clear();
     this.finish(error);
