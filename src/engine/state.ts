@@ -46,6 +46,9 @@ export const TaskStateSchema = z.object({
   base_ref: z.string().nullable().default(null),
   /** Tree of the workspace when the task started (inplace: includes the user's uncommitted work). */
   start_tree: z.string().nullable().default(null),
+  /** Tree of the workspace when the task ended, and a commit of it (kept under refs/caesar/tasks/<id>). */
+  end_tree: z.string().nullable().default(null),
+  result_commit: z.string().nullable().default(null),
   /** Paths the orchestrator materialised in the workspace, excluded from every diff (prefix semantics). */
   materialised: z.array(z.string()).default([]),
   /** Paths shared with the main tree through symlinks ([worktree] link). */
@@ -71,6 +74,8 @@ export const TaskStateSchema = z.object({
     .object({ at: z.string(), by: z.string(), head: z.string().nullable(), files: z.array(z.string()) })
     .nullable()
     .default(null),
+  /** When `caesar gc` removed the worktree and branch (the result commit stays under refs/caesar/). */
+  cleaned_at: z.string().nullable().default(null),
   /** Sequential change number of this task's result (like a pull request number), assigned at creation. */
   change_number: z.number().int().positive().nullable().default(null),
 });

@@ -1,0 +1,84 @@
+import { access, constants } from "node:fs/promises";
+import { delimiter, isAbsolute, join } from "node:path";
+import type { CustomAgentConfig } from "../config/schema.js";
+import type { AgentAdapter, AgentCapabilities, CommandLine, Detection, LaunchContext } from "./adapter.js";
+import { PlainTextTranslator } from "./generic-translator.js";
+import { substituteArgs, validateArgTokens } from "./tokens.js";
+
+const CUSTOM_CAPABILITIES: AgentCapabilities = {
+  network: {
+    value: "open",
+    why: "a plain process: caesar does not sandbox it, so the network stays available",
+  },
+  readOnly: {
+    value: "none",
+    why: "nothing stops the program from writing; git reconciliation reports any write",
+  },
+  nativeSchema: {
+    value: false,
+    why: "no structured-output mode known; the report comes from $CAESAR_REPORT_PATH",
+  },
+  mcp: { value: false, why: "caesar does not know how to hand this program an MCP server" },
+  resume: { value: false, why: "no session to resume" },
+  model: { value: false, why: "set by a {{model}} token in args, when present" },
+};
+
+/** Find an executable on PATH (or check an explicit path). */
+export async function findExecutable(bin: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()) {
+  const candidates = bin.includes("/")
+    ? [isAbsolute(bin) ? bin : join(cwd, bin)]
+    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, bin));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // keep looking
+    }
+  }
+  return undefined;
+}
+
+/** An agent declared under `[[agent]]`: a program that speaks OACP through its files. */
+export function makeCustomAdapter(config: CustomAgentConfig, projectRoot: string): AgentAdapter {
+  validateArgTokens(config.id, config.args, config.cwd_mode);
+  const usesModel = config.args.some((arg) => arg.includes("{{model}}"));
+  const bin =
+    config.bin.startsWith("./") || config.bin.startsWith("../") ? join(projectRoot, config.bin) : config.bin;
+  return {
+    id: config.id,
+    displayName: config.display_name ?? config.id,
+    kind: "custom",
+    product: config.id,
+    capabilities: {
+      ...CUSTOM_CAPABILITIES,
+      model: usesModel
+        ? { value: true, why: "args carries {{model}}" }
+        : { value: false, why: "args has no {{model}} token" },
+    },
+    async detect(env = process.env): Promise<Detection> {
+      const path = await findExecutable(bin, env, projectRoot);
+      return path ? { installed: true, path } : { installed: false };
+    },
+    buildCommand(launch: LaunchContext): CommandLine {
+      const args = [
+        ...substituteArgs(config.args, {
+          prompt: launch.prompt,
+          workspace: launch.task.workspace,
+          taskDir: launch.paths.dir,
+          reportPath: launch.paths.report,
+          ...(launch.model ? { model: launch.model } : {}),
+        }),
+        ...launch.extraArgs,
+      ];
+      return {
+        bin,
+        args,
+        env: { ...(config.env ?? {}) },
+        cwd: config.cwd_mode === "process" ? launch.task.workspace : launch.paths.dir,
+        display: [config.bin, ...args.map((arg) => (arg === launch.prompt ? "<prompt>" : arg))].join(" "),
+      };
+    },
+    createTranslator: () => new PlainTextTranslator(),
+  };
+}

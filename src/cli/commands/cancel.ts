@@ -1,0 +1,30 @@
+import type { Command } from "commander";
+import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+
+export const cancelCommand: CommandDefinition = {
+  name: "cancel",
+  group: "delegate",
+  define(program: Command) {
+    return withCommonOptions(
+      program
+        .command("cancel")
+        .description("stop a task and its agent's whole process group")
+        .argument("<id>", "task id (or a unique prefix)"),
+    ).action(
+      handle(async (ctx, id) => {
+        const { loadTask } = await import("../../engine/task-store.js");
+        const { cancelTask } = await import("../../engine/cancel.js");
+        const record = await loadTask(ctx.root, String(id));
+        const { state, changed } = await cancelTask(record, "cli");
+        ctx.out.result(
+          { id: record.id, cancelled: changed, phase: state.phase, outcome: state.outcome },
+          () =>
+            changed
+              ? `${record.id} cancelled (${state.outcome ?? state.phase}).`
+              : `${record.id} had already finished (${state.outcome ?? "?"}); nothing to cancel.`,
+        );
+        return 0;
+      }),
+    );
+  },
+};

@@ -1,0 +1,69 @@
+import { createReadStream } from "node:fs";
+import type { Command } from "commander";
+import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+
+export const logsCommand: CommandDefinition = {
+  name: "logs",
+  group: "follow",
+  define(program: Command) {
+    return withCommonOptions(
+      program
+        .command("logs")
+        .description("a task's events (or its raw output), optionally following it live")
+        .argument("<id>", "task id (or a unique prefix)")
+        .option("--raw", "the agent's raw output (raw.log) instead of events")
+        .option("--follow", "keep following until the task finishes"),
+    ).action(
+      handle(async (ctx, id) => {
+        const { loadLiveTask } = await import("../task-lookup.js");
+        const record = await loadLiveTask(ctx.root, String(id), "logs");
+        if (ctx.options.raw)
+          return streamRaw(record.paths.raw, record.dir, ctx.options.follow === true, record.state.phase);
+        const { readEvents } = await import("../../engine/event-log.js");
+        const { followTask } = await import("../../engine/follow.js");
+        const { createRunRenderer } = await import("../../ui/run-renderer.js");
+        const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
+        const show = (event: Parameters<typeof renderer.event>[0]) =>
+          ctx.json ? ctx.out.ndjson(event) : renderer.event(event);
+        if (ctx.options.follow) {
+          const stop = new AbortController();
+          process.once("SIGINT", () => stop.abort());
+          await followTask(record.id, record.dir, { onEvent: show }, stop.signal);
+          return 0;
+        }
+        const { events } = await readEvents(record.paths.events);
+        for (const event of events) show(event);
+        return 0;
+      }),
+    );
+  },
+};
+
+async function streamRaw(path: string, dir: string, follow: boolean, phase: string): Promise<number> {
+  let offset = 0;
+  const pump = () =>
+    new Promise<void>((resolve) => {
+      const stream = createReadStream(path, { start: offset });
+      stream.on("data", (chunk) => {
+        offset += chunk.length;
+        process.stdout.write(chunk);
+      });
+      stream.on("error", () => resolve());
+      stream.on("end", () => resolve());
+    });
+  await pump();
+  if (!follow || phase === "finished") return 0;
+  const { readState } = await import("../../engine/task-store.js");
+  const { waitForChange } = await import("../../engine/file-watch.js");
+  const stop = new AbortController();
+  process.once("SIGINT", () => stop.abort());
+  while (!stop.signal.aborted) {
+    await waitForChange(dir, 1000, stop.signal);
+    await pump();
+    if ((await readState(dir)).phase === "finished") {
+      await pump();
+      break;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,47 @@
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { UsageError } from "../support/errors.js";
+
+/** Commander collector for repeatable options. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** `--context` takes text, or `@file` to read it from a file. */
+export async function readTextOrFile(
+  value: string | undefined,
+  cwd: string,
+  flag: string,
+): Promise<string | undefined> {
+  if (value === undefined) return undefined;
+  if (!value.startsWith("@")) return value;
+  const path = resolve(cwd, value.slice(1));
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    throw new UsageError("unreadable_file", `${flag} ${value}: cannot read ${path}.`, {
+      detail: `${(error as Error).message}. Pass the text itself, or @ followed by a readable file.`,
+    });
+  }
+}
+
+export function oneOf<T extends string>(value: unknown, allowed: readonly T[], flag: string): T | undefined {
+  if (value === undefined) return undefined;
+  if ((allowed as readonly unknown[]).includes(value)) return value as T;
+  throw new UsageError(
+    "invalid_option",
+    `${flag} ${JSON.stringify(value)} is not one of ${allowed.join(", ")}.`,
+    {
+      detail: `Pass ${flag} ${allowed.join("|")}.`,
+    },
+  );
+}
+
+/**
+ * What the user wrote after a standalone `--` on this command line: passed verbatim to the agent.
+ * Operands before it that the command does not expect are refused, never silently forwarded.
+ */
+export function argsAfterDoubleDash(argv: readonly string[]): string[] {
+  const index = argv.indexOf("--");
+  return index === -1 ? [] : argv.slice(index + 1);
+}

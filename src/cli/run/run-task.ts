@@ -1,0 +1,115 @@
+import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
+import { followTask } from "../../engine/follow.js";
+import { resolvePlan } from "../../engine/plan.js";
+import { type DelegationRequest, parentFromEnv } from "../../engine/request.js";
+import { startTask } from "../../engine/start.js";
+import type { TaskState } from "../../engine/state.js";
+import type { TaskRecord } from "../../engine/task-store.js";
+import type { Mode } from "../../protocol/task.js";
+import { parseDuration } from "../../support/duration.js";
+import { createRunRenderer } from "../../ui/run-renderer.js";
+import type { CommandContext } from "../command.js";
+import { readTextOrFile } from "../options.js";
+
+/** The request `caesar run` builds from its flags (and the CAESAR_* environment, for nested calls). */
+export async function requestFromOptions(
+  ctx: CommandContext,
+  objective: string,
+  extraArgs: string[],
+): Promise<DelegationRequest> {
+  const o = ctx.options;
+  const parent = parentFromEnv(process.env);
+  const context = await readTextOrFile(o.context as string | undefined, ctx.cwd, "--context");
+  return {
+    objective,
+    ...(o.agent ? { agent: String(o.agent) } : {}),
+    ...(o.role ? { role: String(o.role) } : {}),
+    ...(o.mode ? { mode: o.mode as Mode } : {}),
+    ...(o.isolation ? { isolation: o.isolation as IsolationRequest } : {}),
+    ...(o.network ? { network: o.network as NetworkRequest } : {}),
+    ...(o.timeout ? { timeoutMs: parseDuration(String(o.timeout), "--timeout") } : {}),
+    ...(o.model ? { model: String(o.model) } : {}),
+    ...(context !== undefined ? { context } : {}),
+    constraints: (o.constraint as string[] | undefined) ?? [],
+    acceptance: (o.accept as string[] | undefined) ?? [],
+    extraArgs,
+    channel: o.channel === true,
+    ...(parent ? { parent } : {}),
+    requestedBy: parent ? parent.taskId : "cli",
+  };
+}
+
+export async function runFromCli(
+  ctx: CommandContext,
+  objective: string,
+  extraArgs: string[],
+): Promise<number> {
+  const request = await requestFromOptions(ctx, objective, extraArgs);
+  const { plan } = await resolvePlan(request, { root: ctx.root });
+  const record = await startTask(plan);
+  if (ctx.options.detach === true) {
+    ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
+      [
+        `${record.id} started (${plan.agent}, ${plan.mode}, ${plan.isolation}).`,
+        `  follow: caesar logs ${record.id} --follow`,
+        `  status: caesar status ${record.id}`,
+        `  cancel: caesar cancel ${record.id}`,
+      ].join("\n"),
+    );
+    return 0;
+  }
+  const final = await followAndRender(ctx, record);
+  return exitCodeOf(final);
+}
+
+/** `caesar run` succeeds only when the process succeeded and the report says success. */
+export function exitCodeOf(state: TaskState): number {
+  return state.outcome === "succeeded" && state.report?.status === "success" ? 0 : 1;
+}
+
+/**
+ * Follow a task to its end, rendering it live for people (or silently, for --json). The first Ctrl-C
+ * detaches: the task keeps running under its conductor.
+ */
+export async function followAndRender(ctx: CommandContext, record: TaskRecord): Promise<TaskState> {
+  const detach = new AbortController();
+  const onInterrupt = () => detach.abort();
+  process.once("SIGINT", onInterrupt);
+  try {
+    if (ctx.json) {
+      const final = await followTask(record.id, record.dir, {}, detach.signal);
+      ctx.out.result({ task_id: record.id, state: final, report: final.report });
+      return final;
+    }
+    process.stdout.write(
+      `task     ${record.id} · ${record.state.agent} · ${record.state.mode} · ${record.state.isolation}\n`,
+    );
+    const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
+    let waitingShown = "";
+    const final = await followTask(
+      record.id,
+      record.dir,
+      {
+        onEvent: (event) => renderer.event(event),
+        onState: (state) => {
+          const key = state.waiting_for_slot?.map((h) => h.task_id).join(",") ?? "";
+          if (state.waiting_for_slot && key !== waitingShown) {
+            waitingShown = key;
+            renderer.waiting(state.waiting_for_slot);
+          }
+        },
+      },
+      detach.signal,
+    );
+    if (final.phase !== "finished") {
+      process.stderr.write(
+        `\nDetached from ${record.id}; it keeps running.\n  follow: caesar logs ${record.id} --follow\n  cancel: caesar cancel ${record.id}\n`,
+      );
+      return final;
+    }
+    renderer.finished(final);
+    return final;
+  } finally {
+    process.off("SIGINT", onInterrupt);
+  }
+}

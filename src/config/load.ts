@@ -1,0 +1,86 @@
+import { readFile } from "node:fs/promises";
+import { parse as parseToml } from "smol-toml";
+import type { z } from "zod";
+import { closestMatch } from "../support/closest.js";
+import { errnoOf, UsageError } from "../support/errors.js";
+import { type ConfigFile, ConfigFileSchema } from "./schema.js";
+
+/** Read and validate one configuration file; `undefined` if it does not exist. */
+export async function readConfigFile(path: string): Promise<ConfigFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return undefined;
+    throw error;
+  }
+  return parseConfigText(text, path);
+}
+
+export function parseConfigText(text: string, path: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (error) {
+    throw new UsageError("config_syntax", `${path} is not valid TOML.`, {
+      detail: (error as Error).message,
+      cause: error,
+    });
+  }
+  const result = ConfigFileSchema.safeParse(raw);
+  if (result.success) return result.data;
+  throw new UsageError("config_invalid", `${path} has ${plural(result.error.issues.length, "error")}.`, {
+    detail: result.error.issues.map((issue) => describeConfigIssue(issue, raw)).join("\n"),
+  });
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function keyPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+function describeConfigIssue(issue: z.core.$ZodIssue, raw: unknown): string {
+  if (issue.code === "unrecognized_keys") {
+    const table = keyPath(issue.path);
+    const known = knownKeysAt(issue.path, raw);
+    return issue.keys
+      .map((key) => {
+        const where = table ? `${table}.${key}` : key;
+        const hint = closestMatch(key, known);
+        return `unknown key "${where}"${hint ? ` — did you mean "${hint}"?` : ""}`;
+      })
+      .join("\n");
+  }
+  return `${keyPath(issue.path) || "(top level)"}: ${issue.message}`;
+}
+
+/** The valid keys of the table at `path`, read from the schema's shape. */
+function knownKeysAt(path: readonly PropertyKey[], _raw: unknown): string[] {
+  let schema: unknown = ConfigFileSchema;
+  for (const key of path) {
+    schema = unwrap(schema);
+    if (typeof key === "number") {
+      schema = (schema as { element?: unknown }).element;
+      continue;
+    }
+    const shape = (schema as { shape?: Record<string, unknown> }).shape;
+    schema = typeof key === "string" ? shape?.[key] : undefined;
+  }
+  schema = unwrap(schema);
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+function unwrap(schema: unknown): unknown {
+  let current = schema as { unwrap?: () => unknown; def?: { innerType?: unknown } } | undefined;
+  while (current && typeof current.unwrap === "function") current = current.unwrap() as typeof current;
+  return current;
+}

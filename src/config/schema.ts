@@ -1,0 +1,77 @@
+import { z } from "zod";
+
+/**
+ * The configuration files (`.caesar/config.toml` and its layers). Every table is strict: an unknown key
+ * is an error naming the file, the key and the closest valid key.
+ */
+
+const durationText = z.string().min(1).describe("A duration with a unit: 90s, 10m, 1h30m.");
+
+export const TriStateNetworkSchema = z.enum(["auto", "on", "off"]);
+export type NetworkRequest = z.infer<typeof TriStateNetworkSchema>;
+
+export const IsolationRequestSchema = z.enum(["auto", "inplace", "worktree"]);
+export type IsolationRequest = z.infer<typeof IsolationRequestSchema>;
+
+export const PolicySchema = z.strictObject({
+  allowed: z
+    .array(z.string())
+    .optional()
+    .describe("Agents that may run (empty or absent: all that are not denied)."),
+  denied: z.array(z.string()).optional().describe("Agents that may never run."),
+  max_parallel: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Running tasks across all processes (default 4)."),
+  mode: z.enum(["read-only", "write"]).optional(),
+  isolation: IsolationRequestSchema.optional(),
+  network: TriStateNetworkSchema.optional(),
+  timeout: durationText.optional(),
+  allow_inplace_write: z.boolean().optional(),
+  allow_recursion: z.boolean().optional(),
+  max_depth: z.number().int().nonnegative().optional(),
+  stall_notice: durationText
+    .optional()
+    .describe("Say so when an agent prints nothing for this long (default 2m)."),
+});
+
+export const WorktreeSchema = z.strictObject({
+  copy: z.array(z.string()).optional().describe("Paths copied from the project into each new worktree."),
+  link: z.array(z.string()).optional().describe("Paths symlinked into each worktree (shared, not isolated)."),
+  setup: z.array(z.string()).optional().describe("Commands run in the worktree before the agent starts."),
+});
+
+export const CustomAgentSchema = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, '-' and '_'"),
+  bin: z.string().min(1),
+  args: z.array(z.string()).default(["{{prompt}}"]),
+  cwd_mode: z.enum(["process", "flag"]).default("process"),
+  display_name: z.string().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  enabled: z.boolean().optional(),
+});
+export type CustomAgentConfig = z.infer<typeof CustomAgentSchema>;
+
+export const RoleSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, '-' and '_'"),
+  purpose: z.string().optional(),
+  agents: z.array(z.string()).optional(),
+  mode: z.enum(["read-only", "write"]).optional(),
+  isolation: IsolationRequestSchema.optional(),
+  network: TriStateNetworkSchema.optional(),
+  timeout: durationText.optional(),
+  model: z.string().optional(),
+  system_prompt_file: z.string().optional(),
+});
+export type RoleConfig = z.infer<typeof RoleSchema>;
+
+export const ConfigFileSchema = z.strictObject({
+  policy: PolicySchema.optional(),
+  worktree: WorktreeSchema.optional(),
+  models: z.record(z.string(), z.string()).optional(),
+  agent: z.array(CustomAgentSchema).optional(),
+  role: z.array(RoleSchema).optional(),
+});
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -1,0 +1,142 @@
+import { open } from "node:fs/promises";
+import { relative } from "node:path";
+import type { StreamOutcome } from "../agents/adapter.js";
+import type { Finding } from "../protocol/report.js";
+import { taskPaths } from "../protocol/task-dir.js";
+import { changedFiles, type ObservedChange } from "../workspace/changes.js";
+import { recordResultCommit } from "../workspace/result-ref.js";
+import { snapshotTree } from "../workspace/snapshot.js";
+import type { EventWriter } from "./event-log.js";
+import type { TaskPlan } from "./plan.js";
+import { reconcile } from "./reconcile.js";
+import { recoverReport } from "./recover.js";
+import type { Outcome, TaskState } from "./state.js";
+import { updateState } from "./task-store.js";
+
+export interface FinishInput {
+  dir: string;
+  plan: TaskPlan;
+  events: EventWriter;
+  stream: StreamOutcome;
+  outcome: Outcome;
+  exit: { code: number | null; signal: string | null };
+  /** Why the agent could not run or was concluded by someone else (shown as the report's summary). */
+  launchError?: { code: string; message: string };
+  findings?: Finding[];
+}
+
+const RAW_TAIL_BYTES = 512 * 1024;
+
+/**
+ * The end of every task, whoever ends it (its conductor, or a later command concluding an abandoned
+ * task): observe the changes with git, recover the report, reconcile, write the final state atomically,
+ * then the `finished` event.
+ */
+export async function finishTask(input: FinishInput): Promise<TaskState> {
+  const { dir, plan } = input;
+  const paths = taskPaths(dir);
+  const before = await updateState(dir, (state) => ({ ...state, phase: "finishing" }));
+  const end = await observeChanges(before, plan);
+  const observed = end?.changes;
+  const recovered = await recoverReport({
+    taskDir: dir,
+    reportPath: paths.report,
+    stream: input.stream,
+    outputText: `${input.stream.finalText ?? ""}\n${await readTail(paths.raw, RAW_TAIL_BYTES)}`,
+    outcome: input.outcome,
+    exit: input.exit,
+    timeoutMs: plan.timeout_ms,
+    ...(input.launchError ? { launchError: input.launchError.message } : {}),
+    changedFiles: observed?.length,
+  });
+  const report = reconcile({
+    taskId: before.id,
+    report: recovered.report,
+    source: recovered.source,
+    mode: plan.mode,
+    workspace: before.workspace,
+    observed,
+    linked: before.linked,
+    findings: [
+      ...plan.findings,
+      ...(input.findings ?? []),
+      ...(input.stream.findings ?? []),
+      ...recovered.findings,
+    ],
+    ...(input.stream.usage ? { usage: input.stream.usage } : {}),
+  });
+  if (input.launchError)
+    await input.events.append({
+      type: "error",
+      message: input.launchError.message,
+      code: input.launchError.code,
+    });
+  const finished = await updateState(dir, (state) => ({
+    ...state,
+    phase: "finished",
+    finished_at: new Date().toISOString(),
+    outcome: state.cancel_requested && input.outcome !== "timed_out" ? "cancelled" : input.outcome,
+    exit: input.exit,
+    report_status: report.status,
+    report,
+    error: input.launchError ?? state.error,
+    waiting_for_slot: null,
+    end_tree: end?.tree ?? null,
+    result_commit: end?.commit ?? null,
+  }));
+  await input.events.append({
+    type: "finished",
+    status: report.status,
+    summary: report.summary,
+    outcome: finished.outcome ?? input.outcome,
+  });
+  await input.events.flush();
+  return finished;
+}
+
+interface EndOfTask {
+  tree: string;
+  commit: string | null;
+  changes: ObservedChange[];
+}
+
+async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTask | undefined> {
+  const top = state.worktree ?? plan.repo_top;
+  if (!top || !state.start_tree) return undefined;
+  let tree: string;
+  let changes: ObservedChange[];
+  try {
+    tree = await snapshotTree(top, state.materialised);
+    changes = await changedFiles(top, state.start_tree, tree);
+  } catch {
+    // The worktree is gone (removed by hand?): nothing can be verified; the declaration stands.
+    return undefined;
+  }
+  const commit = await recordResultCommit(
+    top,
+    state.id,
+    tree,
+    state.base_ref,
+    `caesar ${state.id}: ${state.objective.split("\n")[0]!.slice(0, 72)}`,
+  ).catch(() => null);
+  if (plan.repo_prefix)
+    changes = changes.map((change) => ({ ...change, path: relative(plan.repo_prefix, change.path) }));
+  return { tree, commit, changes };
+}
+
+async function readTail(path: string, bytes: number): Promise<string> {
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, bytes);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      return buffer.toString("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,67 @@
+import type { CaesarEvent } from "../protocol/event.js";
+import { taskPaths } from "../protocol/task-dir.js";
+import { concludeIfAbandoned } from "./conclude.js";
+import { readEvents } from "./event-log.js";
+import { watchPath } from "./file-watch.js";
+import type { TaskState } from "./state.js";
+import { readState } from "./task-store.js";
+
+export interface FollowHandlers {
+  onEvent?(event: CaesarEvent): void;
+  onState?(state: TaskState): void;
+}
+
+/**
+ * Follow a task's files until it finishes: every event as it is appended, every state change. Reads only;
+ * the conductor owns the task. Resolves with the final state (or the last one seen when aborted).
+ */
+export async function followTask(
+  id: string,
+  dir: string,
+  handlers: FollowHandlers,
+  signal?: AbortSignal,
+): Promise<TaskState> {
+  const paths = taskPaths(dir);
+  let offset = 0;
+  let lastStateKey = "";
+  let state = await readState(dir);
+  let wake: () => void = () => {};
+  const stop = watchPath(dir, () => wake(), { pollMs: 500 });
+  try {
+    for (;;) {
+      const read = await readEvents(paths.events, offset);
+      offset = read.offset;
+      for (const event of read.events) handlers.onEvent?.(event);
+      state = await readState(dir);
+      const key = `${state.phase}:${state.updated_at}`;
+      if (key !== lastStateKey) {
+        lastStateKey = key;
+        handlers.onState?.(state);
+      }
+      if (state.phase === "finished") {
+        const rest = await readEvents(paths.events, offset);
+        for (const event of rest.events) handlers.onEvent?.(event);
+        return state;
+      }
+      if (signal?.aborted) return state;
+      if (
+        state.conductor &&
+        (await concludeIfAbandoned({ id, dir, paths, state }, "run")).phase === "finished"
+      )
+        continue;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", done);
+          wake = () => {};
+          resolve();
+        };
+        wake = done;
+        const timer = setTimeout(done, 1000);
+        signal?.addEventListener("abort", done, { once: true });
+      });
+    }
+  } finally {
+    stop();
+  }
+}

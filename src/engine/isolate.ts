@@ -1,0 +1,114 @@
+import { spawn } from "node:child_process";
+import type { WriteStream } from "node:fs";
+import { join } from "node:path";
+import { gitOut } from "../workspace/git.js";
+import { materialise } from "../workspace/materialise.js";
+import { addWorktree, branchNameFor, removeWorktree } from "../workspace/worktree.js";
+import type { TaskPlan } from "./plan.js";
+import { projectPaths } from "./project.js";
+
+export interface Isolation {
+  workspace: string;
+  worktree: string | null;
+  branch: string | null;
+  baseRef: string | null;
+  /** The top of the git work tree the agent works in (the worktree, or the repository), if any. */
+  gitTop: string | null;
+  materialised: string[];
+  linked: string[];
+  missing: string[];
+}
+
+/** Prepare where the agent works: a fresh worktree on a readable branch, or the project itself. */
+export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation> {
+  if (plan.isolation === "inplace" || plan.repo_top === null) {
+    const baseRef = plan.repo_top
+      ? await gitOut(plan.root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).catch(() => "")
+      : "";
+    return {
+      workspace: plan.root,
+      worktree: null,
+      branch: null,
+      baseRef: baseRef || null,
+      gitTop: plan.repo_top,
+      materialised: [],
+      linked: [],
+      missing: [],
+    };
+  }
+  const baseRef = await gitOut(plan.repo_top, ["rev-parse", "--verify", "HEAD^{commit}"]);
+  const path = join(projectPaths(plan.root).worktrees, taskId);
+  const branch = branchNameFor(plan.role ?? plan.agent, plan.objective, taskId);
+  await addWorktree(plan.repo_top, path, branch, baseRef);
+  const workspace = join(path, plan.repo_prefix);
+  try {
+    const placed = await materialise(plan.root, workspace, plan.worktree);
+    const prefixed = (paths: string[]) =>
+      paths.map((p) => (plan.repo_prefix ? join(plan.repo_prefix, p) : p));
+    return {
+      workspace,
+      worktree: path,
+      branch,
+      baseRef,
+      gitTop: path,
+      materialised: prefixed(placed.materialised),
+      linked: prefixed(placed.linked),
+      missing: placed.missing,
+    };
+  } catch (error) {
+    await removeWorktree(plan.repo_top, path, branch);
+    throw error;
+  }
+}
+
+/** Undo a worktree that never ran an agent (a failed setup): nothing of the user's is in it. */
+export async function discardIsolation(plan: TaskPlan, isolation: Isolation): Promise<void> {
+  if (isolation.worktree && plan.repo_top)
+    await removeWorktree(plan.repo_top, isolation.worktree, isolation.branch);
+}
+
+export interface SetupFailure {
+  command: string;
+  code: number | null;
+  signal: string | null;
+}
+
+/** Run the `[worktree] setup` commands in the workspace, output into raw.log; the first failure stops. */
+export async function runSetup(
+  commands: string[],
+  cwd: string,
+  env: Record<string, string>,
+  raw: WriteStream,
+  signal: AbortSignal,
+): Promise<SetupFailure | undefined> {
+  for (const command of commands) {
+    raw.write(`[caesar] setup: $ ${command}\n`);
+    const result = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      const child = spawn("sh", ["-c", command], {
+        cwd,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stdout.on("data", (chunk) => raw.write(chunk));
+      child.stderr.on("data", (chunk) => raw.write(chunk));
+      const onAbort = () => {
+        if (child.pid) {
+          try {
+            process.kill(-child.pid, "SIGKILL");
+          } catch {
+            // already gone
+          }
+        }
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      child.on("error", () => resolve({ code: 127, signal: null }));
+      child.on("close", (code, sig) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve({ code, signal: sig });
+      });
+    });
+    if (result.code !== 0) return { command, ...result };
+  }
+  return undefined;
+}

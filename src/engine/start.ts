@@ -1,0 +1,123 @@
+import { spawn } from "node:child_process";
+import { mkdir, open, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makeTaskId } from "../protocol/ids.js";
+import { taskPaths } from "../protocol/task-dir.js";
+import { writeJsonAtomic } from "../support/atomic-file.js";
+import { errnoOf } from "../support/errors.js";
+import { withFileLock } from "../support/file-lock.js";
+import { recordProcess } from "../support/process.js";
+import { PLAN_FILE } from "./conductor.js";
+import type { TaskPlan } from "./plan.js";
+import { projectPaths } from "./project.js";
+import type { TaskState } from "./state.js";
+import { type TaskRecord, updateState, writeState } from "./task-store.js";
+
+const CONDUCTOR_MAIN = fileURLToPath(new URL("./conductor-main.js", import.meta.url));
+export const CONDUCTOR_LOG = "conductor.log";
+
+/**
+ * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
+ * the task runs on its own, whatever happens to the caller.
+ */
+export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
+  const store = projectPaths(plan.root);
+  await mkdir(store.tasks, { recursive: true });
+  const { id, dir } = await createTaskDir(store.tasks);
+  const paths = taskPaths(dir);
+  await writeJsonAtomic(join(dir, PLAN_FILE), plan);
+  const now = new Date().toISOString();
+  const state: TaskState = {
+    version: 1,
+    id,
+    phase: "queued",
+    created_at: now,
+    updated_at: now,
+    agent: plan.agent,
+    role: plan.role,
+    objective: plan.objective,
+    mode: plan.mode,
+    isolation: plan.isolation,
+    depth: plan.depth,
+    parent_id: plan.parent_id,
+    root: plan.root,
+    workspace: plan.root,
+    worktree: null,
+    branch: null,
+    base_ref: null,
+    start_tree: null,
+    end_tree: null,
+    result_commit: null,
+    materialised: [],
+    linked: [],
+    conductor: null,
+    agent_process: null,
+    waiting_for_slot: null,
+    command: null,
+    started_at: null,
+    finished_at: null,
+    deadline_at: null,
+    outcome: null,
+    exit: null,
+    report_status: null,
+    report: null,
+    error: null,
+    cancel_requested: null,
+    applied: null,
+    cleaned_at: null,
+    change_number: await nextChangeNumber(store.state),
+  };
+  await writeState(dir, state);
+  const log = await open(join(dir, CONDUCTOR_LOG), "a");
+  try {
+    const child = spawn(process.execPath, [CONDUCTOR_MAIN, plan.root, id], {
+      cwd: plan.root,
+      detached: true,
+      stdio: ["ignore", log.fd, log.fd],
+      env: process.env,
+    });
+    child.unref();
+    const pid = child.pid;
+    if (pid !== undefined) {
+      const record = recordProcess(pid);
+      const next = await updateState(dir, (current) =>
+        current.conductor ? undefined : { ...current, conductor: record },
+      );
+      return { id, dir, paths, state: next };
+    }
+  } finally {
+    await log.close();
+  }
+  return { id, dir, paths, state };
+}
+
+async function createTaskDir(tasksRoot: string): Promise<{ id: string; dir: string }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const id = makeTaskId();
+    const dir = join(tasksRoot, id);
+    try {
+      await mkdir(dir);
+      return { id, dir };
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST") throw error;
+    }
+  }
+  throw new Error(`could not allocate a task id in ${tasksRoot}`);
+}
+
+/** Each task's result gets a sequential number in its project, like a pull request. */
+async function nextChangeNumber(stateDir: string): Promise<number> {
+  await mkdir(stateDir, { recursive: true });
+  const counter = join(stateDir, "changes.json");
+  return withFileLock(join(stateDir, ".changes.lock"), async () => {
+    let last = 0;
+    try {
+      last = (JSON.parse(await readFile(counter, "utf8")) as { last: number }).last;
+    } catch {
+      last = 0;
+    }
+    await writeJsonAtomic(counter, { last: last + 1 });
+    return last + 1;
+  });
+}

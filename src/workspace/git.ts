@@ -1,0 +1,92 @@
+import { execFile } from "node:child_process";
+import { CaesarError } from "../support/errors.js";
+
+export interface GitOptions {
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  /** Resolve with the result instead of throwing on a non-zero exit. */
+  allowFailure?: boolean;
+  maxBuffer?: number;
+}
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+/** Identity for the commits caesar itself makes (task snapshots), so it works where none is configured. */
+export const CAESAR_GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: "caesar",
+  GIT_AUTHOR_EMAIL: "caesar@localhost",
+  GIT_COMMITTER_NAME: "caesar",
+  GIT_COMMITTER_EMAIL: "caesar@localhost",
+};
+
+/** Run git in `cwd`. Failures become a CaesarError carrying git's own message. */
+export function git(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      "git",
+      args,
+      {
+        cwd,
+        env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env },
+        maxBuffer: options.maxBuffer ?? 256 * 1024 * 1024,
+        encoding: "utf8",
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        if (error && (error as NodeJS.ErrnoException).code === "ENOENT") {
+          reject(
+            new CaesarError("git_missing", "git is not installed or not on PATH.", {
+              detail: "Install git (https://git-scm.com) and retry.",
+            }),
+          );
+          return;
+        }
+        if (code !== 0 && !options.allowFailure) {
+          reject(
+            new CaesarError("git_failed", `git ${args[0]} failed in ${cwd}.`, {
+              detail: `${stderr.trim() || stdout.trim()}\n(command: git ${args.join(" ")})`,
+              data: { code },
+            }),
+          );
+          return;
+        }
+        resolve({ stdout, stderr, code });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+export async function gitOut(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
+  return (await git(cwd, args, options)).stdout.trim();
+}
+
+/** The top level of the git work tree containing `dir`, or undefined outside git. */
+export async function gitTopLevel(dir: string): Promise<string | undefined> {
+  const result = await git(dir, ["rev-parse", "--show-toplevel"], { allowFailure: true });
+  return result.code === 0 ? result.stdout.trim() : undefined;
+}
+
+/** The commit HEAD points at, or undefined in a repository without commits. */
+export async function headCommit(dir: string): Promise<string | undefined> {
+  const result = await git(dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+    allowFailure: true,
+  });
+  return result.code === 0 ? result.stdout.trim() : undefined;
+}
+
+/** What kind of git workspace `dir` is: none, a repository without commits, or a usable one. */
+export async function describeRepository(
+  dir: string,
+): Promise<
+  { kind: "none" } | { kind: "empty"; top: string } | { kind: "usable"; top: string; head: string }
+> {
+  const top = await gitTopLevel(dir);
+  if (!top) return { kind: "none" };
+  const head = await headCommit(dir);
+  return head ? { kind: "usable", top, head } : { kind: "empty", top };
+}

@@ -1,0 +1,46 @@
+import { randomBytes } from "node:crypto";
+import { copyFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { errnoOf } from "../support/errors.js";
+import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
+
+/** The tree of git's empty repository, to diff against when there is no commit. */
+export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/** caesar's own folders, never part of a task's changes. */
+export const CAESAR_OWN_PATHS = [".caesar/tasks", ".caesar/wt", ".caesar/state", ".caesar/chat"];
+
+/**
+ * Snapshot the working tree of `workdir` as a git tree object — tracked changes, untracked files
+ * (respecting .gitignore), and committed work alike — without touching the user's index: it works on a
+ * copy of the index (which keeps git's stat cache, so only changed files are hashed). `excluded` paths
+ * keep whatever the index had for them (prefix semantics: a directory covers what it contains).
+ */
+export async function snapshotTree(workdir: string, excluded: readonly string[] = []): Promise<string> {
+  const realIndex = await gitOut(workdir, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  const tag = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  const original = join(tmpdir(), `caesar-index-${tag}.orig`);
+  const working = join(tmpdir(), `caesar-index-${tag}`);
+  try {
+    try {
+      await copyFile(realIndex, original);
+      await copyFile(realIndex, working);
+    } catch (error) {
+      if (errnoOf(error) !== "ENOENT") throw error; // a repository without an index yet: start empty
+    }
+    const env = { GIT_INDEX_FILE: working, ...CAESAR_GIT_IDENTITY };
+    await git(workdir, ["add", "--all", "--", ":(top)"], { env });
+    const paths = [...CAESAR_OWN_PATHS, ...excluded].map((path) => `:(top,literal)${path}`);
+    // Put the excluded paths back as the index had them (git refuses exclusion pathspecs on ignored paths).
+    const kept = (
+      await git(workdir, ["ls-files", "--stage", "-z", "--", ...paths], { env: { GIT_INDEX_FILE: original } })
+    ).stdout;
+    await git(workdir, ["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", ...paths], { env });
+    if (kept !== "") await git(workdir, ["update-index", "-z", "--index-info"], { env, input: kept });
+    return await gitOut(workdir, ["write-tree"], { env });
+  } finally {
+    await rm(original, { force: true });
+    await rm(working, { force: true });
+  }
+}

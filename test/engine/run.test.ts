@@ -1,0 +1,329 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import {
+  FIXTURE_BIN,
+  git,
+  makeRepo,
+  readJson,
+  taskDir,
+  tempDir,
+  writeConfig,
+  writeFiles,
+} from "../helpers/repo.js";
+
+interface RunJson {
+  task_id: string;
+  state: {
+    id: string;
+    phase: string;
+    outcome: string;
+    worktree: string | null;
+    branch: string | null;
+    base_ref: string | null;
+    workspace: string;
+    depth: number;
+    parent_id: string | null;
+    conductor: { pid: number } | null;
+    agent_process: { pid: number } | null;
+    error: { code: string; message: string } | null;
+  };
+  report: {
+    status: string;
+    summary: string;
+    report_source: string;
+    changes_verified_by: string;
+    changes: { path: string; action: string }[];
+    findings: { severity: string; title: string; detail?: string }[];
+  };
+}
+
+const ALL_FIXTURES = [
+  "conformant",
+  "writer",
+  "crash",
+  "hang",
+  "ignore-term",
+  "grandchild",
+  "bad-report",
+  "committer",
+  "env-dump",
+  "nested",
+];
+
+function project(config = "", files?: Record<string, string>): string {
+  const root = makeRepo(files);
+  writeConfig(root, config, ALL_FIXTURES);
+  return root;
+}
+
+async function run(root: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const result = await runCaesar(["run", "--json", ...args], { cwd: root, env, timeoutMs: 90_000 });
+  return { result, body: result.code === 2 ? undefined : parseJsonOutput<RunJson>(result) };
+}
+
+describe("caesar run with the seed's ten-line agent", () => {
+  it("runs it unmodified in a worktree and recovers its report from the file", async () => {
+    const root = project();
+    const { result, body } = await run(root, ["--agent", "conformant", "Fix the parser"]);
+    expect(result.code).toBe(0);
+    expect(body!.report.status).toBe("success");
+    expect(body!.report.summary).toBe("Handled: Fix the parser");
+    expect(body!.report.report_source).toBe("file");
+    expect(body!.report.changes_verified_by).toBe("git");
+    expect(body!.state.outcome).toBe("succeeded");
+    expect(body!.state.worktree).toContain(join(".caesar", "wt", body!.task_id));
+    expect(body!.state.branch).toMatch(
+      new RegExp(`^caesar/conformant/fix-the-parser-${body!.task_id.slice(2)}$`),
+    );
+    expect(body!.state.base_ref).toBe(git(root, "rev-parse", "HEAD"));
+    const dir = taskDir(root, body!.task_id);
+    for (const file of ["task.json", "report.json", "events.jsonl", "raw.log", "state.json"]) {
+      expect(existsSync(join(dir, file)), file).toBe(true);
+    }
+    const task = readJson(join(dir, "task.json"));
+    expect(task.protocol).toBe("caesar.task/v1");
+    expect(task.workspace).toBe(body!.state.worktree);
+    const events = readFileSync(join(dir, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events[0].type).toBe("started");
+    expect(events.filter((e) => e.type === "finished")).toHaveLength(1);
+    expect(events.at(-1).type).toBe("finished");
+    // state.json records the conductor's and the agent's pids
+    expect(body!.state.conductor?.pid).toBeGreaterThan(0);
+    expect(body!.state.agent_process?.pid).toBeGreaterThan(0);
+  });
+});
+
+describe("the agent's environment and arguments", () => {
+  it("gets the eight CAESAR_* variables, AGENT_CHAT_ROOT, the workspace as cwd, and the args after -- verbatim", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "env-dump", "look around", "--", "--flag", "two words"]);
+    const dir = taskDir(root, body!.task_id);
+    const env = readFileSync(join(dir, "env.txt"), "utf8");
+    for (const name of [
+      "TASK_DIR",
+      "TASK_FILE",
+      "REPORT_PATH",
+      "EVENTS_PATH",
+      "TASK_ID",
+      "AGENT",
+      "DEPTH",
+      "PROTOCOL_VERSION",
+    ]) {
+      expect(env).toContain(`CAESAR_${name}=`);
+    }
+    expect(env).toContain(`CAESAR_TASK_ID=${body!.task_id}`);
+    expect(env).toContain("CAESAR_DEPTH=0");
+    expect(env).toContain(`AGENT_CHAT_ROOT=${join(root, ".caesar", "chat")}`);
+    const args = readFileSync(join(dir, "args.txt"), "utf8").trim().split("\n");
+    expect(args.slice(-2)).toEqual(["--flag", "two words"]);
+    expect(args.join("\n")).toContain("Objective: look around");
+    expect(readFileSync(join(dir, "cwd.txt"), "utf8").trim()).toBe(body!.state.worktree);
+  });
+
+  it("refuses a stray operand without --", async () => {
+    const root = project();
+    const result = await runCaesar(["run", "--agent", "conformant", "fix", "this", "--json"], { cwd: root });
+    expect(result.code).toBe(2);
+    expect(parseJsonOutput<{ error: { code: string } }>(result).error.code).toBe("stray_operand");
+    expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);
+  });
+});
+
+describe("reconciliation with git", () => {
+  it("replaces the declaration by what git observed, with findings for both disagreements", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "writer", "write a file"]);
+    expect(body!.report.changes).toEqual(
+      [{ path: "out.txt", action: "added", summary: undefined }].map(({ summary: _, ...c }) => c),
+    );
+    const titles = body!.report.findings.map((f) => f.title).join("\n");
+    expect(titles).toContain("1 declared change(s) not found by git");
+    expect(body!.report.findings.find((f) => f.title.includes("not found by git"))?.detail).toBe(
+      "declared-only.txt",
+    );
+  });
+
+  it("counts work the agent committed in its worktree (diff against base_ref, not HEAD)", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "committer", "commit things"]);
+    expect(body!.report.changes.map((c) => c.path).sort()).toEqual(["committed.txt", "loose.txt"]);
+    expect(body!.report.findings.filter((f) => f.severity !== "info")).toEqual([]);
+    const diff = await runCaesar(["diff", body!.task_id, "--stat"], { cwd: root });
+    expect(diff.stdout).toContain("committed.txt");
+    expect(diff.stdout).toContain("loose.txt");
+  });
+
+  it("flags any write during a read-only task as a high-severity finding", async () => {
+    const root = project();
+    const { result, body } = await run(root, ["--agent", "writer", "--mode", "read-only", "just look"]);
+    expect(result.code).toBe(0); // the agent says success; the finding says what it did
+    const high = body!.report.findings.find((f) => f.severity === "high");
+    expect(high?.title).toBe("1 file(s) changed during a read-only task");
+    expect(high?.detail).toBe("added out.txt");
+  });
+});
+
+describe("report recovery tiers", () => {
+  it("turns an invalid report.json into a finding and synthesises a failed report from the outcome", async () => {
+    const root = project();
+    const { result, body } = await run(root, ["--agent", "bad-report", "report badly"]);
+    expect(result.code).toBe(1);
+    expect(body!.report.report_source).toBe("synthesized");
+    expect(body!.report.status).toBe("partial");
+    const invalid = body!.report.findings.find((f) => f.title.startsWith("report.json is not a valid"));
+    expect(invalid?.detail).toContain("$.status");
+    expect(invalid?.detail).toContain("$.summary");
+  });
+
+  it("falls back to a fenced caesar:report block in the output", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "bad-report", "fence it"], { FENCED: "1" });
+    expect(body!.report.report_source).toBe("fenced");
+    expect(body!.report.summary).toBe("from the fence");
+  });
+
+  it("falls back to a self-declared report JSON in the output", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "bad-report", "declare it"], { SELF: "1" });
+    expect(body!.report.report_source).toBe("self-declared");
+    expect(body!.report.status).toBe("blocked");
+  });
+
+  it("synthesises a failed report for a crashing agent, with the files it left as verified changes", async () => {
+    const root = project();
+    const { result, body } = await run(root, ["--agent", "crash", "crash"]);
+    expect(result.code).toBe(1);
+    expect(body!.state.outcome).toBe("failed");
+    expect(body!.report.status).toBe("failed");
+    expect(body!.report.summary).toContain("exit code 3");
+    expect(body!.report.changes).toEqual([{ path: "half-done.txt", action: "added" }]);
+    expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("about to crash");
+  });
+});
+
+describe("processes", () => {
+  it("fails at once, clearly, when the agent's binary does not exist", async () => {
+    const root = makeRepo();
+    writeConfig(root, '[[agent]]\nid = "ghost"\nbin = "/nonexistent/ghost-agent"\nargs = ["{{prompt}}"]\n');
+    const { result, body } = await run(root, ["--agent", "ghost", "anything"]);
+    expect(result.code).toBe(1);
+    expect(body!.state.error?.code).toBe("agent_not_found");
+    expect(body!.report.summary).toContain("/nonexistent/ghost-agent was not found");
+    const events = readFileSync(join(taskDir(root, body!.task_id), "events.jsonl"), "utf8");
+    expect(events).toContain('"type":"error"');
+    expect(events.match(/"type":"finished"/g)).toHaveLength(1);
+  });
+
+  it("ends a hanging agent at its deadline", async () => {
+    const root = project();
+    const { result, body } = await run(root, ["--agent", "hang", "--timeout", "1s", "hang"]);
+    expect(result.code).toBe(1);
+    expect(body!.state.outcome).toBe("timed_out");
+    expect(body!.report.summary).toContain("Timed out after 1.0s");
+    expect(isAlive(body!.state.agent_process!.pid)).toBe(false);
+  });
+
+  it("SIGKILLs an agent that ignores SIGTERM, after the grace delay", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "ignore-term", "--timeout", "1s", "stubborn"]);
+    expect(body!.state.outcome).toBe("timed_out");
+    expect(isAlive(body!.state.agent_process!.pid)).toBe(false);
+  });
+
+  it("leaves no grandchild holding the pipe when the agent exits", async () => {
+    const root = project();
+    const { result, body } = await run(root, ["--agent", "grandchild", "leave one behind"]);
+    expect(result.code).toBe(0);
+    const pid = Number(readFileSync(join(taskDir(root, body!.task_id), "grandchild.pid"), "utf8"));
+    expect(isAlive(pid)).toBe(false);
+  });
+});
+
+describe("isolation", () => {
+  it("refuses an inplace write in a git repository before any task directory exists", async () => {
+    const root = project();
+    const { result } = await run(root, ["--agent", "writer", "--isolation", "inplace", "write here"]);
+    expect(result.code).toBe(1);
+    expect(parseJsonOutput<{ error: { code: string; detail: string } }>(result).error.detail).toContain(
+      "allow_inplace_write = true",
+    );
+    expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);
+  });
+
+  it("allows it with [policy] allow_inplace_write, and verifies only what the task changed", async () => {
+    const root = project("[policy]\nallow_inplace_write = true\n");
+    writeFiles(root, { "README.md": "# user edit, uncommitted\n" });
+    const { body } = await run(root, ["--agent", "writer", "--isolation", "inplace", "write here"]);
+    expect(body!.state.worktree).toBeNull();
+    expect(body!.report.changes_verified_by).toBe("git");
+    expect(body!.report.changes.map((c) => c.path)).toEqual(["out.txt"]);
+    expect(readFileSync(join(root, "out.txt"), "utf8")).toContain("fixture agent");
+  });
+
+  it("outside git, runs in place and keeps the agent's declaration", async () => {
+    const root = tempDir();
+    writeConfig(root, "", ["writer"]);
+    const { body } = await run(root, ["--agent", "writer", "write"]);
+    expect(body!.state.worktree).toBeNull();
+    expect(body!.report.changes_verified_by).toBe("declaration");
+    expect(body!.report.changes.map((c) => c.path)).toEqual(["out.txt", "declared-only.txt"]);
+  });
+
+  it("copies and links [worktree] paths, excludes them from the diff, and says the link is shared", async () => {
+    const root = project('[worktree]\ncopy = [".env"]\nlink = ["shared"]\n', { "README.md": "x\n" });
+    writeFiles(root, { ".env": "SECRET=1\n", "shared/data.txt": "big\n" });
+    git(root, "add", "-f", "shared/data.txt");
+    git(root, "commit", "-q", "-m", "shared");
+    git(root, "rm", "-q", "--cached", "-r", "shared");
+    git(root, "commit", "-q", "-m", "untrack shared");
+    const { body } = await run(root, ["--agent", "conformant", "copy things"]);
+    const worktree = body!.state.worktree!;
+    expect(readFileSync(join(worktree, ".env"), "utf8")).toBe("SECRET=1\n");
+    expect(readFileSync(join(worktree, "shared", "data.txt"), "utf8")).toBe("big\n");
+    expect(body!.report.changes).toEqual([]);
+    expect(body!.report.findings.map((f) => f.title)).toContain(
+      "shared is shared with the main tree (symlink)",
+    );
+  });
+
+  it("fails the task with a report naming the setup command that failed, and leaves no worktree", async () => {
+    const root = project('[worktree]\nsetup = ["true", "echo preparing; exit 7"]\n');
+    const { result, body } = await run(root, ["--agent", "conformant", "needs setup"]);
+    expect(result.code).toBe(1);
+    expect(body!.state.error?.code).toBe("setup_failed");
+    expect(body!.report.summary).toContain("`echo preparing; exit 7` (exit code 7)");
+    expect(git(root, "worktree", "list")).not.toContain(".caesar/wt");
+    expect(git(root, "branch")).not.toContain("caesar/");
+    expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("preparing");
+  });
+});
+
+describe("nested delegation", () => {
+  it("records the parent and the depth when an agent calls caesar run itself", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "nested", "delegate something"], { CAESAR_BIN });
+    const dir = taskDir(root, body!.task_id);
+    expect(readFileSync(join(dir, "child.rc"), "utf8").trim()).toBe("0");
+    const child = JSON.parse(readFileSync(join(dir, "child.json"), "utf8")) as RunJson;
+    expect(child.state.parent_id).toBe(body!.task_id);
+    expect(child.state.depth).toBe(1);
+    // The child's task lives in the same project store, not in the parent's worktree.
+    expect(existsSync(taskDir(root, child.task_id))).toBe(true);
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+void FIXTURE_BIN;
