@@ -91,7 +91,9 @@ export class EventLineFormatter {
         ];
       case "thinking": {
         // Reasoning summaries come as markdown ("**Title**\n\nText"): on one line, without the markers.
-        const text = oneLine(event.text.replace(/\*\*(.+?)\*\*/g, "$1"));
+        const text = oneLine(
+          event.text.replace(/^\s*\*\*(.+?)\*\*\s+/, "$1: ").replace(/\*\*(.+?)\*\*/g, "$1"),
+        );
         return text ? [this.single("think", [{ text, role: "muted", flex: true }])] : [];
       }
       case "message": {

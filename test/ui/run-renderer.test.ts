@@ -177,7 +177,13 @@ describe("caesar run's colours", () => {
     const ascii = tty({ TERM: "dumb", LANG: "C" });
     const unicode = tty({ TERM: "dumb", LANG: "C.UTF-8" });
     expect(ascii).toMatch(/^[\x20-\x7e\n]*$/);
-    expect(ascii.split("\n").map(displayWidth)).toEqual(unicode.split("\n").map(displayWidth));
+    const asciiLines = ascii.split("\n");
+    const unicodeLines = unicode.split("\n");
+    expect(asciiLines.length).toBe(unicodeLines.length);
+    // Marks take the same columns; only a cut line may differ, by where its ellipsis ("…" or "...") falls.
+    unicodeLines.forEach((line, index) => {
+      if (!line.includes("…")) expect(displayWidth(asciiLines[index]!), line).toBe(displayWidth(line));
+    });
   });
 
   it("keep the agent's own escape sequences off the screen", () => {

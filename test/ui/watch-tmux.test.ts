@@ -21,16 +21,12 @@ function pane(): string {
   return tmux("capture-pane", "-p", "-t", SESSION);
 }
 
-function sessionAlive(): boolean {
-  return spawnSync("tmux", ["-L", SOCKET, "has-session", "-t", SESSION]).status === 0;
-}
-
 /** Poll the pane until `predicate` holds; generous deadline, no assertion on how fast. */
 async function waitForPane(predicate: (screen: string) => boolean, what: string): Promise<string> {
   const deadline = Date.now() + 30_000;
   let screen = "";
   while (Date.now() < deadline) {
-    screen = sessionAlive() ? pane() : "";
+    screen = pane();
     if (predicate(screen)) return screen;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -70,7 +66,8 @@ describe.runIf(hasTmux)("caesar watch in a terminal (tmux)", () => {
       { type: "message", text: "Reading the client first." },
     ]);
 
-    const command = [process.execPath, CAESAR_BIN, "watch", "--root", project.root].map(shellQuote).join(" ");
+    // The pane outlives caesar watch, so its exit (and any error it printed) can be read back.
+    const command = `${[process.execPath, CAESAR_BIN, "watch", "--root", project.root].map(shellQuote).join(" ")}; echo "caesar watch exited with $?"; sleep 600`;
     tmux(
       "new-session",
       "-d",
@@ -135,7 +132,10 @@ describe.runIf(hasTmux)("caesar watch in a terminal (tmux)", () => {
     );
 
     tmux("send-keys", "-t", SESSION, "q");
-    await waitForPane(() => !sessionAlive(), "caesar watch quitting on q");
+    screen = await waitForPane((s) => s.includes("caesar watch exited with"), "caesar watch quitting on q");
+    expect(screen).toContain("caesar watch exited with 0");
+    // The alternate screen is left: the watch screen is gone from the terminal.
+    expect(screen).not.toContain("t_aaaa0001");
   });
 });
 
