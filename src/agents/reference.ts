@@ -1,11 +1,8 @@
-import { fileURLToPath } from "node:url";
+import { REFERENCE_AGENT_SCRIPT } from "../support/package-paths.js";
 import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
 import { PlainTextTranslator } from "./generic-translator.js";
 
-/** The bundled reference agent's script, shipped in the package (`agents/`). */
-export const REFERENCE_AGENT_SCRIPT = fileURLToPath(
-  new URL("../../agents/reference-agent.mjs", import.meta.url),
-);
+export { REFERENCE_AGENT_SCRIPT };
 
 /**
  * caesar's reference agent: a conformant OACP program with no model behind it, for `caesar demo`,

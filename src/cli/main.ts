@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT_USAGE, UsageError } from "../support/errors.js";
+import { PACKAGE_JSON } from "../support/package-paths.js";
 import { HELP_GROUPS } from "./command.js";
 import { reportError } from "./output.js";
 import { COMMANDS } from "./registry.js";
@@ -14,7 +15,7 @@ Exit codes:
 Every command accepts --root <dir> and --json. Run \`caesar <command> --help\` for its options.`;
 
 function packageVersion(): string {
-  const raw = readFileSync(new URL("../../package.json", import.meta.url), "utf8");
+  const raw = readFileSync(PACKAGE_JSON, "utf8");
   return (JSON.parse(raw) as { version: string }).version;
 }
 

@@ -67,20 +67,35 @@ function knownKeysAt(path: readonly PropertyKey[], _raw: unknown): string[] {
   let schema: unknown = ConfigFileSchema;
   for (const key of path) {
     schema = unwrap(schema);
-    if (typeof key === "number") {
-      schema = (schema as { element?: unknown }).element;
-      continue;
-    }
-    const shape = (schema as { shape?: Record<string, unknown> }).shape;
-    schema = typeof key === "string" ? shape?.[key] : undefined;
+    const def = defOf(schema);
+    if (typeof key === "number") schema = def?.type === "array" ? def.element : undefined;
+    else if (typeof key === "string") schema = def?.shape?.[key];
+    else schema = undefined;
   }
-  schema = unwrap(schema);
-  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  const shape = defOf(unwrap(schema))?.shape;
   return shape ? Object.keys(shape) : [];
 }
 
+interface SchemaDef {
+  type?: string;
+  innerType?: unknown;
+  element?: unknown;
+  shape?: Record<string, unknown>;
+}
+
+function defOf(schema: unknown): SchemaDef | undefined {
+  return (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def;
+}
+
+/** Look through optional/default/nullable wrappers. */
 function unwrap(schema: unknown): unknown {
-  let current = schema as { unwrap?: () => unknown; def?: { innerType?: unknown } } | undefined;
-  while (current && typeof current.unwrap === "function") current = current.unwrap() as typeof current;
+  let current = schema;
+  for (
+    let def = defOf(current);
+    def && ["optional", "default", "nullable", "prefault"].includes(def.type ?? "");
+    def = defOf(current)
+  ) {
+    current = def.innerType;
+  }
   return current;
 }

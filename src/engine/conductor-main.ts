@@ -17,3 +17,5 @@ try {
   );
   process.exitCode = 1;
 }
+// One line for diagnosis and benchmarks: how much memory this conductor needed at its peak.
+process.stderr.write(`[caesar conductor] ${taskId} done; max RSS ${process.resourceUsage().maxRSS} KiB\n`);

@@ -18,7 +18,6 @@ import { writeJsonAtomic } from "../support/atomic-file.js";
 import { formatDuration } from "../support/duration.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { recordProcess } from "../support/process.js";
-import { snapshotTree } from "../workspace/snapshot.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { makeBrief } from "./brief.js";
 import { channelFor } from "./channel-coordinates.js";
@@ -115,7 +114,6 @@ async function runTask(input: RunInput): Promise<void> {
   }
 
   const isolation = await isolate(plan, dir.split("/").pop()!);
-  const startTree = isolation.gitTop ? await snapshotTree(isolation.gitTop, isolation.materialised) : null;
   const task = makeTask(plan, dir, isolation);
   await writeJsonAtomic(paths.task, task);
   await updateState(dir, (state) => ({
@@ -124,7 +122,7 @@ async function runTask(input: RunInput): Promise<void> {
     worktree: isolation.worktree,
     branch: isolation.branch,
     base_ref: isolation.baseRef,
-    start_tree: startTree,
+    start_tree: isolation.startTree,
     materialised: isolation.materialised,
     linked: isolation.linked,
   }));

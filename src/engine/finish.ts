@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
 import { relative } from "node:path";
 import type { StreamOutcome } from "../agents/adapter.js";
+import { settleBudget } from "../policy/budget.js";
 import type { Finding } from "../protocol/report.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { changedFiles, type ObservedChange } from "../workspace/changes.js";
@@ -8,6 +9,7 @@ import { recordResultCommit } from "../workspace/result-ref.js";
 import { snapshotTree } from "../workspace/snapshot.js";
 import type { EventWriter } from "./event-log.js";
 import type { TaskPlan } from "./plan.js";
+import { projectPaths } from "./project.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
 import type { Outcome, TaskState } from "./state.js";

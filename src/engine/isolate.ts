@@ -3,6 +3,7 @@ import type { WriteStream } from "node:fs";
 import { join } from "node:path";
 import { gitOut } from "../workspace/git.js";
 import { materialise } from "../workspace/materialise.js";
+import { snapshotTree } from "../workspace/snapshot.js";
 import { addWorktree, branchNameFor, removeWorktree } from "../workspace/worktree.js";
 import type { TaskPlan } from "./plan.js";
 import { projectPaths } from "./project.js";
@@ -14,6 +15,8 @@ export interface Isolation {
   baseRef: string | null;
   /** The top of the git work tree the agent works in (the worktree, or the repository), if any. */
   gitTop: string | null;
+  /** The tree the task starts from: the base commit's for a fresh worktree, a snapshot in place. */
+  startTree: string | null;
   materialised: string[];
   linked: string[];
   missing: string[];
@@ -25,18 +28,24 @@ export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation
     const baseRef = plan.repo_top
       ? await gitOut(plan.root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]).catch(() => "")
       : "";
+    // In place, the user's uncommitted work is part of the starting point, never of the task's changes.
+    const startTree = plan.repo_top ? await snapshotTree(plan.repo_top) : null;
     return {
-      workspace: plan.root,
+      // In place means in the caller's workspace: the project, or (for a nested task) its parent's worktree.
+      workspace: plan.repo_top ? join(plan.repo_top, plan.repo_prefix) : plan.root,
       worktree: null,
       branch: null,
       baseRef: baseRef || null,
       gitTop: plan.repo_top,
+      startTree,
       materialised: [],
       linked: [],
       missing: [],
     };
   }
-  const baseRef = await gitOut(plan.repo_top, ["rev-parse", "--verify", "HEAD^{commit}"]);
+  const [baseRef, baseTree] = (
+    await gitOut(plan.repo_top, ["rev-parse", "HEAD^{commit}", "HEAD^{tree}"])
+  ).split("\n") as [string, string];
   const path = join(projectPaths(plan.root).worktrees, taskId);
   const branch = branchNameFor(plan.role ?? plan.agent, plan.objective, taskId);
   await addWorktree(plan.repo_top, path, branch, baseRef);
@@ -51,6 +60,8 @@ export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation
       branch,
       baseRef,
       gitTop: path,
+      // A fresh checkout of the base: materialised paths are excluded from every snapshot anyway.
+      startTree: baseTree,
       materialised: prefixed(placed.materialised),
       linked: prefixed(placed.linked),
       missing: placed.missing,

@@ -1,12 +1,14 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { reserveBudget } from "../policy/budget.js";
 import { makeTaskId } from "../protocol/ids.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { errnoOf } from "../support/errors.js";
 import { withFileLock } from "../support/file-lock.js";
+import { CONDUCTOR_MAIN } from "../support/package-paths.js";
 import { recordProcess } from "../support/process.js";
 import { PLAN_FILE } from "./conductor.js";
 import type { TaskPlan } from "./plan.js";
@@ -14,7 +16,6 @@ import { projectPaths } from "./project.js";
 import type { TaskState } from "./state.js";
 import { type TaskRecord, updateState, writeState } from "./task-store.js";
 
-const CONDUCTOR_MAIN = fileURLToPath(new URL("./conductor-main.js", import.meta.url));
 export const CONDUCTOR_LOG = "conductor.log";
 
 /**
@@ -24,7 +25,9 @@ export const CONDUCTOR_LOG = "conductor.log";
 export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
   const store = projectPaths(plan.root);
   await mkdir(store.tasks, { recursive: true });
-  const { id, dir } = await createTaskDir(store.tasks);
+  const { id, dir } = await createTaskDir(store.tasks, (taskId) =>
+    reserveBudget(store.state, plan.budget.tree ?? taskId, taskId, plan.budget),
+  );
   const paths = taskPaths(dir);
   await writeJsonAtomic(join(dir, PLAN_FILE), plan);
   const now = new Date().toISOString();
@@ -92,9 +95,15 @@ export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
   return { id, dir, paths, state };
 }
 
-async function createTaskDir(tasksRoot: string): Promise<{ id: string; dir: string }> {
+/** Reserve the budget first (a refusal leaves nothing behind), then create the directory. */
+async function createTaskDir(
+  tasksRoot: string,
+  reserve: (id: string) => Promise<void>,
+): Promise<{ id: string; dir: string }> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const id = makeTaskId();
+    if (existsSync(join(tasksRoot, id))) continue;
+    await reserve(id);
     const dir = join(tasksRoot, id);
     try {
       await mkdir(dir);

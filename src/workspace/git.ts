@@ -79,14 +79,16 @@ export async function headCommit(dir: string): Promise<string | undefined> {
   return result.code === 0 ? result.stdout.trim() : undefined;
 }
 
-/** What kind of git workspace `dir` is: none, a repository without commits, or a usable one. */
+/** What kind of git workspace `dir` is: none, a repository without commits, or a usable one (one git call). */
 export async function describeRepository(
   dir: string,
 ): Promise<
   { kind: "none" } | { kind: "empty"; top: string } | { kind: "usable"; top: string; head: string }
 > {
-  const top = await gitTopLevel(dir);
-  if (!top) return { kind: "none" };
-  const head = await headCommit(dir);
-  return head ? { kind: "usable", top, head } : { kind: "empty", top };
+  const result = await git(dir, ["rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD^{commit}"], {
+    allowFailure: true,
+  });
+  const [top, head] = result.stdout.trim().split("\n");
+  if (!top || result.code > 1) return { kind: "none" };
+  return result.code === 0 && head ? { kind: "usable", top, head } : { kind: "empty", top };
 }

@@ -1,0 +1,17 @@
+import { fileURLToPath } from "node:url";
+
+/**
+ * Paths inside the installed caesar package. Every module that computes them sits two folders below the
+ * package root — `src/<layer>/<file>.ts` in development, `dist/<folder>/<bundle>.js` once built — so one
+ * relative URL serves both.
+ */
+const ROOT_URL = new URL("../../", import.meta.url);
+
+export const PACKAGE_ROOT = fileURLToPath(ROOT_URL);
+export const PACKAGE_JSON = fileURLToPath(new URL("package.json", ROOT_URL));
+/** The `caesar` executable (a node script). */
+export const CAESAR_BIN = fileURLToPath(new URL("bin/caesar.js", ROOT_URL));
+/** The conductor's entry point, built into dist/. */
+export const CONDUCTOR_MAIN = fileURLToPath(new URL("dist/engine/conductor-main.js", ROOT_URL));
+/** The bundled reference agent. */
+export const REFERENCE_AGENT_SCRIPT = fileURLToPath(new URL("agents/reference-agent.mjs", ROOT_URL));

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { mergeLayers } from "../../src/config/effective.js";
+import { parseConfigText } from "../../src/config/load.js";
+
+describe("configuration files", () => {
+  it("name the file, the unknown key and the closest valid key", () => {
+    expect(() => parseConfigText("[policy]\nmax_paralel = 3\n", "/p/.caesar/config.toml")).toThrow(
+      expect.objectContaining({
+        message: "/p/.caesar/config.toml has 1 error.",
+        detail: 'unknown key "policy.max_paralel" — did you mean "max_parallel"?',
+      }),
+    );
+    expect(() => parseConfigText('[[agent]]\nid = "x"\nbin = "x"\nargz = []\n', "c.toml")).toThrow(
+      expect.objectContaining({ detail: 'unknown key "agent[0].argz" — did you mean "args"?' }),
+    );
+    expect(() => parseConfigText("[polcy]\n", "c.toml")).toThrow(
+      expect.objectContaining({ detail: expect.stringContaining('did you mean "policy"') }),
+    );
+  });
+
+  it("report TOML syntax errors as configuration errors (exit 2)", () => {
+    expect(() => parseConfigText("[policy\n", "c.toml")).toThrow(
+      expect.objectContaining({ code: "config_syntax", exitCode: 2 }),
+    );
+  });
+
+  it("reads the seed's [[agent]] example with its defaults", () => {
+    const config = parseConfigText(
+      '[[agent]]\nid = "my-agent"\nbin = "my-agent.sh"\nargs = ["{{prompt}}"]\n',
+      "c.toml",
+    );
+    expect(config.agent?.[0]).toEqual({
+      id: "my-agent",
+      bin: "my-agent.sh",
+      args: ["{{prompt}}"],
+      cwd_mode: "process",
+    });
+  });
+
+  it("merge layers field by field, most specific winning, with provenance", () => {
+    const merged = mergeLayers([
+      ["global", "g", { policy: { max_parallel: 2, timeout: "1h" } }],
+      ["project", "p", { policy: { max_parallel: 3 } }],
+      ["local", "l", { policy: { allow_inplace_write: true } }],
+    ]);
+    expect(merged.policy.max_parallel).toEqual({ value: 3, source: "project" });
+    expect(merged.policy.timeout).toEqual({ value: "1h", source: "global" });
+    expect(merged.policy.allow_inplace_write).toEqual({ value: true, source: "local" });
+    expect(merged.policy.mode).toEqual({ value: "write", source: "default" });
+  });
+});

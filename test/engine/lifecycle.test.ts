@@ -1,0 +1,270 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { git, makeRepo, readJson, taskDir, writeConfig, writeFiles } from "../helpers/repo.js";
+
+interface StateJson {
+  id: string;
+  phase: string;
+  outcome: string | null;
+  conductor: { pid: number } | null;
+  agent_process: { pid: number } | null;
+  waiting_for_slot: { task_id: string }[] | null;
+  error: { code: string; message: string } | null;
+  applied: { files: string[] } | null;
+  report: { status: string; changes: { path: string }[] } | null;
+}
+
+const FIXTURES = ["conformant", "writer", "hang"];
+
+function project(config = ""): string {
+  const root = makeRepo({ "README.md": "# project\n" });
+  writeConfig(root, config, FIXTURES);
+  git(root, "add", ".caesar/config.toml");
+  git(root, "commit", "-qm", "caesar config");
+  return root;
+}
+
+async function detach(root: string, args: string[]): Promise<string> {
+  const result = await runCaesar(["run", "--detach", "--json", ...args], { cwd: root });
+  expect(result.code, result.stderr + result.stdout).toBe(0);
+  return parseJsonOutput<{ task_id: string }>(result).task_id;
+}
+
+function state(root: string, id: string): StateJson {
+  return readJson<StateJson>(join(taskDir(root, id), "state.json"));
+}
+
+function stateIfAny(root: string, id: string): StateJson | undefined {
+  try {
+    return state(root, id);
+  } catch {
+    return undefined;
+  }
+}
+
+async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("slots", () => {
+  it("caps running tasks at max_parallel, says who holds the slots, and hands the slot over", async () => {
+    const root = project("[policy]\nmax_parallel = 1\n");
+    const first = await detach(root, ["--agent", "hang", "--timeout", "60s", "hold the slot"]);
+    await until("the first task to run", () => state(root, first).phase === "running");
+    const follower = runCaesar(["run", "--agent", "conformant", "wait my turn"], { cwd: root });
+    const second = await until("the second task", () => {
+      const ids = spawnSync("ls", [join(root, ".caesar", "tasks")], { encoding: "utf8" })
+        .stdout.split("\n")
+        .filter(Boolean);
+      return ids.find((id) => id !== first);
+    });
+    const waiting = await until(
+      "the second task to wait",
+      () => stateIfAny(root, second)?.waiting_for_slot ?? undefined,
+    );
+    expect(waiting.map((h) => h.task_id)).toEqual([first]);
+    await runCaesar(["cancel", first], { cwd: root });
+    const result = await follower;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(first); // the wait line named the holder
+    expect(state(root, second).outcome).toBe("succeeded");
+  });
+
+  it("reclaims a slot whose holder died", async () => {
+    const root = project("[policy]\nmax_parallel = 1\n");
+    const dead = spawnSync("true").pid!;
+    mkdirSync(join(root, ".caesar", "state", "slots"), { recursive: true });
+    writeFileSync(
+      join(root, ".caesar", "state", "slots", "0.json"),
+      JSON.stringify({ pid: dead, task_id: "t_gone", since: "x" }),
+    );
+    const result = await runCaesar(["run", "--json", "--agent", "conformant", "go"], {
+      cwd: root,
+      timeoutMs: 30_000,
+    });
+    expect(result.code).toBe(0);
+  });
+});
+
+describe("cancel", () => {
+  it("stops the agent's whole process group and records the task as cancelled", async () => {
+    const root = project();
+    const id = await detach(root, ["--agent", "hang", "run forever"]);
+    const running = await until("the agent to start", () => state(root, id).agent_process ?? undefined);
+    const result = await runCaesar(["cancel", id, "--json"], { cwd: root });
+    expect(parseJsonOutput<{ cancelled: boolean; outcome: string }>(result)).toMatchObject({
+      cancelled: true,
+      outcome: "cancelled",
+    });
+    expect(alive(running.pid)).toBe(false);
+    expect(state(root, id).report?.status).toBe("failed");
+    const again = await runCaesar(["cancel", id], { cwd: root });
+    expect(again.stdout).toContain("already finished");
+    expect(state(root, id).outcome).toBe("cancelled");
+  });
+});
+
+describe("a conductor killed with -9", () => {
+  it("is concluded as failed by the next command that looks, and its agent is stopped", async () => {
+    const root = project();
+    const id = await detach(root, ["--agent", "hang", "orphan me"]);
+    const agent = await until("the agent to start", () => state(root, id).agent_process ?? undefined);
+    process.kill(state(root, id).conductor!.pid, "SIGKILL");
+    await until("the conductor to die", () => !alive(state(root, id).conductor!.pid));
+    const ps = await runCaesar(["ps", "--json"], { cwd: root });
+    const row = parseJsonOutput<{ id: string; phase: string; outcome: string }[]>(ps).find(
+      (r) => r.id === id,
+    );
+    expect(row).toMatchObject({ phase: "finished", outcome: "failed" });
+    const final = state(root, id);
+    expect(final.error?.code).toBe("conductor_died");
+    expect(final.error?.message).toContain("caesar ps");
+    expect(alive(agent.pid)).toBe(false);
+    const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8");
+    expect(events.match(/"type":"finished"/g)).toHaveLength(1);
+  });
+});
+
+describe("apply", () => {
+  it("refuses, changing nothing, when it would overwrite the user's uncommitted work, then applies staged", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write out.txt"], { cwd: root });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    writeFiles(root, { "out.txt": "my own work\n" });
+    const refused = await runCaesar(["apply", id, "--json"], { cwd: root });
+    expect(refused.code).toBe(1);
+    expect(parseJsonOutput<{ error: { code: string; detail: string } }>(refused).error).toMatchObject({
+      code: "apply_would_overwrite",
+    });
+    expect(readFileSync(join(root, "out.txt"), "utf8")).toBe("my own work\n");
+    spawnSync("rm", [join(root, "out.txt")]);
+    const applied = await runCaesar(["apply", id], { cwd: root });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(git(root, "status", "--porcelain")).toBe("A  out.txt");
+    expect(state(root, id).applied?.files).toEqual(["out.txt"]);
+    const twice = await runCaesar(["apply", id, "--json"], { cwd: root });
+    expect(parseJsonOutput<{ error: { code: string } }>(twice).error.code).toBe("already_applied");
+  });
+
+  it("refuses a change that conflicts with the user's newer commits, changing nothing", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], {
+      cwd: root,
+      env: { WRITE_FILE: "README.md" },
+    });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    writeFiles(root, { "README.md": "# project, edited by the user\n" });
+    git(root, "commit", "-qam", "user edit");
+    const refused = await runCaesar(["apply", id, "--json"], { cwd: root });
+    const error = parseJsonOutput<{ error: { code: string; detail: string } }>(refused).error;
+    expect(error.code).toBe("apply_conflict");
+    expect(error.detail).toContain("README.md");
+    expect(git(root, "status", "--porcelain")).toBe("");
+  });
+
+  it("merges cleanly over unrelated newer commits", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], { cwd: root });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    writeFiles(root, { "other.txt": "user\n" });
+    git(root, "add", "other.txt");
+    git(root, "commit", "-qm", "user commit");
+    const applied = await runCaesar(["apply", id], { cwd: root });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(readFileSync(join(root, "out.txt"), "utf8")).toContain("fixture agent");
+  });
+});
+
+describe("gc", () => {
+  it("keeps unapplied work, removes applied tasks' worktrees and branches, and diff still works after", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], { cwd: root });
+    const id = parseJsonOutput<{ task_id: string; state: { worktree: string; branch: string } }>(run);
+    const kept = await runCaesar(["gc", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ entries: { id: string; action: string }[] }>(kept).entries).toEqual([
+      expect.objectContaining({ id: id.task_id, action: "kept" }),
+    ]);
+    expect(existsSync(id.state.worktree)).toBe(true);
+    const dry = await runCaesar(["gc", "--dry-run", "--force", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ entries: { action: string }[] }>(dry).entries[0]?.action).toBe("would-remove");
+    expect(existsSync(id.state.worktree)).toBe(true);
+    await runCaesar(["apply", id.task_id], { cwd: root });
+    const removed = await runCaesar(["gc", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ entries: { action: string }[] }>(removed).entries[0]?.action).toBe("removed");
+    expect(existsSync(id.state.worktree)).toBe(false);
+    expect(git(root, "branch", "--list", id.state.branch)).toBe("");
+    const diff = await runCaesar(["diff", id.task_id], { cwd: root });
+    expect(diff.stdout).toContain("+written by the fixture agent");
+  });
+});
+
+describe("following", () => {
+  it("status, logs and logs --json read the task's files", async () => {
+    const root = project();
+    const run = await runCaesar(
+      ["run", "--json", "--agent", "reference", 'create notes.txt containing "hi"'],
+      { cwd: root },
+    );
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    const status = await runCaesar(["status", id.slice(2, 6)], { cwd: root });
+    expect(status.stdout).toContain(id);
+    expect(status.stdout).toContain("success");
+    const logs = await runCaesar(["logs", id], { cwd: root });
+    expect(logs.stdout).toMatch(/^tool\s+[▸>] edit_file/m);
+    const ndjson = await runCaesar(["logs", id, "--json"], { cwd: root });
+    const types = ndjson.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).type);
+    expect(types[0]).toBe("started");
+    expect(types).toContain("tool_use");
+    expect(types.at(-1)).toBe("finished");
+    const raw = await runCaesar(["logs", id, "--raw"], { cwd: root });
+    expect(raw.code).toBe(0);
+  });
+
+  it("an unknown task id says how to list tasks", async () => {
+    const root = project();
+    const result = await runCaesar(["status", "t_nope", "--json"], { cwd: root });
+    expect(result.code).toBe(1);
+    expect(parseJsonOutput<{ error: { code: string; detail: string } }>(result).error).toMatchObject({
+      code: "task_not_found",
+      detail: expect.stringContaining("caesar ps"),
+    });
+  });
+
+  it("refuses a task id that could escape the store", async () => {
+    const root = project();
+    const result = await runCaesar(["status", "../../etc", "--json"], { cwd: root });
+    expect(result.code).toBe(2);
+    expect(parseJsonOutput<{ error: { code: string } }>(result).error.code).toBe("invalid_task_id");
+  });
+});
+
+describe("caesar demo", () => {
+  it("runs the bundled agent in a throwaway repository, offline, and shows the verified diff", async () => {
+    const result = await runCaesar(["demo"], { timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("success");
+    expect(result.stdout).toContain('+  return "Hello, " + name + "!";');
+    expect(result.stdout).toContain("CHANGELOG.md");
+  });
+});

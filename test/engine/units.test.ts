@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import type { AgentCapabilities } from "../../src/agents/adapter.js";
+import { reconcile } from "../../src/engine/reconcile.js";
+import { balancedObjectAt, findFencedReport, findSelfDeclaredReport } from "../../src/engine/report-scan.js";
+import { resolveNetwork } from "../../src/policy/network.js";
+import { parseDocument } from "../../src/protocol/documents.js";
+import { formatDuration, parseDuration } from "../../src/support/duration.js";
+
+const report = (extra: Record<string, unknown> = {}) =>
+  parseDocument("report", { protocol: "caesar.report/v1", status: "success", summary: "s", ...extra });
+
+describe("durations", () => {
+  it("parse units and refuse bare numbers", () => {
+    expect(parseDuration("1h30m")).toBe(5_400_000);
+    expect(parseDuration("1500ms")).toBe(1500);
+    expect(parseDuration("0.5s")).toBe(500);
+    expect(() => parseDuration("600")).toThrow(/Invalid duration/);
+    expect(() => parseDuration("10 minutes")).toThrow(/Invalid duration/);
+    expect(formatDuration(61_000)).toBe("1m01s");
+  });
+});
+
+describe("the degraded tier", () => {
+  it("finds the last valid fenced caesar:report block", () => {
+    const text =
+      'x\n```json caesar:report\n{"protocol":"caesar.report/v1","status":"failed","summary":"a"}\n```\nthen\n```json caesar:report\n{"protocol":"caesar.report/v1","status":"success","summary":"b"}\n```\n';
+    expect(findFencedReport(text)?.summary).toBe("b");
+  });
+
+  it("finds a self-declared report among other JSON, respecting strings with braces", () => {
+    const text =
+      'log {"a":1} more {"protocol":"caesar.report/v1","status":"partial","summary":"has } and { in it","next_steps":["x"]} tail';
+    expect(findSelfDeclaredReport(text)?.summary).toBe("has } and { in it");
+    expect(balancedObjectAt('{"a":"}"}', 0)).toBe('{"a":"}"}');
+    expect(
+      findSelfDeclaredReport('{"protocol":"caesar.report/v1","status":"nope","summary":"x"}'),
+    ).toBeUndefined();
+  });
+});
+
+describe("reconciliation", () => {
+  const base = { taskId: "t_1", source: "file" as const, workspace: "/w", linked: [], findings: [] };
+
+  it("keeps the agent's summaries for the changes git confirms", () => {
+    const normalized = reconcile({
+      ...base,
+      mode: "write",
+      report: report({ changes: [{ path: "./a.ts", action: "modified", summary: "fixed" }] }),
+      observed: [{ path: "a.ts", action: "modified" }],
+    });
+    expect(normalized.changes).toEqual([{ path: "a.ts", action: "modified", summary: "fixed" }]);
+    expect(normalized.findings).toEqual([]);
+    expect(normalized.changes_verified_by).toBe("git");
+  });
+
+  it("outside git the declaration stands, and is labelled as such", () => {
+    const normalized = reconcile({
+      ...base,
+      mode: "write",
+      report: report({ changes: [{ path: "a", action: "added" }] }),
+      observed: undefined,
+    });
+    expect(normalized.changes_verified_by).toBe("declaration");
+    expect(normalized.changes).toHaveLength(1);
+  });
+});
+
+describe("network is a result", () => {
+  const caps = (value: AgentCapabilities["network"]["value"]) =>
+    ({ network: { value, why: "because" } }) as AgentCapabilities;
+
+  it("refuses on for an agent that cannot have it, with the reason and the remedy", () => {
+    expect(() => resolveNetwork("codex", "on", "read-only", caps("write-only"))).toThrow(
+      expect.objectContaining({
+        code: "network_unavailable",
+        detail: expect.stringContaining("--mode write"),
+      }),
+    );
+  });
+
+  it("runs off with a finding when the agent cannot be confined; false only when caesar knows", () => {
+    expect(resolveNetwork("a", "off", "write", caps("open"))).toMatchObject({
+      network: true,
+      findings: [{ title: "Network could not be cut" }],
+    });
+    expect(resolveNetwork("a", "off", "write", caps("toggle"))).toEqual({ network: false, findings: [] });
+    expect(resolveNetwork("a", "auto", "read-only", caps("write-only")).network).toBe(false);
+    expect(resolveNetwork("a", "auto", "write", caps("open")).network).toBe(true);
+  });
+});
