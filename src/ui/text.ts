@@ -82,6 +82,37 @@ export function truncate(text: string, width: number, ellipsis = "…"): string 
   return out.trimEnd() + ellipsis;
 }
 
+const ANSI_AT_START = /^(?:\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_])/;
+
+/**
+ * Cut painted text to at most `width` columns, keeping its escape sequences (and resetting the style
+ * after a cut, so a colour never leaks into what follows).
+ */
+export function truncatePainted(text: string, width: number, ellipsis = "…"): string {
+  if (displayWidth(text) <= width) return text;
+  const room = Math.max(0, width - displayWidth(ellipsis));
+  let out = "";
+  let used = 0;
+  let rest = text;
+  let painted = false;
+  while (rest.length > 0) {
+    const sequence = ANSI_AT_START.exec(rest);
+    if (sequence) {
+      out += sequence[0];
+      painted = true;
+      rest = rest.slice(sequence[0].length);
+      continue;
+    }
+    const char = String.fromCodePoint(rest.codePointAt(0)!);
+    const w = codePointWidth(char);
+    if (used + w > room) break;
+    out += char;
+    used += w;
+    rest = rest.slice(char.length);
+  }
+  return `${out}${painted ? "\x1b[0m" : ""}${ellipsis}`;
+}
+
 /** Pad (possibly painted) text with spaces to `width` columns. */
 export function padEnd(text: string, width: number): string {
   const missing = width - displayWidth(text);

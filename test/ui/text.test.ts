@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { formatElapsed } from "../../src/ui/elapsed.js";
-import { displayWidth, oneLine, sanitize, stripAnsi, truncate, wrap } from "../../src/ui/text.js";
+import {
+  displayWidth,
+  oneLine,
+  sanitize,
+  stripAnsi,
+  truncate,
+  truncatePainted,
+  wrap,
+} from "../../src/ui/text.js";
 
 describe("display width", () => {
   it("counts columns, not code units: escapes 0, combining marks 0, CJK and emoji 2", () => {
@@ -47,5 +55,15 @@ describe("elapsed time", () => {
     expect(formatElapsed(239_880)).toBe("3m59s");
     expect(formatElapsed(3_900_000)).toBe("1h05m");
     expect(formatElapsed(-5)).toBe("0ms");
+  });
+});
+
+describe("cutting painted text", () => {
+  it("keeps the escape sequences, counts only what shows, and resets the style after the cut", () => {
+    const painted = "\x1b[32m✓ success\x1b[0m and more";
+    expect(truncatePainted(painted, 100)).toBe(painted);
+    const cut = truncatePainted(painted, 8);
+    expect(cut).toBe("\x1b[32m✓ succe\x1b[0m…");
+    expect(displayWidth(cut)).toBe(8);
   });
 });

@@ -193,6 +193,26 @@ describe("caesar watch outside a terminal", () => {
     expect(watcher.stdout).not.toContain("\x1b");
   });
 
+  it("prints one done line when the finished event follows the final state (the conductor's order)", async () => {
+    const project = twoTasks();
+    const watcher = new Watcher(["t_bbbb0002", "--root", project.root]);
+    running.push(watcher);
+    await watcher.waitFor((out) => out.includes("caesar answer t_bbbb0002 q_1"), "the history");
+    project.writeState("t_bbbb0002", {
+      phase: "finished",
+      finished_at: new Date().toISOString(),
+      outcome: "succeeded",
+      report_status: "partial",
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    project.appendEvents("t_bbbb0002", [
+      { seq: 3, type: "finished", status: "partial", summary: "Half done", outcome: "succeeded" },
+    ]);
+    expect(await watcher.exited).toBe(0);
+    expect(watcher.stdout.match(/ done /g)).toHaveLength(1);
+    expect(watcher.stdout).toMatch(/t_bbbb0002 {2}done {5}! partial · Half done\n$/);
+  });
+
   it("--json follows every running task, including one that starts later, until interrupted", async () => {
     const project = twoTasks();
     const watcher = new Watcher(["--json", "--root", project.root]);

@@ -1,7 +1,7 @@
 import { type TaskStateInput, TaskStateSchema } from "../../src/engine/state.js";
 import type { CaesarEvent } from "../../src/protocol/event.js";
 import { type AskedQuestion, TaskActivity } from "../../src/ui/watch/activity.js";
-import type { WatchedTask } from "../../src/ui/watch/screen.js";
+import type { WatchedTask } from "../../src/ui/watch/watched-task.js";
 import { readFixtureState, readStream, shiftTo } from "./fixture-project.js";
 
 export interface WatchedOptions {

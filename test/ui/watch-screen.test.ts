@@ -224,3 +224,26 @@ describe("caesar watch's screen", () => {
     expect(lines[4]).toBe("  “Reading”");
   });
 });
+
+describe("caesar watch's screen on a narrow terminal", () => {
+  it("never draws a line wider than the terminal, colours included", () => {
+    for (const width of [24, 32, 40]) {
+      for (const color of [0, 2] as const) {
+        const lines = renderWatchScreen(scenarioTasks(), {
+          theme: makeTheme({ color, unicode: true }),
+          width,
+          now: SCENARIO_NOW,
+          interactive: true,
+        });
+        for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(width);
+      }
+    }
+  });
+
+  it("puts the answer command on its own line when it does not fit beside its prompt", () => {
+    const lines = renderWatchScreen(scenarioTasks(), { theme: plain, width: 50, now: SCENARIO_NOW });
+    const at = lines.indexOf("  answer →");
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toBe('    caesar answer t_c1a0de55 q_3b9e "<text>"');
+  });
+});

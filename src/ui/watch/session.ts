@@ -109,6 +109,8 @@ function clockOf(at: string): string {
 /** One line per event, prefixed with its time and task: what `caesar watch` prints into a pipe or a log. */
 export class LinePrinter {
   private readonly formatters = new Map<string, EventLineFormatter>();
+  /** Tasks whose end was printed from their state, for want of a `finished` event. */
+  private readonly endedFromState = new Set<string>();
 
   constructor(private readonly theme: Theme) {}
 
@@ -121,6 +123,8 @@ export class LinePrinter {
     );
     let out = "";
     for (const { event, tag } of entries) {
+      // A `finished` event that comes after its end was printed from the state is not printed twice.
+      if (event.type === "finished" && event.seq >= 0 && this.endedFromState.has(tag)) continue;
       const prefix = `${clockOf(event.at)} ${tag}  `;
       const formatter = this.formatterOf(tag);
       const lines =
@@ -162,7 +166,8 @@ export class LinePrinter {
         ...(question.options ? { options: question.options } : {}),
       });
     }
-    if (change.finishedNow && !task.activity.finished) {
+    if (change.endedWithoutEvent && !this.endedFromState.has(task.id)) {
+      this.endedFromState.add(task.id);
       const { state } = task;
       extra.push({
         ...common,

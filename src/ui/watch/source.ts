@@ -8,7 +8,10 @@ import type { CaesarEvent } from "../../protocol/event.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { isProcessAlive } from "../../support/process.js";
 import { type AskedQuestion, TaskActivity } from "./activity.js";
-import { FINISHED_LINGER_MS, type WatchedTask } from "./screen.js";
+import { FINISHED_LINGER_MS, type WatchedTask } from "./watched-task.js";
+
+/** How long after its state says finished a task's `finished` event may still be on its way. */
+const FINISHED_EVENT_GRACE_MS = 2000;
 
 interface TrackedTask extends WatchedTask {
   paths: TaskPaths;
@@ -24,8 +27,11 @@ export interface TaskEvents {
   events: CaesarEvent[];
   /** Questions that appeared as files since the last refresh. */
   questions: AskedQuestion[];
-  /** The task's state turned finished in this refresh. */
-  finishedNow: boolean;
+  /**
+   * The task's state is finished but its stream has no `finished` event, and has had none for a while:
+   * the conductor writes the state first and the event after, so a moment without it is normal.
+   */
+  endedWithoutEvent: boolean;
 }
 
 /**
@@ -63,13 +69,25 @@ export class WatchSource {
     return paths;
   }
 
-  /** Have all the named tasks finished (false when watching every task: more may start)? */
+  /**
+   * Have all the named tasks finished, their `finished` event read (or given up on)? False when
+   * watching every task: more may start.
+   */
   allNamedFinished(): boolean {
     if (this.named === undefined) return false;
     return this.named.every((id) => {
       const task = this.tracked.get(id);
-      return task !== undefined && isTerminal(task.state);
+      return (
+        task !== undefined &&
+        isTerminal(task.state) &&
+        (task.activity.finished !== undefined || this.pastGrace(task))
+      );
     });
+  }
+
+  private pastGrace(task: TrackedTask): boolean {
+    const ended = Date.parse(task.state.finished_at ?? task.state.updated_at);
+    return Number.isNaN(ended) || this.now() - ended >= FINISHED_EVENT_GRACE_MS;
   }
 
   async refresh(): Promise<TaskEvents[]> {
@@ -131,7 +149,9 @@ export class WatchSource {
     if (!wasFinished) {
       for (const name of await listJson(task.paths.answers)) task.answeredIds.add(name);
     }
-    return { task, events: read.events, questions, finishedNow: !wasFinished && isTerminal(task.state) };
+    const endedWithoutEvent =
+      isTerminal(task.state) && task.activity.finished === undefined && this.pastGrace(task);
+    return { task, events: read.events, questions, endedWithoutEvent };
   }
 
   private async readQuestions(task: TrackedTask): Promise<AskedQuestion[]> {
