@@ -2,6 +2,7 @@ import type { CommandDefinition } from "./command.js";
 import { agentsCommand } from "./commands/agents.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
+import { chatCommand } from "./commands/chat.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
 import { doctorCommand } from "./commands/doctor.js";
@@ -21,6 +22,7 @@ export const COMMANDS: CommandDefinition[] = [
   agentsCommand,
   applyCommand,
   cancelCommand,
+  chatCommand,
   demoCommand,
   diffCommand,
   doctorCommand,
