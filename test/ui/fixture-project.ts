@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TaskStateInput } from "../../src/engine/state.js";
@@ -19,9 +19,20 @@ export function readFixtureState(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`states/${name}.state.json`, FIXTURES), "utf8"));
 }
 
+const created: string[] = [];
+
+/** Remove every fixture project made so far (call from afterAll, once no process reads them). */
+export function removeFixtureProjects(): void {
+  for (const root of created.splice(0)) rmSync(root, { recursive: true, force: true });
+}
+
 /** A temporary project whose task directories the test writes by hand, as a conductor would. */
 export class FixtureProject {
   readonly root = mkdtempSync(join(tmpdir(), "caesar-ui-"));
+
+  constructor() {
+    created.push(this.root);
+  }
 
   taskDir(id: string): string {
     return join(this.root, ".caesar", "tasks", id);

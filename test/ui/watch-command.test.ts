@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CAESAR_BIN, runCaesar } from "../helpers/cli.js";
-import { ago, FixtureProject } from "./fixture-project.js";
+import { ago, FixtureProject, removeFixtureProjects } from "./fixture-project.js";
 
 /** Colour would be on if caesar decided by TERM alone: the tests check it decides by more. */
 const COLOR_ENV = { NO_COLOR: "", TERM: "xterm-256color", COLORTERM: "truecolor", LANG: "C.UTF-8" };
@@ -94,6 +94,7 @@ const running: Watcher[] = [];
 afterEach(() => {
   for (const watcher of running.splice(0)) watcher.child.kill("SIGKILL");
 });
+afterAll(() => removeFixtureProjects());
 
 describe("caesar watch --once", () => {
   it("prints the screen without redraw or ANSI outside a terminal: question on top, the running tool, silence", async () => {

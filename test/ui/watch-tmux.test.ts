@@ -1,8 +1,10 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CAESAR_BIN } from "../helpers/cli.js";
-import { ago, FixtureProject } from "./fixture-project.js";
+import { ago, FixtureProject, removeFixtureProjects } from "./fixture-project.js";
 
 /**
  * `caesar watch` in a real terminal: tmux gives it a pane of a fixed size, and `capture-pane` reads
@@ -10,11 +12,13 @@ import { ago, FixtureProject } from "./fixture-project.js";
  * their (live) conductor.
  */
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
-const SOCKET = `caesar-test-${process.pid}-${randomBytes(3).toString("hex")}`;
+// A server of our own on a socket of our own: the user's tmux sessions are never touched.
+const SOCKET_DIR = hasTmux ? mkdtempSync(join(tmpdir(), "caesar-ui-tmux-")) : "";
+const SOCKET = join(SOCKET_DIR, "socket");
 const SESSION = "watch";
 
 function tmux(...args: string[]): string {
-  return execFileSync("tmux", ["-L", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
+  return execFileSync("tmux", ["-S", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
 }
 
 function pane(): string {
@@ -38,7 +42,10 @@ function shellQuote(text: string): string {
 }
 
 afterAll(() => {
-  if (hasTmux) spawnSync("tmux", ["-L", SOCKET, "kill-server"]);
+  if (!hasTmux) return;
+  spawnSync("tmux", ["-S", SOCKET, "kill-server"]);
+  rmSync(SOCKET_DIR, { recursive: true, force: true });
+  removeFixtureProjects();
 });
 
 describe.runIf(hasTmux)("caesar watch in a terminal (tmux)", () => {
