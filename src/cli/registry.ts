@@ -16,6 +16,7 @@ import { psCommand } from "./commands/ps.js";
 import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
 import { statusCommand } from "./commands/status.js";
+import { watchCommand } from "./commands/watch.js";
 
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
@@ -36,4 +37,5 @@ export const COMMANDS: CommandDefinition[] = [
   roleCommand,
   runCommand,
   statusCommand,
+  watchCommand,
 ].sort((a, b) => a.name.localeCompare(b.name));
