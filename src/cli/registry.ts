@@ -1,29 +1,45 @@
 import type { CommandDefinition } from "./command.js";
 import { agentCommand } from "./commands/agent.js";
+import { agentsCommand } from "./commands/agents.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
+import { chatCommand } from "./commands/chat.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
+import { doctorCommand } from "./commands/doctor.js";
 import { gcCommand } from "./commands/gc.js";
+import { initCommand } from "./commands/init.js";
 import { logsCommand } from "./commands/logs.js";
+import { mockModelCommand } from "./commands/mock-model.js";
+import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
+import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
 import { statusCommand } from "./commands/status.js";
+import { watchCommand } from "./commands/watch.js";
 
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
   agentCommand,
+  agentsCommand,
   applyCommand,
   cancelCommand,
+  chatCommand,
   demoCommand,
   diffCommand,
+  doctorCommand,
   gcCommand,
+  initCommand,
   logsCommand,
+  mockModelCommand,
+  policyCommand,
   protocolCommand,
   psCommand,
+  roleCommand,
   runCommand,
   serveCommand,
   statusCommand,
+  watchCommand,
 ].sort((a, b) => a.name.localeCompare(b.name));

@@ -1,10 +1,19 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { z } from "zod";
+import { DEFAULT_ROLES } from "./default-roles.js";
 import { readConfigFile } from "./load.js";
-import type { ConfigFile, CustomAgentConfig, PolicySchema, RoleConfig } from "./schema.js";
+import type {
+  AgentSettings,
+  ConfigFile,
+  CustomAgentConfig,
+  PolicySchema,
+  RiskProfile,
+  RoleConfig,
+} from "./schema.js";
 
 export type Layer = "default" | "global" | "project" | "local";
+export type FileLayer = Exclude<Layer, "default">;
 
 /** A value and where it came from. */
 export interface Sourced<T> {
@@ -12,7 +21,10 @@ export interface Sourced<T> {
   source: Layer;
 }
 
-type Policy = Required<z.infer<typeof PolicySchema>>;
+type Policy = Required<Omit<z.infer<typeof PolicySchema>, "max_tasks_per_hour" | "max_cost_per_day">> & {
+  max_tasks_per_hour: number | null;
+  max_cost_per_day: number | null;
+};
 
 export const POLICY_DEFAULTS: Policy = {
   allowed: [],
@@ -26,18 +38,45 @@ export const POLICY_DEFAULTS: Policy = {
   allow_recursion: false,
   max_depth: 3,
   stall_notice: "2m",
+  max_tasks_per_hour: null,
+  max_cost_per_day: null,
 };
 
 export const WORKTREE_DEFAULTS = { copy: [] as string[], link: [] as string[], setup: [] as string[] };
+
+export interface DelegateTarget {
+  agent: string;
+  mode: "bounded" | "independent";
+}
+
+export interface EffectiveAgentSettings {
+  enabled: Sourced<boolean>;
+  risk_profile: Sourced<string>;
+  delegate_same_risk_profile: Sourced<boolean>;
+  delegates: Sourced<DelegateTarget[]>;
+}
+
+export interface EffectiveRiskProfile {
+  delegation_mode: Sourced<"forbidden" | "allow">;
+  max_tasks_per_hour: Sourced<number | null>;
+  max_cost_per_day: Sourced<number | null>;
+}
+
+type RoleFields = Omit<RoleConfig, "name">;
+export type EffectiveRole = { name: string } & { [K in keyof RoleFields]-?: Sourced<RoleFields[K]> };
 
 export interface EffectiveConfig {
   policy: { [K in keyof Policy]: Sourced<Policy[K]> };
   worktree: { [K in keyof typeof WORKTREE_DEFAULTS]: Sourced<string[]> };
   models: Record<string, Sourced<string>>;
+  /** `[[agent]]` entries: the most specific layer's declaration of an id wins whole. */
   agents: Record<string, Sourced<CustomAgentConfig>>;
-  roles: Record<string, Sourced<RoleConfig>>;
+  /** `[agents.<id>]` tables, merged field by field. */
+  agentSettings: Record<string, { [K in keyof AgentSettings]: Sourced<NonNullable<AgentSettings[K]>> }>;
+  riskProfiles: Record<string, { [K in keyof RiskProfile]: Sourced<NonNullable<RiskProfile[K]>> }>;
+  roles: Record<string, EffectiveRole>;
   /** The files read, most general first, with their layer. */
-  files: { layer: Exclude<Layer, "default">; path: string; present: boolean }[];
+  files: { layer: FileLayer; path: string; present: boolean }[];
 }
 
 export function layerPaths(root: string, env: NodeJS.ProcessEnv = process.env) {
@@ -56,44 +95,126 @@ export async function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<EffectiveConfig> {
   const paths = layerPaths(root, env);
-  const layers: [Exclude<Layer, "default">, string, ConfigFile | undefined][] = [];
+  const layers: [FileLayer, string, ConfigFile | undefined][] = [];
   for (const layer of ["global", "project", "local"] as const) {
     layers.push([layer, paths[layer], await readConfigFile(paths[layer])]);
   }
   return mergeLayers(layers);
 }
 
-export function mergeLayers(
-  layers: [Exclude<Layer, "default">, string, ConfigFile | undefined][],
-): EffectiveConfig {
-  const policy = Object.fromEntries(
-    Object.entries(POLICY_DEFAULTS).map(([key, value]) => [key, { value, source: "default" }]),
-  ) as EffectiveConfig["policy"];
-  const worktree = Object.fromEntries(
-    Object.entries(WORKTREE_DEFAULTS).map(([key, value]) => [key, { value, source: "default" }]),
-  ) as EffectiveConfig["worktree"];
-  const models: EffectiveConfig["models"] = {};
-  const agents: EffectiveConfig["agents"] = {};
-  const roles: EffectiveConfig["roles"] = {};
+function sourcedDefaults<T extends object>(defaults: T): { [K in keyof T]: Sourced<T[K]> } {
+  return Object.fromEntries(
+    Object.entries(defaults).map(([key, value]) => [key, { value, source: "default" }]),
+  ) as {
+    [K in keyof T]: Sourced<T[K]>;
+  };
+}
+
+/** Copy every defined field of `from` onto `into`, tagged with its layer. */
+function overlay(into: Record<string, Sourced<unknown>>, from: object | undefined, layer: Layer): void {
+  for (const [key, value] of Object.entries(from ?? {})) {
+    if (value !== undefined) into[key] = { value, source: layer };
+  }
+}
+
+export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][]): EffectiveConfig {
+  const config: EffectiveConfig = {
+    policy: sourcedDefaults(POLICY_DEFAULTS),
+    worktree: sourcedDefaults(WORKTREE_DEFAULTS),
+    models: {},
+    agents: {},
+    agentSettings: {},
+    riskProfiles: {},
+    roles: {},
+    files: layers.map(([layer, path, file]) => ({ layer, path, present: file !== undefined })),
+  };
+  for (const role of DEFAULT_ROLES) mergeRole(config, role, "default");
   for (const [layer, , file] of layers) {
     if (!file) continue;
-    for (const [key, value] of Object.entries(file.policy ?? {})) {
-      if (value !== undefined) (policy as Record<string, Sourced<unknown>>)[key] = { value, source: layer };
+    overlay(config.policy as Record<string, Sourced<unknown>>, file.policy, layer);
+    overlay(config.worktree as Record<string, Sourced<unknown>>, file.worktree, layer);
+    overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
+    for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };
+    for (const [id, settings] of Object.entries(file.agents ?? {})) {
+      config.agentSettings[id] ??= {};
+      overlay(config.agentSettings[id] as Record<string, Sourced<unknown>>, settings, layer);
     }
-    for (const [key, value] of Object.entries(file.worktree ?? {})) {
-      if (value !== undefined) (worktree as Record<string, Sourced<unknown>>)[key] = { value, source: layer };
+    for (const [name, profile] of Object.entries(file.risk_profiles ?? {})) {
+      config.riskProfiles[name] ??= {};
+      overlay(config.riskProfiles[name] as Record<string, Sourced<unknown>>, profile, layer);
     }
-    for (const [agent, model] of Object.entries(file.models ?? {}))
-      models[agent] = { value: model, source: layer };
-    for (const agent of file.agent ?? []) agents[agent.id] = { value: agent, source: layer };
-    for (const role of file.role ?? []) roles[role.name] = { value: role, source: layer };
+    for (const role of file.role ?? []) mergeRole(config, role, layer);
   }
+  return config;
+}
+
+const ROLE_FIELDS = [
+  "purpose",
+  "agents",
+  "mode",
+  "isolation",
+  "network",
+  "timeout",
+  "model",
+  "system_prompt_file",
+] as const;
+
+function mergeRole(config: EffectiveConfig, role: RoleConfig, layer: Layer): void {
+  const current =
+    config.roles[role.name] ??
+    ({
+      name: role.name,
+      ...Object.fromEntries(ROLE_FIELDS.map((f) => [f, { value: undefined, source: "default" }])),
+    } as EffectiveRole);
+  for (const field of ROLE_FIELDS) {
+    const value = role[field];
+    if (value !== undefined)
+      (current as unknown as Record<string, Sourced<unknown>>)[field] = { value, source: layer };
+  }
+  config.roles[role.name] = current;
+}
+
+/** A role as plain values. */
+export function roleValues(role: EffectiveRole): RoleConfig {
+  const out: Record<string, unknown> = { name: role.name };
+  for (const field of ROLE_FIELDS) if (role[field].value !== undefined) out[field] = role[field].value;
+  return out as RoleConfig;
+}
+
+/** The effective `[agents.<id>]` settings of an agent, with their defaults. */
+export function settingsOf(config: EffectiveConfig, id: string): EffectiveAgentSettings {
+  const declared = config.agentSettings[id] ?? {};
+  const custom = config.agents[id];
+  const enabled: Sourced<boolean> =
+    declared.enabled ??
+    (custom?.value.enabled !== undefined
+      ? { value: custom.value.enabled, source: custom.source }
+      : { value: true, source: "default" });
   return {
-    policy,
-    worktree,
-    models,
-    agents,
-    roles,
-    files: layers.map(([layer, path, file]) => ({ layer, path, present: file !== undefined })),
+    enabled,
+    risk_profile: declared.risk_profile ?? { value: "default", source: "default" },
+    delegate_same_risk_profile: declared.delegate_same_risk_profile ?? { value: true, source: "default" },
+    delegates: declared.delegates
+      ? {
+          value: declared.delegates.value.map((entry) =>
+            typeof entry === "string"
+              ? { agent: entry, mode: "bounded" as const }
+              : { agent: entry.agent, mode: entry.mode },
+          ),
+          source: declared.delegates.source,
+        }
+      : { value: [], source: "default" },
+  };
+}
+
+/** The effective `[risk_profiles.<name>]`, with defaults (delegation forbidden; budgets from [policy]). */
+export function riskProfileOf(config: EffectiveConfig, name: string): EffectiveRiskProfile {
+  const declared = config.riskProfiles[name] ?? {};
+  return {
+    delegation_mode: declared.delegation_policy
+      ? { value: declared.delegation_policy.value.mode, source: declared.delegation_policy.source }
+      : { value: "forbidden", source: "default" },
+    max_tasks_per_hour: declared.max_tasks_per_hour ?? config.policy.max_tasks_per_hour,
+    max_cost_per_day: declared.max_cost_per_day ?? config.policy.max_cost_per_day,
   };
 }

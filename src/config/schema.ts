@@ -35,6 +35,17 @@ export const PolicySchema = z.strictObject({
   stall_notice: durationText
     .optional()
     .describe("Say so when an agent prints nothing for this long (default 2m)."),
+  max_tasks_per_hour: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("Tasks a delegation tree may start per hour (0: none)."),
+  max_cost_per_day: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe("USD a delegation tree may spend per day (0: none)."),
 });
 
 export const WorktreeSchema = z.strictObject({
@@ -67,11 +78,36 @@ export const RoleSchema = z.strictObject({
 });
 export type RoleConfig = z.infer<typeof RoleSchema>;
 
+export const DelegateTargetSchema = z.union([
+  z.string().min(1),
+  z.strictObject({ agent: z.string().min(1), mode: z.enum(["bounded", "independent"]).default("bounded") }),
+]);
+export type DelegateTargetInput = z.infer<typeof DelegateTargetSchema>;
+
+/** Settings of any agent, built-in or custom: `[agents.<id>]`. */
+export const AgentSettingsSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  risk_profile: z.string().min(1).optional(),
+  delegate_same_risk_profile: z.boolean().optional(),
+  delegates: z.array(DelegateTargetSchema).optional(),
+});
+export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
+
+/** `[risk_profiles.<name>]`: what agents of that profile may do when they delegate. */
+export const RiskProfileSchema = z.strictObject({
+  delegation_policy: z.strictObject({ mode: z.enum(["forbidden", "allow"]) }).optional(),
+  max_tasks_per_hour: z.number().int().nonnegative().optional(),
+  max_cost_per_day: z.number().nonnegative().optional(),
+});
+export type RiskProfile = z.infer<typeof RiskProfileSchema>;
+
 export const ConfigFileSchema = z.strictObject({
   policy: PolicySchema.optional(),
   worktree: WorktreeSchema.optional(),
   models: z.record(z.string(), z.string()).optional(),
   agent: z.array(CustomAgentSchema).optional(),
+  agents: z.record(z.string(), AgentSettingsSchema).optional(),
+  risk_profiles: z.record(z.string(), RiskProfileSchema).optional(),
   role: z.array(RoleSchema).optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type {
   AgentAdapter,
   LaunchContext,
@@ -8,6 +8,7 @@ import type {
   StreamOutcome,
   StreamTranslator,
 } from "../agents/adapter.js";
+import { writeLaunchFiles } from "../agents/launch-files.js";
 import { findAdapter } from "../agents/registry.js";
 import { loadConfig } from "../config/effective.js";
 import type { EventBody } from "../protocol/event.js";
@@ -18,6 +19,7 @@ import { writeJsonAtomic } from "../support/atomic-file.js";
 import { formatDuration } from "../support/duration.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { recordProcess } from "../support/process.js";
+import { trace } from "../support/trace.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { makeBrief } from "./brief.js";
 import { channelFor } from "./channel-coordinates.js";
@@ -47,6 +49,7 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
 
   const initial = await updateState(dir, (state) => ({ ...state, conductor: recordProcess(process.pid) }));
+  trace("conductor: state recorded");
   if (initial.phase === "finished") return;
   if (initial.cancel_requested) cancel.abort(new Error("cancelled"));
 
@@ -55,6 +58,7 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   try {
     const config = await loadConfig(root);
     const adapter = findAdapter(config, root, plan.agent);
+    trace("conductor: config loaded");
     release = await acquireSlot(
       projectPaths(root).slots,
       taskId,
@@ -114,6 +118,7 @@ async function runTask(input: RunInput): Promise<void> {
   }
 
   const isolation = await isolate(plan, dir.split("/").pop()!);
+  trace("conductor: isolated");
   const task = makeTask(plan, dir, isolation);
   await writeJsonAtomic(paths.task, task);
   await updateState(dir, (state) => ({
@@ -166,10 +171,8 @@ async function runTask(input: RunInput): Promise<void> {
     env,
   };
   const command = adapter.buildCommand(launch);
-  for (const file of command.files ?? []) {
-    await mkdir(dirname(file.path), { recursive: true });
-    await writeFile(file.path, file.content, { mode: 0o600 });
-  }
+  // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
+  await writeLaunchFiles(command);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
@@ -177,6 +180,7 @@ async function runTask(input: RunInput): Promise<void> {
     }));
   }
   const translator = adapter.createTranslator(launch);
+  trace("conductor: command built");
   await runAgent({ ...input, launch, command, translator });
 }
 
@@ -264,6 +268,7 @@ async function runAgent(
   );
 
   const exit = await agent.done;
+  trace("conductor: agent done");
   clearTimeout(deadline);
   clearInterval(stall);
   cancel.removeEventListener("abort", onCancel);
@@ -293,6 +298,8 @@ async function runAgent(
   } catch (error) {
     raw.write(`[caesar] the stream translator failed at the end: ${messageOf(error)}\n`);
   }
+  // What the stream still held: text being accumulated, tools left open (closed as failed).
+  for (const body of stream.events ?? []) await events.append(body);
   if (stream.failure)
     await events.append({
       type: "error",

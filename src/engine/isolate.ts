@@ -31,7 +31,8 @@ export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation
     // In place, the user's uncommitted work is part of the starting point, never of the task's changes.
     const startTree = plan.repo_top ? await snapshotTree(plan.repo_top) : null;
     return {
-      workspace: plan.root,
+      // In place means in the caller's workspace: the project, or (for a nested task) its parent's worktree.
+      workspace: plan.repo_top ? join(plan.repo_top, plan.repo_prefix) : plan.root,
       worktree: null,
       branch: null,
       baseRef: baseRef || null,

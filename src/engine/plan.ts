@@ -1,17 +1,23 @@
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import { z } from "zod";
 import type { AgentAdapter } from "../agents/adapter.js";
-import { findAdapter } from "../agents/registry.js";
-import { type EffectiveConfig, loadConfig } from "../config/effective.js";
+import { findAdapter, listAdapters } from "../agents/registry.js";
+import { type EffectiveConfig, loadConfig, riskProfileOf, settingsOf } from "../config/effective.js";
 import type { RoleConfig } from "../config/schema.js";
+import { assertAdmitted } from "../policy/admission.js";
+import { checkDepth, decideDelegation } from "../policy/delegation.js";
+import { assertNoEscalation, type Envelope } from "../policy/escalation.js";
 import { resolveNetwork } from "../policy/network.js";
+import { findRole, pickRoleAgent } from "../policy/roles.js";
 import { FindingSchema } from "../protocol/report.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
 import { CaesarError, UsageError } from "../support/errors.js";
 import { describeRepository } from "../workspace/git.js";
 import { checkProjectRelativePath } from "../workspace/materialise.js";
+import { loadParent, type ParentTask } from "./parent.js";
 import type { DelegationRequest } from "./request.js";
 
 /** Everything decided before a task exists; written to plan.json for the conductor. */
@@ -34,9 +40,19 @@ export const TaskPlanSchema = z.object({
   channel: z.boolean(),
   parent_id: z.string().nullable(),
   depth: z.number().int().nonnegative(),
-  /** The git work tree top level, when the project is in git. */
+  /** root: started by a person or a program; spawn: an agent re-running itself; delegate: another agent. */
+  kind: z.enum(["root", "spawn", "delegate"]).default("root"),
+  /** bounded children never exceed their parent and share its budget. */
+  bounded: z.boolean().default(false),
+  /** The delegation tree whose budget this task draws from (null: a tree of its own). */
+  budget: z.object({
+    tree: z.string().nullable(),
+    max_tasks_per_hour: z.number().nullable(),
+    max_cost_per_day: z.number().nullable(),
+  }),
+  /** The git work tree the task branches from (the project's, or its parent's worktree). */
   repo_top: z.string().nullable(),
-  /** Where, relative to the work tree's top, the project root is (usually ""). */
+  /** Where, relative to that work tree's top, the workspace is (usually ""). */
   repo_prefix: z.string(),
   worktree: z.object({ copy: z.array(z.string()), link: z.array(z.string()), setup: z.array(z.string()) }),
   system_prompt: z.string().nullable(),
@@ -67,35 +83,58 @@ export async function resolvePlan(
     });
   }
   const role = request.role ? findRole(config, request.role) : undefined;
-  const agentId = request.agent ?? role?.agents?.[0];
-  if (!agentId) {
-    throw new UsageError("no_agent", "No agent selected.", {
-      detail:
-        "Pass --agent <id> (try --agent reference, the bundled agent), or --role <name> for a role that lists agents.",
-    });
-  }
-  const adapter = findAdapter(config, root, agentId);
-  checkAllowed(config, adapter.id);
+  const adapter = await chooseAgent(config, root, request, role);
+  assertAdmitted(config, adapter);
 
-  const mode = request.mode ?? role?.mode ?? config.policy.mode.value;
-  const repo = await describeRepository(root);
-  const isolationRequest = request.isolation ?? role?.isolation ?? config.policy.isolation.value;
+  const parent = request.parent ? await loadParent(root, request.parent, config) : undefined;
+  if (parent && !parent.task) checkDepth(config, parent.caller);
+  const decision = parent?.task ? decideDelegation(config, parent.caller, adapter) : undefined;
+  const bounded = decision?.mode === "bounded";
+  const inherited = bounded ? parent?.envelope : undefined;
+
+  const mode = request.mode ?? role?.mode ?? inherited?.mode ?? config.policy.mode.value;
+  const repo = await repositoryFor(root, parent);
+  const isolationRequest =
+    request.isolation ??
+    role?.isolation ??
+    (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
   const isolation = resolveIsolation(isolationRequest, mode, repo.kind, config);
-
-  const networkRequest = request.network ?? role?.network ?? config.policy.network.value;
+  const networkRequest =
+    request.network ??
+    role?.network ??
+    (inherited && !inherited.network ? "off" : config.policy.network.value);
   const { network, findings } = resolveNetwork(adapter.id, networkRequest, mode, adapter.capabilities);
 
+  const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
+  // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
   const timeoutMs =
-    request.timeoutMs ?? parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
+    request.timeoutMs ??
+    (inherited ? Math.max(1000, Math.min(defaultTimeout, inherited.timeMs)) : defaultTimeout);
   const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
+
+  const ownProfile = riskProfileOf(config, settingsOf(config, adapter.id).risk_profile.value);
+  const limits = {
+    max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
+    max_cost_per_day: ownProfile.max_cost_per_day.value,
+  };
+  if (parent?.task && inherited) {
+    const child: Envelope = {
+      mode,
+      network,
+      isolation,
+      timeMs: timeoutMs,
+      maxTasksPerHour: limits.max_tasks_per_hour,
+      maxCostPerDay: limits.max_cost_per_day,
+    };
+    assertNoEscalation(parent.task.id, child, inherited);
+  }
 
   const worktree = {
     copy: config.worktree.copy.value.map((path) => checkProjectRelativePath(path, "copy")),
     link: config.worktree.link.value.map((path) => checkProjectRelativePath(path, "link")),
     setup: config.worktree.setup.value,
   };
-  const parent = request.parent;
   const top = repo.kind === "none" ? null : repo.top;
   return {
     adapter,
@@ -116,62 +155,73 @@ export async function resolvePlan(
       model,
       extra_args: request.extraArgs ?? [],
       channel: request.channel ?? false,
-      parent_id: parent?.taskId ?? null,
-      depth: parent ? parent.depth + 1 : 0,
+      parent_id: request.parent?.taskId ?? null,
+      depth: request.parent ? (parent?.task?.depth ?? request.parent.depth) + 1 : 0,
+      kind: decision?.kind ?? (request.parent ? "delegate" : "root"),
+      bounded,
+      budget:
+        bounded && parent?.task
+          ? {
+              tree: parent.task.budgetTree,
+              max_tasks_per_hour: inherited!.maxTasksPerHour,
+              max_cost_per_day: inherited!.maxCostPerDay,
+            }
+          : { tree: null, ...limits },
       repo_top: top,
-      repo_prefix: top ? relative(top, root) : "",
+      repo_prefix: repo.kind === "none" ? "" : relative(repo.top, repo.workspace),
       worktree,
-      system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role) : null,
-      requested_by: request.requestedBy ?? (parent ? parent.taskId : "cli"),
+      system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
+      requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
     },
   };
 }
 
-function findRole(config: EffectiveConfig, name: string): RoleConfig {
-  const role = config.roles[name]?.value;
-  if (role) return role;
-  const known = Object.keys(config.roles);
-  throw new UsageError("unknown_role", `Unknown role "${name}".`, {
+async function chooseAgent(
+  config: EffectiveConfig,
+  root: string,
+  request: DelegationRequest,
+  role: RoleConfig | undefined,
+): Promise<AgentAdapter> {
+  if (request.agent) return findAdapter(config, root, request.agent);
+  if (role) return pickRoleAgent(config, role, listAdapters(config, root));
+  throw new UsageError("no_agent", "No agent selected.", {
     detail:
-      known.length > 0
-        ? `Known roles: ${known.join(", ")}.`
-        : "No roles are configured: add [[role]] entries to .caesar/config.toml.",
+      "Pass --agent <id> (try --agent reference, the bundled agent), or --role <name> (reviewer, implementer, investigator, or one of yours).",
   });
 }
 
-async function readRolePrompt(root: string, role: RoleConfig): Promise<string> {
+/**
+ * Where the task's git work tree is: for a child of a worktree task, the parent's worktree (the child
+ * branches from the parent's HEAD, and applies back into it); otherwise the project's repository.
+ */
+async function repositoryFor(root: string, parent: ParentTask | undefined) {
+  const parentTree = parent?.task?.worktree;
+  if (parentTree && existsSync(parentTree)) {
+    const described = await describeRepository(parentTree);
+    if (described.kind !== "none") return { ...described, workspace: parent!.task!.workspace };
+  }
+  const described = await describeRepository(root);
+  return described.kind === "none" ? described : { ...described, workspace: root };
+}
+
+async function readRolePrompt(
+  root: string,
+  role: RoleConfig,
+  config: EffectiveConfig,
+): Promise<string | null> {
   const file = role.system_prompt_file!;
   const path = isAbsolute(file) ? file : join(root, file);
+  const source = config.roles[role.name]?.system_prompt_file.source ?? "default";
   try {
     return await readFile(path, "utf8");
   } catch (error) {
+    // The default roles' prompt files appear with `caesar init`; until then those roles run without one.
+    if (source === "default") return null;
     throw new UsageError(
       "role_prompt_missing",
       `Role "${role.name}": cannot read system_prompt_file ${path}.`,
       {
         detail: `${(error as Error).message}. Fix the path in its [[role]] entry, or remove system_prompt_file.`,
-      },
-    );
-  }
-}
-
-function checkAllowed(config: EffectiveConfig, agentId: string): void {
-  const { denied, allowed } = config.policy;
-  if (denied.value.includes(agentId)) {
-    throw new CaesarError(
-      "agent_denied",
-      `Agent "${agentId}" is denied by [policy] denied (${denied.source} configuration).`,
-      {
-        detail: `Allow it with \`caesar policy allow ${agentId}\`, or remove it from [policy] denied.`,
-      },
-    );
-  }
-  if (allowed.value.length > 0 && !allowed.value.includes(agentId) && agentId !== "reference") {
-    throw new CaesarError(
-      "agent_not_allowed",
-      `Agent "${agentId}" is not in [policy] allowed (${allowed.source} configuration).`,
-      {
-        detail: `Allow it with \`caesar policy allow ${agentId}\`, or add it to [policy] allowed.`,
       },
     );
   }

@@ -133,6 +133,13 @@ describe("a task's event stream", () => {
     client.close();
   });
 
+  it("a task created a moment ago is found at once, before any watcher reported it", async () => {
+    writeTask(root, { id: "t_fresh001", changeNumber: 9, events: [{ type: "started", agent: "alpha" }] });
+    const response = await fetch(`${server.url}api/tasks/t_fresh001`);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { task: { id: string } }).task.id).toBe("t_fresh001");
+  });
+
   it("an unknown task is a 404, an invalid id a 400", async () => {
     expect((await fetch(`${server.url}api/tasks/t_nope0000/events`)).status).toBe(404);
     expect((await fetch(`${server.url}api/tasks/..%2F..%2Fetc/events`)).status).toBe(400);

@@ -305,7 +305,7 @@ describe("isolation", () => {
 
 describe("nested delegation", () => {
   it("records the parent and the depth when an agent calls caesar run itself", async () => {
-    const root = project();
+    const root = project('[risk_profiles.default]\ndelegation_policy = { mode = "allow" }\n');
     const { body } = await run(root, ["--agent", "nested", "delegate something"], { CAESAR_BIN });
     const dir = taskDir(root, body!.task_id);
     expect(readFileSync(join(dir, "child.rc"), "utf8").trim()).toBe("0");

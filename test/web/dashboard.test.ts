@@ -74,6 +74,24 @@ function eventLines(id: string): number {
     .split("\n").length;
 }
 
+/** Wait for the task page's status badge; when it never comes, say what the page showed instead. */
+async function waitForStatus(page: Page, status: string): Promise<void> {
+  try {
+    await page.locator("[data-testid=status]", { hasText: status }).waitFor(WAIT);
+  } catch (error) {
+    const shown = async (testId: string) =>
+      (await page
+        .locator(`[data-testid=${testId}]`)
+        .first()
+        .textContent({ timeout: 1000 })
+        .catch(() => null)) ?? "-";
+    throw new Error(
+      `no status "${status}": status ${await shown("status")}, notice ${await shown("notice")}, stream ${await shown("live")}`,
+      { cause: error },
+    );
+  }
+}
+
 /** Wait until at least `count` events are shown (a locator: page scripts are limited by the CSP). */
 async function waitForEvents(page: Page, count: number): Promise<void> {
   await page
@@ -94,7 +112,7 @@ describe("a finished task's page", () => {
     async () => {
       const id = await run(["--agent", "reference", 'replace "Hello " with "Hello, " in greet.js']);
       const page = await open(`#/tasks/${id}`);
-      await page.locator("[data-testid=status]", { hasText: "success" }).waitFor(WAIT);
+      await waitForStatus(page, "success");
       await expect(page.locator("[data-testid=summary]").textContent()).resolves.toContain("greet.js");
       const file = page.locator('[data-testid=diff] .diff-file[data-path="greet.js"]');
       await file.waitFor(WAIT);
@@ -169,7 +187,7 @@ describe("talking to a running task", () => {
       );
       await question.locator("[data-testid=answer-input]").fill("blue, like the sky");
       await question.locator("[data-testid=answer-submit]").click();
-      await page.locator("[data-testid=status]", { hasText: "success" }).waitFor(WAIT);
+      await waitForStatus(page, "success");
       await page
         .locator("[data-testid=summary]", { hasText: "The answer was: blue, like the sky" })
         .waitFor(WAIT);
@@ -192,9 +210,9 @@ describe("talking to a running task", () => {
       });
       const id = parseJsonOutput<{ task_id: string }>(result).task_id;
       const page = await open(`#/tasks/${id}`);
-      await page.locator("[data-testid=status]", { hasText: "running" }).waitFor(WAIT);
+      await waitForStatus(page, "running");
       await page.locator("[data-testid=cancel]").click();
-      await page.locator("[data-testid=status]", { hasText: "cancelled" }).waitFor(WAIT);
+      await waitForStatus(page, "cancelled");
       const state = JSON.parse(readFileSync(join(root, ".caesar", "tasks", id, "state.json"), "utf8"));
       expect(state).toMatchObject({ outcome: "cancelled", cancel_requested: { by: "http" } });
       await page.close();
@@ -210,7 +228,7 @@ describe("untrusted agent text", () => {
       const id = await run(["--agent", "hostile", "be hostile"]);
       const payload = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
       const page = await open(`#/tasks/${id}`);
-      await page.locator("[data-testid=status]", { hasText: "success" }).waitFor(WAIT);
+      await waitForStatus(page, "success");
       await expect(page.locator("[data-testid=summary]").textContent()).resolves.toBe(payload);
       await expect(page.locator("[data-testid=finding] strong").textContent()).resolves.toBe(payload);
       await page.locator("[data-testid=event]", { hasText: `hello ${payload}` }).waitFor(WAIT);
@@ -248,7 +266,7 @@ describe("the live event stream", () => {
         .toBeGreaterThan(seenWhileDown + 3);
       serve = await startServe(root, ["--port", String(port)]);
 
-      await page.locator("[data-testid=status]", { hasText: "success" }).waitFor(WAIT);
+      await waitForStatus(page, "success");
       await waitForEvents(page, eventLines(id));
       const total = eventLines(id);
       expect(await shownOrdinals(page)).toEqual(Array.from({ length: total }, (_, i) => i + 1));

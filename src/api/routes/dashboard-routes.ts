@@ -67,22 +67,28 @@ export function dashboardRoutes(ctx: ApiContext): Hono<ApiEnv> {
     });
   });
 
-  app.get(`${PATHS.tasks}/:id`, (c) => {
-    const task = findTask(ctx, c.req.param("id"));
+  app.get(`${PATHS.tasks}/:id`, async (c) => {
+    const task = await findTask(ctx, c.req.param("id"));
     return c.json({ runId: ctx.index.runId, revision: ctx.index.revision, ...describeTask(task) });
   });
 
   app.get(`${PATHS.tasks}/:id/diff`, async (c) => {
-    const task = findTask(ctx, c.req.param("id"));
+    const task = await findTask(ctx, c.req.param("id"));
     return c.json({ taskId: task.id, ...(await ctx.changes.diffOf(task)) });
   });
 
-  app.get(`${PATHS.tasks}/:id/events`, (c) => streamTaskEvents(c, ctx, findTask(ctx, c.req.param("id"))));
+  app.get(`${PATHS.tasks}/:id/events`, async (c) =>
+    streamTaskEvents(c, ctx, await findTask(ctx, c.req.param("id"))),
+  );
   app.get(PATHS.stream, (c) => streamWorkspace(c, ctx));
   return app;
 }
 
-export function findTask(ctx: ApiContext, id: string): IndexedTask {
+/**
+ * The task of an id from a URL. One the index has not seen yet (just created: a page opened from the link
+ * `caesar run --detach` printed) is looked for on disk before the answer is 404.
+ */
+export async function findTask(ctx: ApiContext, id: string): Promise<IndexedTask> {
   if (!isValidTaskId(id)) {
     const shown = JSON.stringify(String(id).slice(0, 140));
     throw new ApiError(
@@ -92,6 +98,7 @@ export function findTask(ctx: ApiContext, id: string): IndexedTask {
       "A task id looks like t_7f3a9c21.",
     );
   }
+  if (!ctx.index.task(id)) await ctx.index.refresh();
   const task = ctx.index.task(id);
   if (!task)
     throw new ApiError(

@@ -1,12 +1,14 @@
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
+import { prepareConductor } from "../../engine/conductor-launch.js";
 import { followTask } from "../../engine/follow.js";
-import { resolvePlan } from "../../engine/plan.js";
+import { resolvePlan, type TaskPlan } from "../../engine/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../../engine/request.js";
 import { startTask } from "../../engine/start.js";
 import type { TaskState } from "../../engine/state.js";
 import type { TaskRecord } from "../../engine/task-store.js";
 import type { Mode } from "../../protocol/task.js";
 import { parseDuration } from "../../support/duration.js";
+import { trace } from "../../support/trace.js";
 import { createRunRenderer } from "../../ui/run-renderer.js";
 import type { CommandContext } from "../command.js";
 import { readTextOrFile } from "../options.js";
@@ -44,9 +46,21 @@ export async function runFromCli(
   objective: string,
   extraArgs: string[],
 ): Promise<number> {
-  const request = await requestFromOptions(ctx, objective, extraArgs);
-  const { plan } = await resolvePlan(request, { root: ctx.root });
-  const record = await startTask(plan);
+  // The conductor's process starts now, while the task is planned (a refusal sends it away).
+  const conductor = prepareConductor(ctx.root);
+  let record: TaskRecord;
+  let plan: TaskPlan;
+  try {
+    const request = await requestFromOptions(ctx, objective, extraArgs);
+    trace("run: request built");
+    ({ plan } = await resolvePlan(request, { root: ctx.root }));
+    trace("run: planned");
+    record = await startTask(plan, { conductor });
+  } catch (error) {
+    conductor.abandon();
+    throw error;
+  }
+  trace("run: task started");
   if (ctx.options.detach === true) {
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
@@ -59,6 +73,7 @@ export async function runFromCli(
     return 0;
   }
   const final = await followAndRender(ctx, record);
+  trace("run: followed");
   return exitCodeOf(final);
 }
 

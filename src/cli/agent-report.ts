@@ -1,0 +1,46 @@
+import type { AgentAdapter, Detection } from "../agents/adapter.js";
+import { type EffectiveConfig, type Sourced, settingsOf } from "../config/effective.js";
+import { type Admission, admissionOf } from "../policy/admission.js";
+
+export interface AgentReport {
+  id: string;
+  display_name: string;
+  kind: AgentAdapter["kind"];
+  product: string;
+  detection: Detection;
+  admission: Admission;
+  enabled: Sourced<boolean>;
+  risk_profile: Sourced<string>;
+  model: Sourced<string> | null;
+  capabilities: AgentAdapter["capabilities"];
+}
+
+/** What `agents list` and `doctor` say about each agent; detection runs in parallel. */
+export async function reportAgents(
+  config: EffectiveConfig,
+  adapters: AgentAdapter[],
+): Promise<AgentReport[]> {
+  return Promise.all(
+    adapters.map(async (adapter) => {
+      const settings = settingsOf(config, adapter.id);
+      let detection: Detection;
+      try {
+        detection = await adapter.detect();
+      } catch (error) {
+        detection = { installed: false, warning: (error as Error).message };
+      }
+      return {
+        id: adapter.id,
+        display_name: adapter.displayName,
+        kind: adapter.kind,
+        product: adapter.product,
+        detection,
+        admission: admissionOf(config, adapter.id),
+        enabled: settings.enabled,
+        risk_profile: settings.risk_profile,
+        model: config.models[adapter.id] ?? null,
+        capabilities: adapter.capabilities,
+      };
+    }),
+  );
+}

@@ -1,0 +1,32 @@
+import type { Command } from "commander";
+import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+
+export const doctorCommand: CommandDefinition = {
+  name: "doctor",
+  group: "start",
+  define(program: Command) {
+    return withCommonOptions(
+      program
+        .command("doctor")
+        .description(
+          "what caesar can use here: git, the configuration, each agent (installed, version, capabilities, allowed)",
+        ),
+    ).action(
+      handle(async (ctx) => {
+        const { loadConfig } = await import("../../config/effective.js");
+        const { listAdapters } = await import("../../agents/registry.js");
+        const { reportAgents } = await import("../agent-report.js");
+        const { describeRepository } = await import("../../workspace/git.js");
+        const { renderDoctor } = await import("../doctor-render.js");
+        const repository = await describeRepository(ctx.root).catch((error: Error) => ({
+          kind: "error" as const,
+          message: error.message,
+        }));
+        const config = await loadConfig(ctx.root);
+        const agents = await reportAgents(config, listAdapters(config, ctx.root));
+        const result = { root: ctx.root, node: process.version, repository, files: config.files, agents };
+        ctx.out.result(result, () => renderDoctor(result));
+      }),
+    );
+  },
+};

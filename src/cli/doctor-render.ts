@@ -1,0 +1,54 @@
+import type { AgentReport } from "./agent-report.js";
+
+interface DoctorResult {
+  root: string;
+  node: string;
+  repository: { kind: string; top?: string; message?: string };
+  files: { layer: string; path: string; present: boolean }[];
+  agents: AgentReport[];
+}
+
+export function renderDoctor(result: DoctorResult): string {
+  const lines: string[] = [];
+  lines.push(`project   ${result.root}`);
+  lines.push(`node      ${result.node}`);
+  const repo = result.repository;
+  lines.push(
+    `git       ${
+      repo.kind === "usable"
+        ? `repository at ${repo.top} — tasks get worktrees`
+        : repo.kind === "empty"
+          ? `repository at ${repo.top} without commits — tasks run in place (commit once for worktrees)`
+          : repo.kind === "none"
+            ? "not a git repository — tasks run in place and their changes cannot be verified"
+            : `unavailable: ${repo.message}`
+    }`,
+  );
+  for (const file of result.files)
+    lines.push(`config    ${file.layer.padEnd(8)} ${file.path}${file.present ? "" : "  (absent)"}`);
+  for (const agent of result.agents) {
+    lines.push("");
+    const installed = agent.detection.installed
+      ? `installed${agent.detection.version ? ` ${agent.detection.version}` : ""}${agent.detection.path ? ` (${agent.detection.path})` : ""}`
+      : "not installed";
+    const verified = agent.capabilities.unverified
+      ? "unverified: no binary could be run to check these capabilities"
+      : agent.capabilities.verifiedOn
+        ? `capabilities verified on ${agent.capabilities.verifiedOn}`
+        : "";
+    lines.push(`${agent.id} — ${agent.display_name} (${agent.kind}): ${installed}`);
+    if (agent.detection.warning) lines.push(`  warning: ${agent.detection.warning}`);
+    lines.push(
+      `  ${agent.admission.allowed ? "allowed" : "NOT allowed"}: ${agent.admission.reason} — change with \`${agent.admission.remedy}\``,
+    );
+    if (verified) lines.push(`  ${verified}`);
+    const caps = agent.capabilities;
+    lines.push(`  network      ${caps.network.value.padEnd(10)} ${caps.network.why}`);
+    lines.push(`  read-only    ${caps.readOnly.value.padEnd(10)} ${caps.readOnly.why}`);
+    lines.push(`  schema       ${String(caps.nativeSchema.value).padEnd(10)} ${caps.nativeSchema.why}`);
+    lines.push(`  mcp          ${String(caps.mcp.value).padEnd(10)} ${caps.mcp.why}`);
+    lines.push(`  resume       ${String(caps.resume.value).padEnd(10)} ${caps.resume.why}`);
+    lines.push(`  model        ${String(caps.model.value).padEnd(10)} ${caps.model.why}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,124 @@
+import type { AgentAdapter } from "../agents/adapter.js";
+import { type DelegateTarget, type EffectiveConfig, riskProfileOf, settingsOf } from "../config/effective.js";
+import { CaesarError } from "../support/errors.js";
+
+/**
+ * The kinds of nested request (seed 001): re-running the **same** agent product for a focused sub-task
+ * (`spawn`, capped at one level: a spawned task cannot spawn) versus handing off to a **different**
+ * configured agent (`delegate`, gated by the caller's risk profile and reachability).
+ */
+export type DelegationKind = "root" | "spawn" | "delegate";
+
+export interface CallerTask {
+  id: string;
+  agent: string;
+  /** The caller's product (codex, claude, …: the adapter's `product`). */
+  product: string;
+  depth: number;
+  kind: DelegationKind;
+}
+
+export interface DelegationDecision {
+  kind: Exclude<DelegationKind, "root">;
+  /** Bounded children never exceed their parent and share its budget; independent ones have their own. */
+  mode: "bounded" | "independent";
+}
+
+export class DelegationRefusedError extends CaesarError {
+  constructor(code: string, summary: string, detail: string) {
+    super(code, summary, { detail });
+    this.name = "DelegationRefusedError";
+  }
+}
+
+/**
+ * Decide whether the task `caller` may hand work to `target`, in the seed's check order: depth, then
+ * (same product) the recursion gate and the depth-1 spawn cap, or (different agent) the caller's
+ * delegation policy then reachability. Every refusal names its cause and the setting that lifts it.
+ */
+export function decideDelegation(
+  config: EffectiveConfig,
+  caller: CallerTask,
+  target: AgentAdapter,
+): DelegationDecision {
+  checkDepth(config, caller);
+  if (target.product === caller.product) {
+    const recursion = config.policy.allow_recursion;
+    if (!recursion.value) {
+      throw new DelegationRefusedError(
+        "recursion_refused",
+        `spawn refused — "${caller.agent}" may not run "${target.id}", the same agent (${target.product}), under itself.`,
+        `[policy] allow_recursion is false (${recursion.source} configuration); set [policy] allow_recursion = true to let an agent re-run itself for a focused sub-task, or delegate to a different agent.`,
+      );
+    }
+    if (caller.kind === "spawn") {
+      throw new DelegationRefusedError(
+        "spawn_depth_cap",
+        "spawn refused — a spawned task may not spawn its own sub-tasks (depth-1 cap).",
+        `Task ${caller.id} was itself spawned by its parent. Delegate to a different agent instead, or do the work in ${caller.id}.`,
+      );
+    }
+    return { kind: "spawn", mode: "bounded" };
+  }
+
+  const callerSettings = settingsOf(config, caller.agent);
+  const profileName = callerSettings.risk_profile.value;
+  const profile = riskProfileOf(config, profileName);
+  if (profile.delegation_mode.value !== "allow") {
+    throw new DelegationRefusedError(
+      "delegation_forbidden",
+      `delegation is forbidden for caller "${caller.agent}" by risk profile "${profileName}" delegation_policy; set [risk_profiles.${profileName}].delegation_policy mode = "allow"`,
+      `The policy comes from the ${profile.delegation_mode.source} configuration. Until it allows delegation, ${caller.agent} may only work itself.`,
+    );
+  }
+  const mode = reachability(config, caller.agent, profileName, target.id);
+  return { kind: "delegate", mode };
+}
+
+/** Depth grows by one on every path; `[policy] max_depth` (default 3) caps it. */
+export function checkDepth(config: EffectiveConfig, caller: Pick<CallerTask, "id" | "depth">): void {
+  const max = config.policy.max_depth;
+  if (caller.depth >= max.value) {
+    throw new DelegationRefusedError(
+      "delegation_depth",
+      `Delegation depth limit reached (${caller.depth}/${max.value}).`,
+      `Task ${caller.id} runs at depth ${caller.depth}; [policy] max_depth is ${max.value} (${max.source} configuration). Raise it, or do the work in ${caller.id} itself.`,
+    );
+  }
+}
+
+function reachability(
+  config: EffectiveConfig,
+  caller: string,
+  callerProfile: string,
+  target: string,
+): "bounded" | "independent" {
+  const targetSettings = settingsOf(config, target);
+  const prefix = `delegate target "${target}" is not reachable from "${caller}"`;
+  if (!targetSettings.enabled.value) {
+    throw new DelegationRefusedError(
+      "delegate_unreachable",
+      `${prefix}: the target agent is disabled`,
+      `Enable it with \`caesar agents enable ${target}\` (disabled agents are never reachable).`,
+    );
+  }
+  const callerSettings = settingsOf(config, caller);
+  const explicit: DelegateTarget | undefined = callerSettings.delegates.value.find(
+    (entry) => entry.agent === target,
+  );
+  if (explicit) return explicit.mode;
+  const targetProfile = targetSettings.risk_profile.value;
+  if (callerSettings.delegate_same_risk_profile.value) {
+    if (targetProfile === callerProfile) return "bounded";
+    throw new DelegationRefusedError(
+      "delegate_unreachable",
+      `${prefix}: different risk profile (caller uses "${callerProfile}", target uses "${targetProfile}"). delegate_same_risk_profile only reaches agents with the same risk profile; add an explicit [agents.${caller}].delegates entry with the intended mode, or change one agent's risk_profile.`,
+      `For example: [agents.${caller}] delegates = ["${target}"] (bounded), or [{ agent = "${target}", mode = "independent" }].`,
+    );
+  }
+  throw new DelegationRefusedError(
+    "delegate_unreachable",
+    `${prefix}: delegate_same_risk_profile is disabled and the target is not listed in [agents.${caller}].delegates`,
+    `Add it: [agents.${caller}] delegates = ["${target}"], or set delegate_same_risk_profile = true.`,
+  );
+}
