@@ -6,6 +6,7 @@ import { type TaskState, TaskStateSchema } from "../../engine/state.js";
 import { taskDirOf } from "../../engine/task-store.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { errnoOf } from "../../support/errors.js";
+import { SpanList } from "./span-list.js";
 import { type NewEntry, USER_ACTOR } from "./timeline.js";
 
 /**
@@ -18,7 +19,7 @@ export interface IndexedTask {
   paths: TaskPaths;
   state: TaskState;
   /** Byte ranges of the valid events, by ordinal - 1. */
-  spans: { start: number; end: number }[];
+  spans: SpanList;
   /** Timeline positions of this task's entries, ascending. */
   positions: number[];
   questions: QuestionWithAnswer[];
@@ -62,7 +63,7 @@ export async function loadIndexedTask(
     dir,
     paths,
     state,
-    spans: [],
+    spans: new SpanList(),
     positions: [],
     questions: [],
     revision: 0,
@@ -131,24 +132,24 @@ async function readNewEvents(task: IndexedTask): Promise<NewEntry[]> {
     // events.jsonl is append-only; a shorter file was rewritten by someone. Start over on it: the earlier
     // entries stay in the timeline (they were observed) but their lines are gone (read back as null), and
     // new ordinals continue after them.
-    for (const span of task.spans) {
-      span.start = -1;
-      span.end = -1;
-    }
+    task.spans.forget();
     task.stamps.events = 0;
   }
   const read = await readEventSpans(task.paths.events, task.stamps.events);
   task.stamps.events = read.offset;
   if (read.spans.length > 0) task.lastEventType = read.spans.at(-1)!.event.type;
   return read.spans.map((span) => {
-    task.spans.push({ start: span.start, end: span.end });
+    task.spans.push(span.start, span.end);
+    // Only what filtering and ordering need is kept; the event is read back from its range when asked for.
     return {
       task,
       kind: "event" as const,
       ordinal: task.spans.length,
       type: span.event.type,
-      at: span.event.at,
+      at: null,
       actor: span.event.type === "answer" ? USER_ACTOR : task.state.agent,
+      data: null,
+      time: timeOf(span.event.at),
     };
   });
 }
@@ -167,6 +168,7 @@ function userActions(task: IndexedTask): NewEntry[] {
       at: cancel.at,
       actor: USER_ACTOR,
       data: { by: cancel.by },
+      time: timeOf(cancel.at),
     });
   }
   if (applied && applied.at !== task.seen.applyAt) {
@@ -179,6 +181,7 @@ function userActions(task: IndexedTask): NewEntry[] {
       at: applied.at,
       actor: USER_ACTOR,
       data: { by: applied.by, head: applied.head, files: applied.files },
+      time: timeOf(applied.at),
     });
   }
   return out;
@@ -231,4 +234,10 @@ async function sizeOf(path: string): Promise<number> {
     if (errnoOf(error) === "ENOENT") return 0;
     throw error;
   }
+}
+
+/** A timestamp as milliseconds, for ordering (0 when it is not a date: agents write what they like). */
+export function timeOf(at: string): number {
+  const time = Date.parse(at);
+  return Number.isNaN(time) ? 0 : time;
 }

@@ -147,14 +147,13 @@ export class TaskIndex {
     }
     // At build time the order is the entries' own timestamps (then task, then line); afterwards it is the
     // order in which they are observed.
-    const keyed = entries.map((entry) => ({ entry, time: timeOf(entry.at) }));
-    keyed.sort(
+    entries.sort(
       (a, b) =>
         a.time - b.time ||
-        (a.entry.task.id < b.entry.task.id ? -1 : a.entry.task.id > b.entry.task.id ? 1 : 0) ||
-        a.entry.ordinal - b.entry.ordinal,
+        (a.task.id < b.task.id ? -1 : a.task.id > b.task.id ? 1 : 0) ||
+        a.ordinal - b.ordinal,
     );
-    this.timeline.append(keyed.map((item) => item.entry));
+    this.timeline.append(entries);
     this.buildMs = performance.now() - started;
   }
 
@@ -342,11 +341,6 @@ function isSettled(task: IndexedTask): boolean {
   if (task.lastEventType === "finished") return true;
   const finishedAt = Date.parse(task.state.finished_at ?? task.state.updated_at);
   return Number.isNaN(finishedAt) || Date.now() - finishedAt > SETTLE_MS;
-}
-
-function timeOf(at: string): number {
-  const time = Date.parse(at);
-  return Number.isNaN(time) ? 0 : time;
 }
 
 async function sizeOrZero(path: string): Promise<number> {

@@ -12,14 +12,19 @@ export interface TimelineEntry {
   ordinal: number;
   /** The event type, or `apply` / `cancel`. */
   type: string;
-  at: string;
+  /**
+   * For user actions: when (from state.json). Events keep no timestamp here — a string parsed out of a line
+   * can hold on to the whole line — their own `at` is read back with them.
+   */
+  at: string | null;
   /** The task's agent, or `user` for answers, applies and cancels. */
   actor: string;
   /** For user actions: what state.json recorded. */
-  data?: Record<string, unknown>;
+  data: Record<string, unknown> | null;
 }
 
-export type NewEntry = Omit<TimelineEntry, "position">;
+/** An entry before it has a position, with its time (ms) for the ordering at build time. */
+export type NewEntry = Omit<TimelineEntry, "position"> & { time: number };
 
 export const USER_ACTOR = "user";
 
@@ -44,7 +49,17 @@ export class Timeline {
   append(items: readonly NewEntry[]): TimelineEntry[] {
     const added: TimelineEntry[] = [];
     for (const item of items) {
-      const entry: TimelineEntry = { ...item, position: this.entries.length + 1 };
+      // Built field by field (not spread): one shape for every entry, and no `time` kept.
+      const entry: TimelineEntry = {
+        position: this.entries.length + 1,
+        task: item.task,
+        kind: item.kind,
+        ordinal: item.ordinal,
+        type: item.type,
+        at: item.at,
+        actor: item.actor,
+        data: item.data,
+      };
       this.entries.push(entry);
       item.task.positions.push(entry.position);
       let list = this.byActor.get(entry.actor);

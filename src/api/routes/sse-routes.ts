@@ -30,6 +30,7 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
       async () => {
         while (sent < task.spans.length) {
           const ranges = task.spans.slice(sent, sent + BATCH);
+          if (ranges.length === 0) break;
           const lines = await readEventLines(task.paths.events, ranges).catch(() => ranges.map(() => null));
           for (const [k, line] of lines.entries()) {
             const ordinal = sent + k + 1;

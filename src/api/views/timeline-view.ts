@@ -36,7 +36,7 @@ export async function readTimeline(
   return {
     entries: page.entries.map((entry, i) => ({
       position: entry.position,
-      at: entry.at,
+      at: entry.at ?? atOf(data[i]),
       actor: entry.actor,
       kind: entry.kind,
       type: entry.type,
@@ -57,7 +57,7 @@ async function readEntryData(entries: readonly TimelineEntry[]): Promise<unknown
   const byTask = new Map<TimelineEntry["task"], number[]>();
   entries.forEach((entry, i) => {
     if (entry.kind !== "event") {
-      out[i] = entry.data ?? null;
+      out[i] = entry.data;
       return;
     }
     const list = byTask.get(entry.task) ?? [];
@@ -66,7 +66,7 @@ async function readEntryData(entries: readonly TimelineEntry[]): Promise<unknown
   });
   await Promise.all(
     [...byTask].map(async ([task, indices]) => {
-      const ranges = indices.map((i) => task.spans[entries[i]!.ordinal - 1]!);
+      const ranges = indices.map((i) => task.spans.at(entries[i]!.ordinal - 1));
       try {
         const lines = await readEventLines(task.paths.events, ranges);
         indices.forEach((entryIndex, k) => {
@@ -87,4 +87,9 @@ export function repositoryNotFound(id: string, repositories: RepositoryCatalog):
     `No repository ${JSON.stringify(id)} in this workspace.`,
     `The project repository is "${repositories.projectId}"; a task's worktree is named by its task id.`,
   );
+}
+
+function atOf(event: unknown): string | null {
+  const at = (event as { at?: unknown } | null)?.at;
+  return typeof at === "string" ? at : null;
 }
