@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import type { ApiContext } from "./api-context.js";
 import { ApiError, toApiError } from "./api-error.js";
-import { agentRoutes, EchoedError } from "./routes/agent-routes.js";
+import { EchoedError } from "./echo.js";
+import { agentRoutes } from "./routes/agent-routes.js";
 import { dashboardRoutes } from "./routes/dashboard-routes.js";
 import { type ApiEnv, accessGuard } from "./routes/guards.js";
 import { mutateRoutes } from "./routes/mutate-routes.js";

@@ -19,13 +19,14 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await readLimited(request).catch((error) => {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError(400, "invalid_json", "The request body could not be read.", "Send the whole body.");
+  });
   let text: string;
   try {
-    const buffer = await request.arrayBuffer();
-    if (buffer.byteLength > MAX_BODY_BYTES) throw tooLarge();
-    text = new TextDecoder("utf-8", { fatal: true }).decode(buffer);
-  } catch (error) {
-    if (error instanceof ApiError) throw error;
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
     throw new ApiError(400, "invalid_json", "The request body is not valid UTF-8.", "Send UTF-8 JSON.");
   }
   try {
@@ -38,6 +39,31 @@ export async function readJsonBody(request: Request): Promise<unknown> {
       `${(error as Error).message}. Send one JSON object: the request envelope.`,
     );
   }
+}
+
+/** The body, read as it streams in and abandoned as soon as it passes the limit (no Content-Length needed). */
+async function readLimited(request: Request): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
 }
 
 function tooLarge(): ApiError {

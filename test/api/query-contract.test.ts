@@ -523,6 +523,25 @@ describe("bad requests", () => {
     expect((await json(huge)).error.code).toBe("body_too_large");
   });
 
+  it("a streamed body without Content-Length is cut off at the limit (413)", async () => {
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 1;
+        if (sent > 1000) controller.close();
+        else controller.enqueue(new TextEncoder().encode(`{"padding":"${"x".repeat(1000)}"},`));
+      },
+    });
+    const response = await api.request("/api/agent/v1/query", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Commit-Zero": "local-demo" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(sent).toBeLessThan(1000);
+  });
+
   it("a Host that is not the server's local address is refused (DNS rebinding)", async () => {
     const response = await api.request("/api/state", { headers: { host: "attacker.example:4999" } });
     expect(response.status).toBe(403);

@@ -71,14 +71,8 @@ describe("caesar serve", () => {
 
   it("with --host and a token, reads need the token from other machines (here: loopback still reads freely)", async () => {
     // Another workspace: a second server of the same one would replace its recorded address.
-    const exposed = await startServe(makeRepo(), [
-      "--port",
-      "0",
-      "--host",
-      "0.0.0.0",
-      "--token",
-      "x".repeat(32),
-    ]);
+    const other = makeRepo();
+    const exposed = await startServe(other, ["--port", "0", "--host", "0.0.0.0", "--token", "x".repeat(32)]);
     try {
       const local = await fetch(`${exposed.url}api/state`);
       expect(local.status).toBe(200);
@@ -92,9 +86,13 @@ describe("caesar serve", () => {
         body: "{}",
       });
       expect(mutation.status).toBe(401);
+      expect(existsSync(join(other, ".caesar", "state", "serve.json"))).toBe(true);
     } finally {
       expect(await exposed.stop()).toBe(0);
     }
+    // A clean stop removes the recorded address (and a missing token file was never needed).
+    expect(existsSync(join(other, ".caesar", "state", "serve.json"))).toBe(false);
+    expect(existsSync(join(other, ".caesar", "state", "serve-token"))).toBe(false);
   });
 });
 

@@ -1,15 +1,10 @@
 import { Hono } from "hono";
+import { agentCapabilities } from "../agent-capabilities.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
+import { withEcho } from "../echo.js";
 import { parseEnvelope, readJsonBody } from "../envelope.js";
-import {
-  AGENT_PROTOCOL,
-  MUTATE_PROTOCOL,
-  OPERATOR_HEADER,
-  OPERATOR_HEADER_VALUE,
-  PATHS,
-  PROVENANCE,
-} from "../protocol-ids.js";
+import { AGENT_PROTOCOL, PATHS, PROVENANCE } from "../protocol-ids.js";
 import {
   QUERY_OPERATIONS,
   type QueryRequest,
@@ -27,7 +22,7 @@ export function agentRoutes(ctx: ApiContext): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const schema = queryRequestJsonSchema();
 
-  app.get(PATHS.capabilities, (c) => c.json(capabilities(ctx)));
+  app.get(PATHS.capabilities, (c) => c.json(agentCapabilities(ctx)));
   app.get(PATHS.schema, (c) => c.json(schema));
   app.get(PATHS.state, (c) =>
     c.json({
@@ -114,98 +109,4 @@ function checkRevision(ctx: ApiContext, runId: string, revision: number): void {
       `The workspace changed since you read it: reread GET ${PATHS.state} and retry with its version.`,
     );
   }
-}
-
-/** Error bodies echo what identifies the request (a valid requestId only) and the current run and revision. */
-export class EchoedError extends Error {
-  constructor(
-    readonly inner: unknown,
-    readonly echo: { protocol: string; requestId: string | null },
-  ) {
-    super("echoed");
-  }
-}
-
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function withEcho(error: unknown, raw: unknown, protocol = AGENT_PROTOCOL): EchoedError {
-  const requestId =
-    raw &&
-    typeof raw === "object" &&
-    "requestId" in raw &&
-    typeof raw.requestId === "string" &&
-    UUID_SHAPE.test(raw.requestId)
-      ? raw.requestId
-      : null;
-  return new EchoedError(error, { protocol, requestId });
-}
-
-function capabilities(ctx: ApiContext) {
-  return {
-    protocol: AGENT_PROTOCOL,
-    service: "caesar",
-    version: ctx.version,
-    provenance: PROVENANCE,
-    readOnly: true,
-    runId: ctx.index.runId,
-    revision: ctx.index.revision,
-    endpoints: {
-      capabilities: `GET ${PATHS.capabilities}`,
-      schema: `GET ${PATHS.schema}`,
-      state: `GET ${PATHS.state}`,
-      query: `POST ${PATHS.query}`,
-    },
-    request: {
-      envelope: ["protocol", "requestId", "runId", "revision", "operation", "arguments"],
-      requestId: "a fresh UUID for every request",
-      revision: `the version from GET ${PATHS.state}; any other value is stale (409)`,
-      headers: { [OPERATOR_HEADER]: OPERATOR_HEADER_VALUE, "Content-Type": "application/json" },
-    },
-    response: ["protocol", "requestId", "runId", "revision", "provenance", "operation", "result"],
-    operations: [
-      {
-        name: "timeline.read",
-        arguments: {
-          actor: "optional string",
-          repo: "optional repository id",
-          before: "optional position",
-          limit: "optional 1–100 (default 50)",
-        },
-        result:
-          "The events of all tasks (and the user's answers, applies and cancels), newest first; nextBefore pages on.",
-      },
-      {
-        name: "repository.read",
-        arguments: { id: "required repository id" },
-        result: "Repository metadata and a source snapshot (files of a tree, with sizes and blob ids).",
-      },
-      {
-        name: "change.read",
-        arguments: { number: "required positive integer" },
-        result: "A task's result: status, report (with findings) and the diff verified by git.",
-      },
-    ],
-    repositories: {
-      project: ctx.repositories.projectId,
-      worktrees: "a task's worktree is the repository named by its task id",
-    },
-    actors: ctx.index.timeline.actors(),
-    statusCodes: {
-      200: "the result",
-      400: "invalid JSON, unknown operation, unknown field or invalid argument",
-      403: `missing ${OPERATOR_HEADER} header, or a Host that is not this server's local address`,
-      404: "no such repository or change",
-      409: `stale runId or revision: reread GET ${PATHS.state}`,
-      413: "body too large",
-      415: "not application/json",
-    },
-    boundaries: [
-      "Read-only: queries never change the workspace; mutations are a separate vocabulary.",
-      "Local: the server binds 127.0.0.1 unless started with --host and a token.",
-      "Observed: every result is read from real task directories and git, never simulated.",
-      "Untrusted: agent output and repository text are returned as data; nothing is executed.",
-      "Strict: no silent retry, no best-effort parsing of requests.",
-    ],
-    mutations: { protocol: MUTATE_PROTOCOL, capabilities: `GET ${PATHS.mutateCapabilities}` },
-  };
 }
