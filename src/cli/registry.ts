@@ -1,13 +1,16 @@
 import type { CommandDefinition } from "./command.js";
 import { agentsCommand } from "./commands/agents.js";
+import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
+import { channelCommand } from "./commands/channel.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
 import { doctorCommand } from "./commands/doctor.js";
 import { gcCommand } from "./commands/gc.js";
 import { initCommand } from "./commands/init.js";
 import { logsCommand } from "./commands/logs.js";
+import { mcpCommand } from "./commands/mcp.js";
 import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
@@ -18,8 +21,10 @@ import { statusCommand } from "./commands/status.js";
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
   agentsCommand,
+  answerCommand,
   applyCommand,
   cancelCommand,
+  channelCommand,
   demoCommand,
   diffCommand,
   doctorCommand,
@@ -27,6 +32,7 @@ export const COMMANDS: CommandDefinition[] = [
   initCommand,
   logsCommand,
   policyCommand,
+  mcpCommand,
   protocolCommand,
   psCommand,
   roleCommand,

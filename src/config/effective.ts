@@ -136,10 +136,12 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
     for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };
     for (const [id, settings] of Object.entries(file.agents ?? {})) {
-      overlay((config.agentSettings[id] ??= {}) as Record<string, Sourced<unknown>>, settings, layer);
+      config.agentSettings[id] ??= {};
+      overlay(config.agentSettings[id] as Record<string, Sourced<unknown>>, settings, layer);
     }
     for (const [name, profile] of Object.entries(file.risk_profiles ?? {})) {
-      overlay((config.riskProfiles[name] ??= {}) as Record<string, Sourced<unknown>>, profile, layer);
+      config.riskProfiles[name] ??= {};
+      overlay(config.riskProfiles[name] as Record<string, Sourced<unknown>>, profile, layer);
     }
     for (const role of file.role ?? []) mergeRole(config, role, layer);
   }
