@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { applyEdits, modify, type ParseError, parse as parseJsonc } from "jsonc-parser";
+// The ESM build: the UMD one (package "main") requires its parts dynamically, which a bundle cannot follow.
+import { applyEdits, modify, type ParseError, parse as parseJsonc } from "jsonc-parser/lib/esm/main.js";
 import { parse as parseToml } from "smol-toml";
 import { errnoOf } from "../support/errors.js";
 
