@@ -136,6 +136,9 @@ describe("caesar channel serve, over stdio with the MCP SDK client", () => {
     expect(parseJsonOutput<{ error: { code: string } }>(unknown).error.code).toBe("unknown_question");
     expect(existsSync(join(dir, "answers", "q_00000000.json"))).toBe(false);
 
+    const open = await runCaesar(["status", id], { cwd: root });
+    expect(open.stdout).toContain(`open — caesar answer ${id} ${questionId}`);
+
     const first = await runCaesar(["answer", id, questionId!, "no, keep it"], { cwd: root });
     expect(first.code, first.stderr).toBe(0);
     const result = dataOf<{ answered: boolean; answer: string; question_id: string }>(await pending);

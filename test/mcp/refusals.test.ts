@@ -121,4 +121,24 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
     expect(textOf(traversal)).toContain("Invalid question id");
     expect(existsSync(join(root, ".caesar", "tasks", id!, "answers"))).toBe(false);
   });
+
+  it("makes its delegations nested when it runs inside a task (CAESAR_TASK_ID), under the delegation rules", async () => {
+    const [parent] = dataOf<{ started: string[] }>(
+      await mcp.call("caesar_fanout", { tasks: [{ objective: "parent", agent: "conformant" }] }),
+    ).started;
+    await mcp.call("caesar_await", { task_ids: [parent], timeout_ms: 120_000 });
+    const inside = await connectCaesar(["mcp", "serve"], {
+      cwd: root,
+      env: { CAESAR_TASK_ID: parent!, CAESAR_AGENT: "conformant", CAESAR_DEPTH: "0" },
+    });
+    try {
+      const before = tasks();
+      const refused = await inside.call("caesar_delegate", { objective: "child", agent: "conformant" });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toContain("allow_recursion");
+      expect(tasks()).toEqual(before);
+    } finally {
+      await inside.close();
+    }
+  });
 });

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { QuestionWithAnswer } from "../../engine/questions.js";
 import type { TaskState } from "../../engine/state.js";
 import { formatDuration } from "../../support/duration.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
@@ -17,16 +18,19 @@ export const statusCommand: CommandDefinition = {
         const { loadLiveTask } = await import("../task-lookup.js");
         const { readTaskFile } = await import("../../engine/task-store.js");
         const record = await loadLiveTask(ctx.root, String(id), "status");
+        const { listQuestions } = await import("../../engine/questions.js");
         const task = await readTaskFile(record.dir).catch(() => undefined);
-        ctx.out.result({ id: record.id, dir: record.dir, state: record.state, task: task ?? null }, () =>
-          renderStatus(record.state, record.dir),
+        const questions = await listQuestions(record.dir).catch(() => []);
+        ctx.out.result(
+          { id: record.id, dir: record.dir, state: record.state, task: task ?? null, questions },
+          () => renderStatus(record.state, record.dir, questions),
         );
       }),
     );
   },
 };
 
-export function renderStatus(state: TaskState, dir: string): string {
+export function renderStatus(state: TaskState, dir: string, questions: QuestionWithAnswer[] = []): string {
   const lines: string[] = [];
   const row = (label: string, value: string | null | undefined) => {
     if (value) lines.push(`${label.padEnd(11)}${value}`);
@@ -62,6 +66,16 @@ export function renderStatus(state: TaskState, dir: string): string {
       lines.push(`${"".padEnd(11)}${change.action.padEnd(9)}${change.path}`);
     for (const finding of report.findings) lines.push(`finding    [${finding.severity}] ${finding.title}`);
     for (const step of report.next_steps) lines.push(`next step  ${step}`);
+  }
+  for (const { question, answer } of questions) {
+    lines.push(
+      `question   ${question.id}  ${question.question}${question.options ? ` [${question.options.join(" | ")}]` : ""}`,
+    );
+    lines.push(
+      answer
+        ? `${"".padEnd(11)}answered: ${answer.answer}`
+        : `${"".padEnd(11)}open — caesar answer ${state.id} ${question.id} "<answer>"`,
+    );
   }
   lines.push("", `files      ${dir}`);
   return lines.join("\n");
