@@ -40,7 +40,11 @@ function project(): string {
   const root = makeRepo({ "README.md": "# demo\n" });
   writeConfig(
     root,
-    `[[agent]]\nid = "asker"\nbin = "${join(FIXTURE_BIN, "channel-asker.mjs")}"\nargs = ["{{prompt}}"]\n`,
+    [
+      `[[agent]]\nid = "asker"\nbin = "${join(FIXTURE_BIN, "channel-asker.mjs")}"\nargs = ["{{prompt}}"]\n`,
+      // Sleeps, so the session that started it is gone long before it reports.
+      `[[agent]]\nid = "slow"\nbin = "/bin/sh"\nargs = ["-c", "sleep 2; printf '%s' '{\\"protocol\\":\\"caesar.report/v1\\",\\"status\\":\\"success\\",\\"summary\\":\\"slow but done\\"}' > \\"$CAESAR_REPORT_PATH\\"", "{{prompt}}"]\n`,
+    ].join("\n"),
     ["conformant", "writer"],
   );
   return root;
@@ -236,5 +240,24 @@ describe("caesar mcp serve, driven by the MCP SDK client over stdio", () => {
     expect(agents.agents.map((agent) => agent.id)).toContain("reference");
     const roles = dataOf<{ roles: { name: string }[] }>(await mcp.call("caesar_list_roles"));
     expect(Array.isArray(roles.roles)).toBe(true);
+  });
+
+  it("never orphans a task when the MCP session ends: it finishes under its own conductor", async () => {
+    const first = await connectCaesar(["mcp", "serve"], { cwd: root });
+    const { task_id: id } = dataOf<{ task_id: string }>(
+      await first.call("caesar_delegate", { objective: "Take a moment, then report", agent: "slow" }),
+    );
+    await first.close();
+    const second = await connectCaesar(["mcp", "serve"], { cwd: root });
+    try {
+      const done = dataOf<AwaitResult>(
+        await second.call("caesar_await", { task_ids: [id], timeout_ms: 120_000 }),
+      );
+      expect(done.status).toBe("complete");
+      expect(done.results[0]!.outcome).toBe("succeeded");
+      expect(done.results[0]!.report!.summary).toBe("slow but done");
+    } finally {
+      await second.close();
+    }
   });
 });
