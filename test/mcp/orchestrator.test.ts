@@ -41,7 +41,7 @@ function project(): string {
   writeConfig(
     root,
     [
-      `[[agent]]\nid = "asker"\nbin = "${join(FIXTURE_BIN, "channel-asker.mjs")}"\nargs = ["{{prompt}}"]\n`,
+      `[[agent]]\nid = "asker"\nbin = "${join(FIXTURE_BIN, "channel-asker.mjs")}"\nargs = ["{{prompt}}"]\nenv = { ASKER_INVALID_FIRST = "1" }\n`,
       // Sleeps, so the session that started it is gone long before it reports.
       `[[agent]]\nid = "slow"\nbin = "/bin/sh"\nargs = ["-c", "sleep 2; printf '%s' '{\\"protocol\\":\\"caesar.report/v1\\",\\"status\\":\\"success\\",\\"summary\\":\\"slow but done\\"}' > \\"$CAESAR_REPORT_PATH\\"", "{{prompt}}"]\n`,
     ].join("\n"),
@@ -170,6 +170,8 @@ describe("caesar mcp serve, driven by the MCP SDK client over stdio", () => {
     const raw = dataOf<{ raw: string }>(await mcp.call("caesar_logs", { task_id: asker, raw: true }));
     expect(raw.raw).toContain("ANTHROPIC_API_KEY");
     expect(raw.raw).not.toContain("sk-fixture-not-a-real-key");
+    // Its first report was refused with the problems, and it resubmitted.
+    expect(raw.raw).toMatch(/refused \(isError=true\): .*status/);
 
     const diff = dataOf<{ changes: { path: string }[]; patch: string }>(
       await mcp.call("caesar_diff", { task_id: asker }),
