@@ -8,7 +8,8 @@ import { build } from "esbuild";
 
 rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true });
 await build({
-  entryPoints: ["src/cli/main.ts", "src/engine/conductor-main.ts"],
+  // The CLI, the conductor, and the agent-chat library (importable by other tools and by test fixtures).
+  entryPoints: ["src/cli/main.ts", "src/engine/conductor-main.ts", "src/chat/index.ts"],
   outbase: "src",
   outdir: "dist",
   bundle: true,

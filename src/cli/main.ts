@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { EXIT_USAGE, UsageError } from "../support/errors.js";
 import { PACKAGE_JSON } from "../support/package-paths.js";
+import { trace } from "../support/trace.js";
 import { HELP_GROUPS } from "./command.js";
 import { reportError } from "./output.js";
 import { COMMANDS } from "./registry.js";
@@ -64,6 +65,7 @@ function snakeCase(text: string): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  trace("main: start");
   const json = wantsJson(argv.slice(2));
   const program = makeProgram(json);
   try {

@@ -4,6 +4,7 @@ import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { channelCommand } from "./commands/channel.js";
+import { chatCommand } from "./commands/chat.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
 import { doctorCommand } from "./commands/doctor.js";
@@ -25,6 +26,7 @@ export const COMMANDS: CommandDefinition[] = [
   applyCommand,
   cancelCommand,
   channelCommand,
+  chatCommand,
   demoCommand,
   diffCommand,
   doctorCommand,

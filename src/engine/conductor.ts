@@ -18,6 +18,7 @@ import { writeJsonAtomic } from "../support/atomic-file.js";
 import { formatDuration } from "../support/duration.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { recordProcess } from "../support/process.js";
+import { trace } from "../support/trace.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { makeBrief } from "./brief.js";
 import { channelFor } from "./channel-coordinates.js";
@@ -47,6 +48,7 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
 
   const initial = await updateState(dir, (state) => ({ ...state, conductor: recordProcess(process.pid) }));
+  trace("conductor: state recorded");
   if (initial.phase === "finished") return;
   if (initial.cancel_requested) cancel.abort(new Error("cancelled"));
 
@@ -55,6 +57,7 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   try {
     const config = await loadConfig(root);
     const adapter = findAdapter(config, root, plan.agent);
+    trace("conductor: config loaded");
     release = await acquireSlot(
       projectPaths(root).slots,
       taskId,
@@ -114,6 +117,7 @@ async function runTask(input: RunInput): Promise<void> {
   }
 
   const isolation = await isolate(plan, dir.split("/").pop()!);
+  trace("conductor: isolated");
   const task = makeTask(plan, dir, isolation);
   await writeJsonAtomic(paths.task, task);
   await updateState(dir, (state) => ({
@@ -177,6 +181,7 @@ async function runTask(input: RunInput): Promise<void> {
     }));
   }
   const translator = adapter.createTranslator(launch);
+  trace("conductor: command built");
   await runAgent({ ...input, launch, command, translator });
 }
 
@@ -264,6 +269,7 @@ async function runAgent(
   );
 
   const exit = await agent.done;
+  trace("conductor: agent done");
   clearTimeout(deadline);
   clearInterval(stall);
   cancel.removeEventListener("abort", onCancel);

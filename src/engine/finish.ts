@@ -4,6 +4,7 @@ import type { StreamOutcome } from "../agents/adapter.js";
 import { settleBudget } from "../policy/budget.js";
 import type { Finding } from "../protocol/report.js";
 import { taskPaths } from "../protocol/task-dir.js";
+import { trace } from "../support/trace.js";
 import { changedFiles, type ObservedChange } from "../workspace/changes.js";
 import { recordResultCommit } from "../workspace/result-ref.js";
 import { snapshotTree } from "../workspace/snapshot.js";
@@ -40,6 +41,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   const before = await updateState(dir, (state) => ({ ...state, phase: "finishing" }));
   const end = await observeChanges(before, plan);
   const observed = end?.changes;
+  trace("finish: changes observed");
   const recovered = await recoverReport({
     taskDir: dir,
     reportPath: paths.report,
@@ -93,6 +95,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     outcome: finished.outcome ?? input.outcome,
   });
   await input.events.flush();
+  trace("finish: done");
   return finished;
 }
 

@@ -6,7 +6,7 @@ import { EventWriter } from "../engine/event-log.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { answerWindow, registerAskOrchestrator } from "./ask-orchestrator.js";
 import type { ChannelTask } from "./channel-task-dir.js";
-import { mountChatTools } from "./chat-mount.js";
+import { chatNameOfTask, mountChatTools } from "./chat-mount.js";
 import { registerSubmitReport } from "./submit-report.js";
 import { runTool, toolResult } from "./tool-result.js";
 import { PACKAGE_VERSION } from "./version.js";
@@ -16,18 +16,22 @@ export interface ChannelServerOptions extends ChannelTask {
   session: AbortSignal;
 }
 
-const INSTRUCTIONS = `This server is the return channel of the caesar task you are working on: the orchestrator that delegated it reads what you send here.
+const instructions = (
+  chatName: string,
+) => `This server is the return channel of the caesar task you are working on: the orchestrator that delegated it reads what you send here.
 - get_task: the task as written (objective, constraints, acceptance criteria, deadline).
 - report_progress: a short note on where you are, now and then.
 - ask_orchestrator: a question when a decision is outside your scope; it waits for the answer (if none comes in time, proceed on your best judgement).
-- submit_report: your final report, validated at once; fix and resubmit if it is refused.`;
+- submit_report: your final report, validated at once; fix and resubmit if it is refused.
+- caesar_chat_*: the project's agent chat, where agents working in parallel coordinate; you post and read there as ${chatName}.`;
 
 /** The per-task return channel: get_task, report_progress, ask_orchestrator, submit_report. */
 export function createChannelServer(options: ChannelServerOptions): McpServer {
   const { dir, task } = options;
+  const chatName = chatNameOfTask(task.agent, task.id);
   const server = new McpServer(
     { name: "caesar-channel", version: PACKAGE_VERSION },
-    { instructions: INSTRUCTIONS },
+    { instructions: instructions(chatName) },
   );
   const events = new EventWriter(taskPaths(dir).events, task.id);
 
@@ -85,6 +89,7 @@ export function createChannelServer(options: ChannelServerOptions): McpServer {
 
   registerAskOrchestrator(server, options);
   registerSubmitReport(server, options);
-  mountChatTools(server, { agent: task.agent, chatRoot: join(dir, "..", "..", "chat") });
+  // A task dir is <root>/.caesar/tasks/<id>: its agents chat in <root>/.caesar/chat (their AGENT_CHAT_ROOT).
+  mountChatTools(server, { agent: chatName, chatRoot: join(dir, "..", "..", "chat") });
   return server;
 }

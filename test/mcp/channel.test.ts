@@ -74,12 +74,12 @@ describe("caesar channel serve, over stdio with the MCP SDK client", () => {
       env: { ...CREDENTIALS, CAESAR_TASK_DIR: other.dir, CAESAR_TASK_ID: other.id },
     });
     const { tools } = await channel.client.listTools();
-    expect(tools.map((tool) => tool.name).sort()).toEqual([
-      "ask_orchestrator",
-      "get_task",
-      "report_progress",
-      "submit_report",
-    ]);
+    expect(
+      tools
+        .map((tool) => tool.name)
+        .filter((name) => !name.startsWith("caesar_chat_"))
+        .sort(),
+    ).toEqual(["ask_orchestrator", "get_task", "report_progress", "submit_report"]);
     const task = dataOf<{ task: { id: string; objective: string }; remaining_ms: number }>(
       await channel.call("get_task"),
     );
@@ -232,5 +232,35 @@ describe("caesar channel serve, over stdio with the MCP SDK client", () => {
     });
     expect(fromOwnEnv.code).toBe(2);
     expect(fromOwnEnv.stderr).toContain("no such directory");
+  });
+
+  it("mounts the agent chat: the task's agent posts as <agent>-<task hex> in the project's chat, which caesar mcp serve reads", async () => {
+    const { root, dir } = makeTaskDir(600_000);
+    const init = await runCaesar(["chat", "init", "coord", "--root", join(root, ".caesar", "chat")], {
+      cwd: root,
+    });
+    expect(init.code, init.stderr).toBe(0);
+    channel = await connectCaesar(["channel", "serve", "--task-dir", dir], { cwd: root });
+    const posted = await channel.call("caesar_chat_post", {
+      channel: "coord",
+      title: "parser done",
+      to: "lead",
+    });
+    expect(posted.isError, textOf(posted)).toBeFalsy();
+    const impostor = await channel.call("caesar_chat_post", { channel: "coord", title: "x", from: "lead" });
+    expect(impostor.isError).toBe(true);
+    expect(existsSync(join(root, ".caesar", "chat", "coord"))).toBe(true);
+
+    const orchestrator = await connectCaesar(["mcp", "serve"], { cwd: root });
+    try {
+      const read = dataOf<{ messages: { from: string; title: string }[] }>(
+        await orchestrator.call("caesar_chat_read", { channel: "coord", as: "lead" }),
+      );
+      expect(read.messages).toEqual([
+        expect.objectContaining({ from: "asker-0c4a77e1", title: "parser done" }),
+      ]);
+    } finally {
+      await orchestrator.close();
+    }
   });
 });

@@ -63,7 +63,16 @@ describe("caesar mcp serve, driven by the MCP SDK client over stdio", () => {
 
   it("lists its tools, the six that change none of the user's files marked read-only", async () => {
     const { tools } = await mcp.client.listTools();
-    const names = tools.map((tool) => tool.name).sort();
+    const chat = tools.filter((tool) => tool.name.startsWith("caesar_chat_")).map((tool) => tool.name);
+    expect(chat.sort()).toEqual([
+      "caesar_chat_channels",
+      "caesar_chat_claim",
+      "caesar_chat_post",
+      "caesar_chat_read",
+      "caesar_chat_wait",
+    ]);
+    const own = tools.filter((tool) => !tool.name.startsWith("caesar_chat_"));
+    const names = own.map((tool) => tool.name).sort();
     expect(names).toEqual(
       [
         "caesar_answer",
@@ -80,8 +89,9 @@ describe("caesar mcp serve, driven by the MCP SDK client over stdio", () => {
         "caesar_status",
       ].sort(),
     );
-    const readOnly = tools.filter((tool) => tool.annotations?.readOnlyHint === true).map((tool) => tool.name);
+    const readOnly = own.filter((tool) => tool.annotations?.readOnlyHint === true).map((tool) => tool.name);
     expect(readOnly.sort()).toEqual(READ_ONLY);
+    for (const tool of own) expect(tool.annotations?.readOnlyHint, tool.name).toBeTypeOf("boolean");
     for (const tool of tools) expect(tool.description?.length ?? 0).toBeGreaterThan(80);
     const awaitTool = tools.find((tool) => tool.name === "caesar_await")!;
     const properties = awaitTool.inputSchema.properties as Record<

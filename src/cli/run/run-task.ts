@@ -7,6 +7,7 @@ import type { TaskState } from "../../engine/state.js";
 import type { TaskRecord } from "../../engine/task-store.js";
 import type { Mode } from "../../protocol/task.js";
 import { parseDuration } from "../../support/duration.js";
+import { trace } from "../../support/trace.js";
 import { createRunRenderer } from "../../ui/run-renderer.js";
 import type { CommandContext } from "../command.js";
 import { readTextOrFile } from "../options.js";
@@ -45,8 +46,11 @@ export async function runFromCli(
   extraArgs: string[],
 ): Promise<number> {
   const request = await requestFromOptions(ctx, objective, extraArgs);
+  trace("run: request built");
   const { plan } = await resolvePlan(request, { root: ctx.root });
+  trace("run: planned");
   const record = await startTask(plan);
+  trace("run: task started");
   if (ctx.options.detach === true) {
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
@@ -59,6 +63,7 @@ export async function runFromCli(
     return 0;
   }
   const final = await followAndRender(ctx, record);
+  trace("run: followed");
   return exitCodeOf(final);
 }
 

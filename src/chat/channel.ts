@@ -1,0 +1,79 @@
+import { lstat, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { errnoOf } from "../support/errors.js";
+import { formatTimestamp } from "./clock.js";
+import type { ChatContext } from "./context.js";
+import { channelExistsError, channelNotFoundError, invalidArgumentError } from "./errors.js";
+import { writeFileExclusive } from "./exclusive-file.js";
+import { type ApprovalBand, type ChannelMeta, META_FILE } from "./meta.js";
+import { validateName } from "./names.js";
+
+/** A channel known to exist: its name and folder. */
+export interface ChannelRef {
+  name: string;
+  dir: string;
+}
+
+/** The channel `name` in the context's root; an error when it has no `_meta.json` (then it does not exist). */
+export async function openChannel(ctx: ChatContext, name: string): Promise<ChannelRef> {
+  validateName(name, "channel");
+  const dir = join(ctx.root, name);
+  try {
+    const stats = await lstat(join(dir, META_FILE));
+    if (stats.isFile()) return { name, dir };
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+  }
+  throw channelNotFoundError(name, ctx.root);
+}
+
+export interface InitOptions {
+  members?: string[];
+  topic?: string;
+  /** Governance profile: the agent (or person) whose `approved` counts. */
+  maintainer?: string;
+  approvalBands?: Record<string, ApprovalBand>;
+  vetoWindowS?: number;
+}
+
+/** The bands of a governed channel when none are given: merges need approval, the rest is automatic. */
+export const DEFAULT_APPROVAL_BANDS: Record<string, ApprovalBand> = {
+  merge: "approval-required",
+  "*": "auto",
+};
+export const DEFAULT_VETO_WINDOW_S = 600;
+
+/**
+ * Create a channel: its folder (and the root) as needed, then `_meta.json`, created exclusively so
+ * that of several processes racing to create the same channel exactly one succeeds.
+ */
+export async function initChannel(
+  ctx: ChatContext,
+  name: string,
+  options: InitOptions = {},
+): Promise<{ channel: ChannelRef; meta: ChannelMeta }> {
+  validateName(name, "channel");
+  const members = [...new Set((options.members ?? []).map((member) => validateName(member, "agent")))];
+  const meta: ChannelMeta = {
+    channel: name,
+    members,
+    topic: options.topic ?? "",
+    created: formatTimestamp(ctx.now()),
+  };
+  if (options.maintainer !== undefined) {
+    meta.maintainer = validateName(options.maintainer, "agent");
+    meta.approval_bands = options.approvalBands ?? DEFAULT_APPROVAL_BANDS;
+    meta.veto_window_s = options.vetoWindowS ?? DEFAULT_VETO_WINDOW_S;
+  } else if (options.approvalBands !== undefined || options.vetoWindowS !== undefined) {
+    throw invalidArgumentError(
+      "Approval bands and a veto window need a maintainer.",
+      "Add --maintainer <agent>: the governance profile is the maintainer's say over actions.",
+    );
+  }
+  const dir = join(ctx.root, name);
+  await mkdir(dir, { recursive: true });
+  const created = await writeFileExclusive(join(dir, META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
+  if (!created) throw channelExistsError(name, ctx.root);
+  return { channel: { name, dir }, meta };
+}

@@ -1,0 +1,38 @@
+import { CaesarError, UsageError } from "../support/errors.js";
+
+/** The errors of the chat layer, built in one place so their wording stays consistent. */
+
+export function channelNotFoundError(channel: string, root: string): CaesarError {
+  return new CaesarError("channel_not_found", `No channel "${channel}" in ${root}.`, {
+    detail: `Create it with \`caesar chat init ${channel}\`, or point at another root with --root or AGENT_CHAT_ROOT (\`caesar chat channels\` lists what exists).`,
+    data: { channel, root },
+  });
+}
+
+export function channelExistsError(channel: string, root: string): CaesarError {
+  return new CaesarError("channel_exists", `Channel "${channel}" already exists in ${root}.`, {
+    detail: "Post to it, or pick another name: init never overwrites a channel.",
+    data: { channel, root },
+  });
+}
+
+export function metaInvalidError(path: string, problem: string): CaesarError {
+  return new CaesarError("meta_invalid", `${path} is not valid channel metadata: ${problem}.`, {
+    detail:
+      "Fix the file by hand: it is JSON with `channel`, `members`, `topic`, `created` (and optionally `maintainer`, `approval_bands`, `veto_window_s`).",
+  });
+}
+
+export function invalidArgumentError(summary: string, detail: string): UsageError {
+  return new UsageError("invalid_argument", summary, { detail });
+}
+
+export function lockTimeoutError(lockDir: string, waitedMs: number, staleMs: number): CaesarError {
+  return new CaesarError(
+    "lock_timeout",
+    `Could not take the sequence lock ${lockDir} within ${Math.round(waitedMs / 1000)} s.`,
+    {
+      detail: `Another poster keeps it and it never went stale (stale after ${staleMs} ms without change). If no poster is running, remove the folder and retry.`,
+    },
+  );
+}

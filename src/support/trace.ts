@@ -1,0 +1,9 @@
+/**
+ * Phase timings for diagnosis and benchmarks: with CAESAR_TRACE=1, `trace("phase")` writes
+ * `[trace] <pid> <ms since process start> phase` to stderr. Free when off.
+ */
+const enabled = process.env.CAESAR_TRACE === "1";
+
+export function trace(phase: string): void {
+  if (enabled) process.stderr.write(`[trace] ${process.pid} ${performance.now().toFixed(1)} ${phase}\n`);
+}

@@ -1,0 +1,178 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseMessage } from "../../src/chat/message.js";
+import { parseJsonOutput } from "../helpers/cli.js";
+import { chat, FIXTURES, makeChatRoot, runFixture, start, startChat, until } from "./helpers.js";
+
+// Real processes racing on one folder. Assertions are on outcomes only (the machines are shared).
+
+describe("concurrent posters", () => {
+  it("8 posters x 200 posts get sequences 1..1600, no duplicate, no gap, every file whole, while a reader reads", async () => {
+    const root = makeChatRoot();
+    expect((await chat(root, ["init", "race"])).code).toBe(0);
+    const stop = join(root, "..", "stop");
+    const reader = start(join(FIXTURES, "reader.mjs"), [root, "race", "reader", stop]);
+    const posters = Array.from({ length: 8 }, (_, index) =>
+      runFixture("poster.mjs", [root, "race", `poster-${index + 1}`, "200", "4096"]),
+    );
+    const results = await Promise.all(posters);
+    for (const result of results) expect(result.stderr).toBe("");
+    writeFileSync(stop, "");
+    const read = await reader.done;
+    expect(read.stderr).toBe("");
+
+    const dir = join(root, "race");
+    const files = readdirSync(dir).filter((name) => /^\d/.test(name));
+    const seqs = files.map((name) => Number(name.split("-")[0])).sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 1600 }, (_, index) => index + 1));
+    const perPoster = new Map<string, number[]>();
+    for (const file of files) {
+      const seq = Number(file.split("-")[0]);
+      const parsed = parseMessage(readFileSync(join(dir, file), "utf8"), file, seq, "race");
+      if (!parsed.ok) throw new Error(`${file} ${parsed.problem}`);
+      expect(parsed.message.warnings).toEqual([]);
+      expect(parsed.message.body).toMatch(/\nend poster-\d #\d+ \d+\n$/);
+      const index = Number(/ #(\d+) /.exec(parsed.message.body.split("\n").at(-2)!)![1]);
+      perPoster.set(parsed.message.from, [...(perPoster.get(parsed.message.from) ?? []), index]);
+    }
+    // Each poster's 200 messages are all there, in the order it posted them.
+    expect(perPoster.size).toBe(8);
+    for (const indexes of perPoster.values())
+      expect(indexes).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    // Nothing left behind: no lock, no temp file.
+    expect(
+      readdirSync(dir)
+        .filter((name) => !/^\d/.test(name))
+        .sort(),
+    ).toEqual([".cursors", "_meta.json"]);
+
+    // The reader saw every message exactly once, each one whole, and its cursor ends at the top.
+    const summary = JSON.parse(read.stdout) as { scans: number; delivered: number[]; problems: string[] };
+    expect(summary.problems).toEqual([]);
+    expect(summary.delivered).toEqual(Array.from({ length: 1600 }, (_, index) => index + 1));
+    expect(readFileSync(join(dir, ".cursors", "reader.txt"), "utf8")).toBe("1600\n");
+  }, 300_000);
+
+  it("the CLI and the library post to the same channel without duplicate sequences", async () => {
+    const root = makeChatRoot();
+    await chat(root, ["init", "mixed"]);
+    const library = runFixture("poster.mjs", [root, "mixed", "lib", "40", "100"]);
+    const cli = Array.from({ length: 6 }, (_, index) =>
+      chat(root, ["post", "mixed", "--from", `cli-${index}`, "--title", `from the CLI ${index}`, "--json"]),
+    );
+    const [libraryResult, ...cliResults] = await Promise.all([library, ...cli]);
+    expect(libraryResult.code).toBe(0);
+    const cliSeqs = cliResults.map((result) => parseJsonOutput<{ seq: number }>(result).seq);
+    const seqs = readdirSync(join(root, "mixed"))
+      .filter((name) => /^\d/.test(name))
+      .map((name) => Number(name.split("-")[0]))
+      .sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 46 }, (_, index) => index + 1));
+    expect(new Set(cliSeqs).size).toBe(6);
+  }, 120_000);
+});
+
+describe("racing init", () => {
+  it("exactly one of 8 processes creating the same channel succeeds", async () => {
+    const root = makeChatRoot();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        chat(root, ["init", "contested", "--topic", `by ${index}`, "--members", `agent-${index}`, "--json"]),
+      ),
+    );
+    const winners = results.filter((result) => result.code === 0);
+    expect(winners).toHaveLength(1);
+    for (const loser of results.filter((result) => result.code !== 0)) {
+      expect(loser.code).toBe(1);
+      expect(parseJsonOutput<{ error: { code: string } }>(loser).error.code).toBe("channel_exists");
+    }
+    // The metadata on disk is the winner's, whole.
+    const winner = parseJsonOutput<{ topic: string }>(winners[0]!);
+    const meta = JSON.parse(readFileSync(join(root, "contested", "_meta.json"), "utf8")) as { topic: string };
+    expect(meta.topic).toBe(winner.topic);
+  }, 120_000);
+});
+
+describe("racing claims", () => {
+  it("exactly one of 8 claimers wins a marker; the others exit 3 and name the winner", async () => {
+    const root = makeChatRoot();
+    await chat(root, ["init", "tasks"]);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        chat(root, ["claim", "tasks", "fix-login", "--as", `agent-${index}`, "--json"]),
+      ),
+    );
+    const winners = results.filter((result) => result.code === 0);
+    expect(winners).toHaveLength(1);
+    const winner = parseJsonOutput<{ claimed: boolean; holder: { agent: string } }>(winners[0]!);
+    expect(winner.claimed).toBe(true);
+    const losers = results.filter((result) => result.code !== 0);
+    expect(losers).toHaveLength(7);
+    for (const loser of losers) {
+      expect(loser.code).toBe(3);
+      const body = parseJsonOutput<{ claimed: boolean; holder: { agent: string } }>(loser);
+      expect(body.claimed).toBe(false);
+      expect(body.holder.agent).toBe(winner.holder.agent);
+    }
+    // No claimer's temp folder is left behind.
+    expect(readdirSync(join(root, "tasks", "_claims"))).toEqual(["fix-login"]);
+  }, 120_000);
+});
+
+describe("a stale sequence lock", () => {
+  it("left by a killed poster is stolen after the stale timeout, and the post goes through", async () => {
+    const root = makeChatRoot();
+    await chat(root, ["init", "stale"]);
+    const dir = join(root, "stale");
+    const holder = start(join(FIXTURES, "hold-lock.mjs"), [dir]);
+    await until(() => holder.stdout().includes("held"), "the lock holder");
+    holder.child.kill("SIGKILL");
+    await holder.done;
+    expect(existsSync(join(dir, "_seq.lock"))).toBe(true);
+
+    const result = await chat(
+      root,
+      ["post", "stale", "--from", "alice", "--title", "after the crash", "--json"],
+      {
+        env: { CAESAR_CHAT_LOCK_STALE_MS: "300" },
+      },
+    );
+    expect(result.code).toBe(0);
+    expect(parseJsonOutput<{ seq: number }>(result).seq).toBe(1);
+    expect(existsSync(join(dir, "_seq.lock"))).toBe(false);
+    expect(existsSync(join(dir, "_seq.lock.steal"))).toBe(false);
+  }, 120_000);
+});
+
+describe("wait across processes", () => {
+  for (const mode of ["watch", "poll"] as const) {
+    it(`a waiting agent wakes on a message for it (${mode})`, async () => {
+      const root = makeChatRoot();
+      await chat(root, ["init", "live"]);
+      const env = mode === "poll" ? { CAESAR_CHAT_POLL: "1" } : {};
+      const waiter = startChat(
+        root,
+        ["wait", "live", "--as", "bob", "--timeout", "90", "--interval", "0.2", "--json"],
+        env,
+      );
+      // Give the waiter time to block first; the outcome does not depend on it.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await chat(root, ["post", "live", "--from", "bob", "--title", "my own"]);
+      await chat(root, ["post", "live", "--from", "alice", "--to", "carol", "--title", "for carol"]);
+      await chat(root, ["post", "live", "--from", "alice", "--to", "bob", "--title", "for bob"]);
+      const result = await waiter.done;
+      expect(result.code).toBe(0);
+      const body = parseJsonOutput<{
+        timed_out: boolean;
+        mode: string;
+        messages: { title: string }[];
+        cursor: { after: number };
+      }>(result);
+      expect(body.timed_out).toBe(false);
+      expect(body.mode).toBe(mode);
+      expect(body.messages.map((message) => message.title)).toEqual(["for bob"]);
+      expect(body.cursor.after).toBe(3);
+    }, 120_000);
+  }
+});
