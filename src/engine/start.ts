@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, open, readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { reserveBudget } from "../policy/budget.js";
 import { makeTaskId } from "../protocol/ids.js";
@@ -8,9 +7,9 @@ import { taskPaths } from "../protocol/task-dir.js";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { errnoOf } from "../support/errors.js";
 import { withFileLock } from "../support/file-lock.js";
-import { CONDUCTOR_MAIN } from "../support/package-paths.js";
 import { recordProcess } from "../support/process.js";
 import { PLAN_FILE } from "./conductor.js";
+import { launchConductor, type PreparedConductor } from "./conductor-launch.js";
 import type { TaskPlan } from "./plan.js";
 import { projectPaths } from "./project.js";
 import type { TaskState } from "./state.js";
@@ -22,7 +21,10 @@ export const CONDUCTOR_LOG = "conductor.log";
  * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
  * the task runs on its own, whatever happens to the caller.
  */
-export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
+export async function startTask(
+  plan: TaskPlan,
+  options: { conductor?: PreparedConductor } = {},
+): Promise<TaskRecord> {
   const store = projectPaths(plan.root);
   await mkdir(store.tasks, { recursive: true });
   const { id, dir } = await createTaskDir(store.tasks, (taskId) =>
@@ -72,25 +74,19 @@ export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
     change_number: await nextChangeNumber(store.state),
   };
   await writeState(dir, state);
-  const log = await open(join(dir, CONDUCTOR_LOG), "a");
-  try {
-    const child = spawn(process.execPath, [CONDUCTOR_MAIN, plan.root, id], {
-      cwd: plan.root,
-      detached: true,
-      stdio: ["ignore", log.fd, log.fd],
-      env: process.env,
-    });
-    child.unref();
-    const pid = child.pid;
-    if (pid !== undefined) {
-      const record = recordProcess(pid);
-      const next = await updateState(dir, (current) =>
-        current.conductor ? undefined : { ...current, conductor: record },
-      );
-      return { id, dir, paths, state: next };
-    }
-  } finally {
-    await log.close();
+  let pid: number | undefined;
+  if (options.conductor) {
+    options.conductor.assign(plan.root, id);
+    pid = options.conductor.pid;
+  } else {
+    pid = launchConductor(plan.root, id, join(dir, CONDUCTOR_LOG));
+  }
+  if (pid !== undefined) {
+    const record = recordProcess(pid);
+    const next = await updateState(dir, (current) =>
+      current.conductor ? undefined : { ...current, conductor: record },
+    );
+    return { id, dir, paths, state: next };
   }
   return { id, dir, paths, state };
 }

@@ -1,6 +1,7 @@
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
+import { prepareConductor } from "../../engine/conductor-launch.js";
 import { followTask } from "../../engine/follow.js";
-import { resolvePlan } from "../../engine/plan.js";
+import { resolvePlan, type TaskPlan } from "../../engine/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../../engine/request.js";
 import { startTask } from "../../engine/start.js";
 import type { TaskState } from "../../engine/state.js";
@@ -45,11 +46,20 @@ export async function runFromCli(
   objective: string,
   extraArgs: string[],
 ): Promise<number> {
-  const request = await requestFromOptions(ctx, objective, extraArgs);
-  trace("run: request built");
-  const { plan } = await resolvePlan(request, { root: ctx.root });
-  trace("run: planned");
-  const record = await startTask(plan);
+  // The conductor's process starts now, while the task is planned (a refusal sends it away).
+  const conductor = prepareConductor(ctx.root);
+  let record: TaskRecord;
+  let plan: TaskPlan;
+  try {
+    const request = await requestFromOptions(ctx, objective, extraArgs);
+    trace("run: request built");
+    ({ plan } = await resolvePlan(request, { root: ctx.root }));
+    trace("run: planned");
+    record = await startTask(plan, { conductor });
+  } catch (error) {
+    conductor.abandon();
+    throw error;
+  }
   trace("run: task started");
   if (ctx.options.detach === true) {
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
