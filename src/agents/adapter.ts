@@ -85,6 +85,11 @@ export interface CommandLine {
   cwd: string;
   /** Files to write before launch (per-run configuration), absolute paths inside runtimeDir or the task dir. */
   files?: { path: string; content: string }[];
+  /**
+   * Symbolic links to create before launch (`path` → `target`), e.g. a per-run overlay of a CLI's home
+   * directory that keeps the user's credentials. `writeLaunchFiles` writes files and links.
+   */
+  links?: { path: string; target: string }[];
   /** Paths the adapter materialised in the workspace (excluded from the diff, prefix semantics). */
   materialised?: string[];
   /** The command as shown to people (in the `started` event): secrets never appear here. */
@@ -110,6 +115,11 @@ export interface StreamOutcome {
   findings?: Finding[];
   /** A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause. */
   failure?: { message: string; code?: string };
+  /**
+   * Events to append after the last line: text the stream was still accumulating, and tools left open
+   * when the process ended (closed as `failed`), so every `started` has its end.
+   */
+  events?: TranslatedEvents;
 }
 
 /** Turns an agent CLI's native output into caesar.event/v1 events, one line at a time. */

@@ -12,12 +12,14 @@ import { gcCommand } from "./commands/gc.js";
 import { initCommand } from "./commands/init.js";
 import { logsCommand } from "./commands/logs.js";
 import { mcpCommand } from "./commands/mcp.js";
+import { mockModelCommand } from "./commands/mock-model.js";
 import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
 import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
 import { statusCommand } from "./commands/status.js";
+import { watchCommand } from "./commands/watch.js";
 
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
@@ -33,6 +35,7 @@ export const COMMANDS: CommandDefinition[] = [
   gcCommand,
   initCommand,
   logsCommand,
+  mockModelCommand,
   policyCommand,
   mcpCommand,
   protocolCommand,
@@ -40,4 +43,5 @@ export const COMMANDS: CommandDefinition[] = [
   roleCommand,
   runCommand,
   statusCommand,
+  watchCommand,
 ].sort((a, b) => a.name.localeCompare(b.name));

@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type {
   AgentAdapter,
   LaunchContext,
@@ -8,6 +8,7 @@ import type {
   StreamOutcome,
   StreamTranslator,
 } from "../agents/adapter.js";
+import { writeLaunchFiles } from "../agents/launch-files.js";
 import { findAdapter } from "../agents/registry.js";
 import { loadConfig } from "../config/effective.js";
 import type { EventBody } from "../protocol/event.js";
@@ -170,10 +171,8 @@ async function runTask(input: RunInput): Promise<void> {
     env,
   };
   const command = adapter.buildCommand(launch);
-  for (const file of command.files ?? []) {
-    await mkdir(dirname(file.path), { recursive: true });
-    await writeFile(file.path, file.content, { mode: 0o600 });
-  }
+  // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
+  await writeLaunchFiles(command);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
@@ -299,6 +298,8 @@ async function runAgent(
   } catch (error) {
     raw.write(`[caesar] the stream translator failed at the end: ${messageOf(error)}\n`);
   }
+  // What the stream still held: text being accumulated, tools left open (closed as failed).
+  for (const body of stream.events ?? []) await events.append(body);
   if (stream.failure)
     await events.append({
       type: "error",

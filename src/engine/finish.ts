@@ -14,7 +14,7 @@ import { projectPaths } from "./project.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
 import type { Outcome, TaskState } from "./state.js";
-import { updateState } from "./task-store.js";
+import { readState, updateState } from "./task-store.js";
 
 export interface FinishInput {
   dir: string;
@@ -75,11 +75,16 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
       message: input.launchError.message,
       code: input.launchError.code,
     });
+  // The `finished` event goes first: whoever sees the final state then finds it in events.jsonl.
+  const current = await readState(dir);
+  const outcome = current.cancel_requested && input.outcome !== "timed_out" ? "cancelled" : input.outcome;
+  await input.events.append({ type: "finished", status: report.status, summary: report.summary, outcome });
+  await input.events.flush();
   const finished = await updateState(dir, (state) => ({
     ...state,
     phase: "finished",
     finished_at: new Date().toISOString(),
-    outcome: state.cancel_requested && input.outcome !== "timed_out" ? "cancelled" : input.outcome,
+    outcome,
     exit: input.exit,
     report_status: report.status,
     report,
@@ -88,13 +93,14 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     end_tree: end?.tree ?? null,
     result_commit: end?.commit ?? null,
   }));
-  await input.events.append({
-    type: "finished",
-    status: report.status,
-    summary: report.summary,
-    outcome: finished.outcome ?? input.outcome,
-  });
-  await input.events.flush();
+  // The budget: committed with the reported cost if the agent ran, released if it never did.
+  await settleBudget(
+    projectPaths(plan.root).state,
+    plan.budget.tree ?? finished.id,
+    finished.id,
+    finished.started_at !== null,
+    report.usage.cost_usd ?? 0,
+  ).catch(() => undefined);
   trace("finish: done");
   return finished;
 }

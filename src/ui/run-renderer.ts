@@ -1,9 +1,14 @@
 import type { TaskState } from "../engine/state.js";
 import type { CaesarEvent } from "../protocol/event.js";
+import { formatElapsed } from "./elapsed.js";
+import { EventLineFormatter, fitParts, LABEL_WIDTH } from "./event-line.js";
+import { renderRunSummary } from "./run-summary.js";
+import { detectTerminal } from "./terminal.js";
+import { makeTheme, type Theme } from "./theme.js";
 
 /**
- * Renders a task for `caesar run` while it runs: one line per event, then the end summary.
- * (A first, plain version; the terminal theme replaces it.)
+ * Renders a task for `caesar run` while it runs: one line per event with a fixed-width label column,
+ * a "waiting for a slot" line naming who holds them, then the end summary.
  */
 export interface RunRenderer {
   waiting(holders: { task_id: string; pid: number; since: string }[]): void;
@@ -12,86 +17,60 @@ export interface RunRenderer {
 }
 
 export interface RunRendererOptions {
-  out: NodeJS.WritableStream;
+  out: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
   taskId: string;
+  /** The theme; by default detected from `out` and the environment (colour, UTF-8). */
+  theme?: Theme;
+  /** Columns; by default the terminal's width, none (no cutting, no wrapping) when not a terminal. */
+  width?: number;
+  /** The clock, for ages (injected by tests). */
+  now?: () => number;
+  env?: Record<string, string | undefined>;
 }
-
-const LABEL_WIDTH = 9;
 
 export function createRunRenderer(options: RunRendererOptions): RunRenderer {
   const { out } = options;
-  const line = (label: string, text: string) => out.write(`${label.padEnd(LABEL_WIDTH)}${text}\n`);
-  const toolStarts = new Map<string, number>();
+  const capabilities = detectTerminal(out, options.env ?? process.env);
+  const theme = options.theme ?? makeTheme(capabilities);
+  const width = options.width ?? (capabilities.isTTY ? capabilities.width : undefined);
+  const now = options.now ?? Date.now;
+  const formatter = new EventLineFormatter({ theme, taskId: options.taskId, width });
+  const write = (lines: string[]) => {
+    if (lines.length > 0) out.write(`${lines.join("\n")}\n`);
+  };
+  let lastWaiting = "";
   return {
     waiting(holders) {
-      line("wait", `all slots busy: ${holders.map((h) => `${h.task_id} (pid ${h.pid})`).join(", ")}`);
+      const names = holders
+        .map((holder) => {
+          const since = Date.parse(holder.since);
+          const age = Number.isNaN(since) ? "" : `, ${formatElapsed(now() - since)}`;
+          return `${holder.task_id} (pid ${holder.pid}${age})`;
+        })
+        .join(", ");
+      const key = holders.map((holder) => holder.task_id).join(",");
+      if (key === lastWaiting) return;
+      lastWaiting = key;
+      const bodyWidth = Math.max(20, (width ?? Number.POSITIVE_INFINITY) - LABEL_WIDTH);
+      write([
+        theme.paint("muted", "wait") +
+          " ".repeat(LABEL_WIDTH - 4) +
+          fitParts(
+            [
+              { text: `${theme.marks.idle} `, role: "muted" },
+              { text: holders.length === 0 ? "waiting for a slot" : "waiting for a slot, held by " },
+              { text: names, flex: true },
+            ],
+            bodyWidth,
+            theme,
+          ),
+      ]);
     },
     event(event) {
-      switch (event.type) {
-        case "started":
-          line("start", `${event.agent}${event.command ? ` — ${event.command}` : ""}`);
-          break;
-        case "tool_use": {
-          const key = event.id || `${event.tool}:${event.input_summary ?? ""}`;
-          if (event.status === "started") {
-            toolStarts.set(key, Date.parse(event.at));
-            line("tool", `${event.tool} ${event.input_summary ?? ""}`.trim());
-          } else {
-            const began = toolStarts.get(key);
-            const took = began === undefined ? "" : ` (${Date.parse(event.at) - began} ms)`;
-            line("tool", `${event.tool || "…"} ${event.status}${took}`);
-          }
-          break;
-        }
-        case "message":
-          line("agent", event.text);
-          break;
-        case "thinking":
-          line("think", event.text);
-          break;
-        case "file_changed":
-          line("file", `${event.action ?? "changed"} ${event.path}`);
-          break;
-        case "progress":
-          line("progress", `${event.pct === undefined ? "" : `${event.pct}% `}${event.message}`);
-          break;
-        case "question":
-          line(
-            "question",
-            `${event.question}  →  caesar answer ${options.taskId} ${event.question_id} "<answer>"`,
-          );
-          break;
-        case "answer":
-          line("answer", event.answer);
-          break;
-        case "error":
-          line("error", event.message);
-          break;
-        case "finished":
-          line("done", `${event.status}${event.summary ? ` — ${event.summary}` : ""}`);
-          break;
-      }
+      write(formatter.format(event));
     },
     finished(state) {
-      const report = state.report;
-      out.write("\n");
-      if (!report) {
-        line("result", state.error?.message ?? "no report");
-        return;
-      }
-      line(
-        "status",
-        `${report.status} (report from ${report.report_source}; process ${state.outcome ?? "?"})`,
-      );
-      line("summary", report.summary);
-      if (report.changes.length > 0) {
-        line("changes", `${report.changes.length} file(s), verified by ${report.changes_verified_by}`);
-        for (const change of report.changes) line("", `${change.action.padEnd(9)}${change.path}`);
-      }
-      for (const finding of report.findings) line("finding", `[${finding.severity}] ${finding.title}`);
-      if (state.worktree && report.changes.length > 0) {
-        line("next", `caesar diff ${state.id}   ·   caesar apply ${state.id}`);
-      }
+      write(renderRunSummary(state, { theme, width }));
     },
   };
 }

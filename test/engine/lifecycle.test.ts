@@ -228,7 +228,7 @@ describe("following", () => {
     expect(status.stdout).toContain(id);
     expect(status.stdout).toContain("success");
     const logs = await runCaesar(["logs", id], { cwd: root });
-    expect(logs.stdout).toMatch(/^tool\s+edit_file/m);
+    expect(logs.stdout).toMatch(/^tool\s+[▸>] edit_file/m);
     const ndjson = await runCaesar(["logs", id, "--json"], { cwd: root });
     const types = ndjson.stdout
       .trim()

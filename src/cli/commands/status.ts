@@ -1,7 +1,15 @@
 import type { Command } from "commander";
 import type { QuestionWithAnswer } from "../../engine/questions.js";
 import type { TaskState } from "../../engine/state.js";
-import { formatDuration } from "../../support/duration.js";
+import { formatElapsed } from "../../ui/elapsed.js";
+import {
+  paintStatus,
+  roleOfSeverity,
+  roleOfStatus,
+  SEVERITY_ORDER,
+  type Theme,
+  themeFor,
+} from "../../ui/theme.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 
 export const statusCommand: CommandDefinition = {
@@ -23,25 +31,37 @@ export const statusCommand: CommandDefinition = {
         const questions = await listQuestions(record.dir).catch(() => []);
         ctx.out.result(
           { id: record.id, dir: record.dir, state: record.state, task: task ?? null, questions },
-          () => renderStatus(record.state, record.dir, questions),
+          () => renderStatus(record.state, record.dir, themeFor(process.stdout), questions),
         );
       }),
     );
   },
 };
 
-export function renderStatus(state: TaskState, dir: string, questions: QuestionWithAnswer[] = []): string {
+export function renderStatus(
+  state: TaskState,
+  dir: string,
+  theme: Theme = themeFor(process.stdout),
+  questions: QuestionWithAnswer[] = [],
+): string {
   const lines: string[] = [];
-  const row = (label: string, value: string | null | undefined) => {
-    if (value) lines.push(`${label.padEnd(11)}${value}`);
+  const m = theme.marks;
+  const label = (text: string) => theme.paint("muted", text.padEnd(11));
+  const row = (name: string, value: string | null | undefined) => {
+    if (value) lines.push(`${label(name)}${value}`);
   };
   row("task", `${state.id}  (change #${state.change_number ?? "?"})`);
   row("objective", state.objective);
   row(
     "agent",
-    `${state.agent}${state.role ? ` (role ${state.role})` : ""} · ${state.mode} · ${state.isolation}${state.depth ? ` · depth ${state.depth}` : ""}`,
+    `${state.agent}${state.role ? ` (role ${state.role})` : ""} ${m.sep} ${state.mode} ${m.sep} ${state.isolation}${state.depth ? ` ${m.sep} depth ${state.depth}` : ""}`,
   );
-  row("phase", state.phase === "finished" ? `finished — ${state.outcome ?? "?"}` : state.phase);
+  row(
+    "phase",
+    state.phase === "finished"
+      ? `finished ${m.sep} ${paintStatus(theme, state.outcome ?? "failed", (state.outcome ?? "?").replace(/_/g, " "))}`
+      : theme.paint(roleOfStatus(state.phase), state.phase),
+  );
   if (state.waiting_for_slot)
     row("waiting", `for a slot: ${state.waiting_for_slot.map((h) => h.task_id).join(", ")}`);
   row("parent", state.parent_id);
@@ -50,26 +70,41 @@ export function renderStatus(state: TaskState, dir: string, questions: QuestionW
   row("base", state.base_ref?.slice(0, 12));
   if (state.started_at) {
     const end = state.finished_at ? Date.parse(state.finished_at) : Date.now();
-    row("ran", formatDuration(end - Date.parse(state.started_at)));
+    row("ran", formatElapsed(end - Date.parse(state.started_at)));
   }
-  row("error", state.error?.message);
+  if (state.error) row("error", theme.paint("fail", state.error.message));
   row("applied", state.applied ? `${state.applied.at} (${state.applied.files.length} file(s))` : null);
   const report = state.report;
   if (report) {
     lines.push("");
     row(
       "report",
-      `${report.status} — from ${report.report_source}; changes verified by ${report.changes_verified_by}`,
+      `${paintStatus(theme, report.status)} ${m.sep} from ${report.report_source}; changes verified by ${report.changes_verified_by}`,
     );
     row("summary", report.summary);
-    for (const change of report.changes)
-      lines.push(`${"".padEnd(11)}${change.action.padEnd(9)}${change.path}`);
-    for (const finding of report.findings) lines.push(`finding    [${finding.severity}] ${finding.title}`);
-    for (const step of report.next_steps) lines.push(`next step  ${step}`);
+    for (const change of report.changes) {
+      const [mark, role] =
+        change.action === "added"
+          ? [m.added, "ok" as const]
+          : change.action === "deleted"
+            ? [m.deleted, "fail" as const]
+            : change.action === "renamed"
+              ? [m.renamed, undefined]
+              : [m.modified, "warn" as const];
+      lines.push(`${"".padEnd(11)}${theme.paint(role, `${mark} ${change.action.padEnd(9)}`)}${change.path}`);
+    }
+    const findings = [...report.findings].sort(
+      (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
+    );
+    for (const finding of findings)
+      lines.push(
+        `${label("finding")}${theme.paint(roleOfSeverity(finding.severity), finding.severity.padEnd(9))}${finding.title}`,
+      );
+    for (const step of report.next_steps) lines.push(`${label("next step")}${step}`);
   }
   for (const { question, answer } of questions) {
     lines.push(
-      `question   ${question.id}  ${question.question}${question.options ? ` [${question.options.join(" | ")}]` : ""}`,
+      `${label("question")}${question.id}  ${question.question}${question.options ? ` [${question.options.join(" | ")}]` : ""}`,
     );
     lines.push(
       answer
@@ -77,6 +112,6 @@ export function renderStatus(state: TaskState, dir: string, questions: QuestionW
         : `${"".padEnd(11)}open — caesar answer ${state.id} ${question.id} "<answer>"`,
     );
   }
-  lines.push("", `files      ${dir}`);
+  lines.push("", `${label("files")}${dir}`);
   return lines.join("\n");
 }

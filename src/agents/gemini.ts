@@ -1,0 +1,230 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { EventBody } from "../protocol/event.js";
+import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
+import { displayCommand } from "./display.js";
+import { fileChangedFor } from "./file-changes.js";
+import { promptArg } from "./prompt-arg.js";
+import { num, parseObjectLine, rec, str } from "./stream-json.js";
+import { StreamState } from "./stream-state.js";
+import { summarizeToolInput } from "./tool-summary.js";
+import { detectCli } from "./version.js";
+
+const VERIFIED = "0.61.0";
+
+/**
+ * Google Gemini CLI: `gemini --prompt … --output-format stream-json`. Compact stream with paired
+ * tool_use/tool_result ids. It has no per-run MCP flag: the return channel goes into a per-run overlay of
+ * its home (GEMINI_CLI_HOME) whose settings add the server to the user's and whose other entries link
+ * back to the user's own (credentials included), so nothing of the user's is modified.
+ */
+export const geminiAdapter: AgentAdapter = {
+  id: "gemini",
+  displayName: "Gemini CLI",
+  kind: "builtin",
+  product: "gemini",
+  capabilities: {
+    network: {
+      value: "open",
+      why: "--yolo turns the network on for commands, even inside gemini's own sandbox",
+    },
+    readOnly: {
+      value: "policy",
+      why: "--approval-mode plan removes the shell tool and confines writes to its plans folder, inside the CLI",
+    },
+    nativeSchema: { value: false, why: "no structured-output flag (only --output-format json|stream-json)" },
+    mcp: {
+      value: true,
+      why: "mcpServers in a per-run GEMINI_CLI_HOME overlay of the user's settings, with trust: true",
+    },
+    resume: { value: false, why: "gemini --resume exists; caesar does not resume sessions yet" },
+    model: { value: true, why: "-m <model>" },
+    verifiedOn: VERIFIED,
+    verifiedRange: { min: VERIFIED, max: VERIFIED },
+  },
+  detect: (env) => detectCli({ bin: "gemini", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
+  buildCommand: buildGeminiCommand,
+  createTranslator: () => new GeminiTranslator(),
+};
+
+type Json = Record<string, unknown>;
+
+function readSettings(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return {};
+  }
+  try {
+    return rec(JSON.parse(text));
+  } catch {
+    // gemini accepts comments in settings.json
+    try {
+      return rec(JSON.parse(text.replace(/^\s*\/\/.*$/gm, "")));
+    } catch {
+      return {};
+    }
+  }
+}
+
+/** A per-run home whose `.gemini/settings.json` adds the channel server to the user's settings. */
+function channelHome(launch: LaunchContext): Pick<CommandLine, "files" | "links"> & { home: string } {
+  const channel = launch.channel!;
+  const userHome = launch.env.GEMINI_CLI_HOME || launch.env.HOME || homedir();
+  const userDir = join(userHome, ".gemini");
+  const home = join(launch.runtimeDir, "gemini-home");
+  const settings = readSettings(join(userDir, "settings.json"));
+  settings.mcpServers = {
+    ...rec(settings.mcpServers),
+    // trust: the tool is otherwise not even offered to the model outside --yolo.
+    [channel.name]: { command: channel.command, args: channel.args, env: channel.env, trust: true },
+  };
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(userDir).filter((name) => name !== "settings.json");
+  } catch {
+    // no user configuration yet
+  }
+  return {
+    home,
+    files: [
+      { path: join(home, ".gemini", "settings.json"), content: `${JSON.stringify(settings, null, 2)}\n` },
+    ],
+    links: entries.map((name) => ({ path: join(home, ".gemini", name), target: join(userDir, name) })),
+  };
+}
+
+export function buildGeminiCommand(launch: LaunchContext): CommandLine {
+  const prompt = promptArg(launch);
+  const args = ["--output-format", "stream-json", "--skip-trust"];
+  // --skip-trust: an untrusted folder silently downgrades --yolo to the default approval mode.
+  if (launch.mode === "write") args.push("--yolo");
+  else args.push("--approval-mode", "plan");
+  if (launch.model) args.push("-m", launch.model);
+  for (const dir of launch.extraDirs) args.push("--include-directories", dir);
+  const command: CommandLine = {
+    bin: "gemini",
+    args,
+    env: {},
+    cwd: launch.task.workspace,
+    files: [...prompt.files],
+    display: "",
+  };
+  if (launch.channel) {
+    const overlay = channelHome(launch);
+    command.env.GEMINI_CLI_HOME = overlay.home;
+    command.files!.push(...(overlay.files ?? []));
+    command.links = overlay.links;
+  }
+  // `--prompt=` keeps a brief that starts with "-" from being read as an option.
+  args.push(...launch.extraArgs, `--prompt=${prompt.text}`);
+  command.display = displayCommand("gemini", args);
+  return command;
+}
+
+const UNAVAILABLE = /not found|tool_not_registered/i;
+const DENIED = /denied|not permitted|not allowed/i;
+const RETRY = /Attempt (\d+) failed(?: with status (\d+))?/;
+
+export class GeminiTranslator implements StreamTranslator {
+  private readonly state = new StreamState();
+  private readonly calls = new Map<string, { name: string; input: unknown }>();
+  /** Assistant text arrives in deltas; it is one message once something else happens. */
+  private pending = "";
+
+  stdout(line: string): EventBody[] {
+    const event = parseObjectLine(line);
+    if (!event) return [];
+    if (event.type === "message" && event.role === "assistant") {
+      this.pending += str(event.content) ?? "";
+      if (event.delta !== true) return this.flush();
+      return [];
+    }
+    const events = this.flush();
+    switch (event.type) {
+      case "tool_use": {
+        const id = str(event.tool_id) ?? "";
+        const name = str(event.tool_name) ?? "";
+        this.calls.set(id, { name, input: event.parameters });
+        events.push(...this.state.tools.start(id, name, summarizeToolInput(event.parameters)));
+        break;
+      }
+      case "tool_result":
+        events.push(...this.toolResult(event));
+        break;
+      case "thought": {
+        const text = str(event.content) ?? str(event.subject) ?? "";
+        if (text) events.push({ type: "thinking", text });
+        break;
+      }
+      case "error": {
+        const message = str(event.message) ?? "error";
+        events.push(...this.state.errorEvent(message, str(event.severity)));
+        break;
+      }
+      case "result":
+        events.push(...this.result(event));
+        break;
+    }
+    return events;
+  }
+
+  private toolResult(event: Json): EventBody[] {
+    const id = str(event.tool_id) ?? "";
+    const call = this.calls.get(id);
+    const ok = event.status === "success";
+    const error = rec(event.error);
+    const output = ok ? str(event.output) : (str(error.message) ?? str(event.output) ?? "error");
+    if (!ok && (error.type === "tool_not_registered" || UNAVAILABLE.test(output ?? ""))) {
+      this.state.addFinding({
+        severity: "medium",
+        title: `Tool unavailable: ${call?.name ?? "a tool"}`,
+        detail: (output ?? "").slice(0, 1000),
+      });
+    } else if (!ok && DENIED.test(output ?? "")) {
+      this.state.denied(call?.name ?? "", output ?? "", `denied\n${id}`);
+    }
+    const events = this.state.tools.end(id, { ok, tool: call?.name, output });
+    if (ok && call) events.push(...fileChangedFor(call.name, call.input));
+    return events;
+  }
+
+  private result(event: Json): EventBody[] {
+    const stats = rec(event.stats);
+    this.state.setUsage({
+      input_tokens: num(stats.input_tokens),
+      output_tokens: num(stats.output_tokens),
+      duration_ms: num(stats.duration_ms),
+    });
+    if (event.status === "success") return [];
+    const error = rec(event.error);
+    const message = str(error.message) ?? "the run failed";
+    // The API error is embedded as JSON text: `[API Error: {"error":{"code":401,…}}]`.
+    const code = /"code":\s*(\d{3})/.exec(message)?.[1];
+    const status = code === undefined ? undefined : Number(code);
+    const failure = this.state.fail(message, status);
+    return this.state.errorEvent(failure.message, failure.code);
+  }
+
+  /** stderr carries gemini's retries ("Attempt 2 failed with status 429. Retrying with backoff..."). */
+  stderr(line: string): EventBody[] {
+    this.state.noteStderr(line);
+    const retry = RETRY.exec(line);
+    if (!retry) return [];
+    const status = retry[2] ? Number(retry[2]) : undefined;
+    const suspected = this.state.suspect(line.trim(), status);
+    return this.state.errorEvent(`Model call retried: ${line.trim().slice(0, 300)}`, suspected.code);
+  }
+
+  private flush(): EventBody[] {
+    const text = this.pending;
+    this.pending = "";
+    return this.state.message(text);
+  }
+
+  async finish(exit: ProcessExit) {
+    return this.state.outcome(exit, this.flush());
+  }
+}

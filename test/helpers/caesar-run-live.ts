@@ -1,0 +1,63 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
+import { loadScenario } from "../../src/mock-model/scenario.js";
+import { startMockModel } from "../../src/mock-model/server.js";
+import type { CaesarEvent, EventBody } from "../../src/protocol/event.js";
+import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
+import { AGENT_BIN_DIR } from "./live-agent.js";
+import { makeRepo, tempDir } from "./repo.js";
+
+const roots: string[] = [];
+
+/** The repositories and state directories `runCaesarLive` made since the last call (to remove them). */
+export function createdByCaesarRun(): string[] {
+  return roots.splice(0);
+}
+
+export interface CaesarRunLive {
+  result: CliResult;
+  root: string;
+  output: { task_id: string; state: Record<string, unknown> & { report?: Record<string, unknown> } };
+  events: EventBody[];
+  worktree: string;
+}
+
+/**
+ * `caesar run --agent <cli> "create hello.txt containing OK"` through the real binary, in a fresh
+ * repository, with the CLI pointed at a fresh `caesar mock-model` the way `--print-env` does it.
+ */
+export async function runCaesarLive(cli: string, timeoutMs: number): Promise<CaesarRunLive> {
+  const root = makeRepo();
+  const state = tempDir(`caesar-e2e-${cli}-`);
+  roots.push(root, state);
+  const home = join(state, "home");
+  mkdirSync(home, { recursive: true });
+  const server = await startMockModel({ scenario: await loadScenario("hello") });
+  try {
+    const setup = mockSetupFor(cli, server.url, join(state, "mock-state"));
+    await writeSetupFiles(setup);
+    const result = await runCaesar(["run", "--agent", cli, "create hello.txt containing OK", "--json"], {
+      cwd: root,
+      timeoutMs,
+      env: {
+        PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, ".config"),
+        XDG_DATA_HOME: join(home, ".local/share"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+        XDG_STATE_HOME: join(home, ".local/state"),
+        ...setup.env,
+      },
+    });
+    const output = parseJsonOutput<CaesarRunLive["output"]>(result);
+    const eventsPath = join(root, ".caesar", "tasks", output.task_id, "events.jsonl");
+    const events = readFileSync(eventsPath, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as CaesarEvent);
+    return { result, root, output, events, worktree: String(output.state.worktree ?? "") };
+  } finally {
+    await server.close();
+  }
+}
