@@ -3,7 +3,11 @@ import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sd
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-const EVERY_MS = 10_000;
+/** How often, in ms (CAESAR_MCP_PROGRESS_MS changes it, e.g. for a client with a short request timeout). */
+function progressEvery(): number {
+  const raw = Number(process.env.CAESAR_MCP_PROGRESS_MS);
+  return Number.isFinite(raw) && raw >= 10 ? raw : 10_000;
+}
 
 /**
  * While a tool waits, send progress notifications when the client asked for them (a progressToken):
@@ -26,6 +30,6 @@ export function keepAlive(extra: ToolExtra, message: string, totalMs?: number): 
         },
       })
       .catch(() => undefined);
-  }, EVERY_MS);
+  }, progressEvery());
   return () => clearInterval(timer);
 }

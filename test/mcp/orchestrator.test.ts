@@ -272,4 +272,31 @@ describe("caesar mcp serve, driven by the MCP SDK client over stdio", () => {
       await second.close();
     }
   });
+
+  it("sends progress notifications while caesar_await waits, when the client asks for them", async () => {
+    const quick = await connectCaesar(["mcp", "serve"], {
+      cwd: root,
+      env: { CAESAR_MCP_PROGRESS_MS: "100" },
+    });
+    try {
+      const { task_id: id } = dataOf<{ task_id: string }>(
+        await quick.call("caesar_delegate", { objective: "Take a moment, then report", agent: "slow" }),
+      );
+      const progress: { progress: number; message?: string }[] = [];
+      const result = await quick.client.callTool(
+        { name: "caesar_await", arguments: { task_ids: [id], timeout_ms: 120_000 } },
+        undefined,
+        {
+          timeout: 150_000,
+          onprogress: (notification) => progress.push(notification),
+        },
+      );
+      expect(result.isError).toBeFalsy();
+      expect((result.structuredContent as { status: string }).status).toBe("complete");
+      expect(progress.length).toBeGreaterThan(0);
+      expect(progress[0]!.message).toContain("waiting for 1 task(s)");
+    } finally {
+      await quick.close();
+    }
+  });
 });
