@@ -96,6 +96,12 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
     expect(ledger.entries.map((e: { task_id: string }) => e.task_id).sort()).toEqual(
       [top, workerId, spawn!.task_id].sort(),
     );
+    // each reservation was settled when its task ended: committed, since every agent ran
+    expect(ledger.entries.map((e: { state: string }) => e.state)).toEqual([
+      "committed",
+      "committed",
+      "committed",
+    ]);
     // refused delegations left nothing behind: exactly three task directories
     const ps = parseJsonOutput<{ id: string }[]>(await runCaesar(["ps", "--all", "--json"], { cwd: root }));
     expect(ps).toHaveLength(3);
