@@ -86,6 +86,10 @@ for (const id of readdirSync(join(root, ".caesar", "tasks"))) {
   if (match) conductorRss = Math.max(conductorRss, Number(match[1]));
 }
 
+// Node itself, for scale: caesar's two processes are Node processes.
+let bareNodeRss = 0;
+for (let i = 0; i < 3; i++) bareNodeRss = Math.max(bareNodeRss, timed(process.execPath, ["-e", "0"]).rssKiB);
+
 const base = median(direct);
 const full = median(viaCaesar);
 const mib = (kib) => (kib / 1024).toFixed(1);
@@ -97,4 +101,7 @@ console.log(
 );
 console.log(
   `peak memory:     front end ${mib(frontRss)} MiB, conductor ${mib(conductorRss)} MiB   target <= 50 MiB`,
+);
+console.log(
+  `                 (bare \`node -e 0\`: ${mib(bareNodeRss)} MiB; caesar adds ${mib(frontRss - bareNodeRss)} and ${mib(conductorRss - bareNodeRss)} MiB)`,
 );

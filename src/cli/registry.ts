@@ -1,8 +1,10 @@
 import type { CommandDefinition } from "./command.js";
 import { agentCommand } from "./commands/agent.js";
 import { agentsCommand } from "./commands/agents.js";
+import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
+import { channelCommand } from "./commands/channel.js";
 import { chatCommand } from "./commands/chat.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
@@ -10,6 +12,7 @@ import { doctorCommand } from "./commands/doctor.js";
 import { gcCommand } from "./commands/gc.js";
 import { initCommand } from "./commands/init.js";
 import { logsCommand } from "./commands/logs.js";
+import { mcpCommand } from "./commands/mcp.js";
 import { mockModelCommand } from "./commands/mock-model.js";
 import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
@@ -24,8 +27,10 @@ import { watchCommand } from "./commands/watch.js";
 export const COMMANDS: CommandDefinition[] = [
   agentCommand,
   agentsCommand,
+  answerCommand,
   applyCommand,
   cancelCommand,
+  channelCommand,
   chatCommand,
   demoCommand,
   diffCommand,
@@ -35,6 +40,7 @@ export const COMMANDS: CommandDefinition[] = [
   logsCommand,
   mockModelCommand,
   policyCommand,
+  mcpCommand,
   protocolCommand,
   psCommand,
   roleCommand,

@@ -24,7 +24,7 @@ import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { makeBrief } from "./brief.js";
 import { channelFor } from "./channel-coordinates.js";
 import { EventWriter } from "./event-log.js";
-import { finishTask } from "./finish.js";
+import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, runSetup } from "./isolate.js";
 import { type TaskPlan, TaskPlanSchema } from "./plan.js";
 import { projectPaths } from "./project.js";
@@ -55,6 +55,16 @@ export async function conduct(root: string, taskId: string): Promise<void> {
 
   let release: (() => Promise<void>) | undefined;
   const raw = createWriteStream(paths.raw, { flags: "a" });
+  let closed = false;
+  // Release what the conductor holds before the final state is written (see finishTask).
+  const closeUp = async () => {
+    if (closed) return;
+    closed = true;
+    await new Promise<void>((resolve) => raw.end(resolve));
+    await release?.();
+  };
+  const finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) =>
+    finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
   try {
     const config = await loadConfig(root);
     const adapter = findAdapter(config, root, plan.agent);
@@ -71,27 +81,22 @@ export async function conduct(root: string, taskId: string): Promise<void> {
       throw error;
     });
     if (!release) {
-      await finishTask({
-        dir,
-        plan,
-        events,
-        stream: {},
-        outcome: "cancelled",
-        exit: { code: null, signal: null },
-      });
+      await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
       return;
     }
-    await runTask({ root, dir, plan, adapter, events, raw, cancel: cancel.signal });
+    await runTask({ finish, root, dir, plan, adapter, events, raw, cancel: cancel.signal });
   } catch (error) {
-    await finishAfterCrash(dir, plan, events, error);
+    await finishAfterCrash(dir, finish, error);
   } finally {
-    await new Promise<void>((resolve) => raw.end(resolve));
-    await release?.();
+    await closeUp();
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, onSignal);
   }
 }
 
+type Finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => Promise<unknown>;
+
 interface RunInput {
+  finish: Finish;
   root: string;
   dir: string;
   plan: TaskPlan;
@@ -102,18 +107,11 @@ interface RunInput {
 }
 
 async function runTask(input: RunInput): Promise<void> {
-  const { dir, plan, adapter, events, raw, cancel } = input;
+  const { dir, plan, adapter, raw, cancel, finish } = input;
   const paths = taskPaths(dir);
   await updateState(dir, (state) => ({ ...state, phase: "preparing", waiting_for_slot: null }));
   if (cancel.aborted) {
-    await finishTask({
-      dir,
-      plan,
-      events,
-      stream: {},
-      outcome: "cancelled",
-      exit: { code: null, signal: null },
-    });
+    await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
     return;
   }
 
@@ -139,10 +137,7 @@ async function runTask(input: RunInput): Promise<void> {
       await discardIsolation(plan, isolation);
       await updateState(dir, (state) => ({ ...state, worktree: null, branch: null, start_tree: null }));
       const how = failure.signal ? `killed by ${failure.signal}` : `exit code ${failure.code}`;
-      await finishTask({
-        dir,
-        plan,
-        events,
+      await finish({
         stream: {},
         outcome: "failed",
         exit: { code: failure.code, signal: failure.signal },
@@ -191,7 +186,7 @@ async function runAgent(
     translator: StreamTranslator;
   },
 ): Promise<void> {
-  const { dir, plan, events, raw, cancel, command, translator, launch } = input;
+  const { dir, plan, events, raw, cancel, command, translator, launch, finish } = input;
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
@@ -219,10 +214,7 @@ async function runAgent(
       },
     });
   } catch (error) {
-    await finishTask({
-      dir,
-      plan,
-      events,
+    await finish({
       stream: {},
       outcome: "failed",
       exit: { code: null, signal: null },
@@ -276,10 +268,7 @@ async function runAgent(
 
   if (exit.spawnError) {
     const missing = exit.spawnError.code === "ENOENT";
-    await finishTask({
-      dir,
-      plan,
-      events,
+    await finish({
       stream: {},
       outcome: "failed",
       exit: { code: null, signal: null },
@@ -307,7 +296,7 @@ async function runAgent(
       ...(stream.failure.code ? { code: stream.failure.code } : {}),
     });
   const outcome: Outcome = stopReason ?? (exit.code === 0 ? "succeeded" : "failed");
-  await finishTask({ dir, plan, events, stream, outcome, exit: { code: exit.code, signal: exit.signal } });
+  await finish({ stream, outcome, exit: { code: exit.code, signal: exit.signal } });
 }
 
 function makeTask(plan: TaskPlan, dir: string, isolation: Isolation): Task {
@@ -349,18 +338,10 @@ function agentEnvironment(plan: TaskPlan, task: Task, dir: string, root: string)
   };
 }
 
-async function finishAfterCrash(
-  dir: string,
-  plan: TaskPlan,
-  events: EventWriter,
-  error: unknown,
-): Promise<void> {
+async function finishAfterCrash(dir: string, finish: Finish, error: unknown): Promise<void> {
   const code = (error as { code?: string })?.code;
   try {
-    await finishTask({
-      dir,
-      plan,
-      events,
+    await finish({
       stream: {},
       outcome: "failed",
       exit: { code: null, signal: null },

@@ -26,6 +26,8 @@ export interface FinishInput {
   /** Why the agent could not run or was concluded by someone else (shown as the report's summary). */
   launchError?: { code: string; message: string };
   findings?: Finding[];
+  /** Called after the `finished` event and before the final state (release the slot, close raw.log). */
+  beforeFinalState?: () => Promise<void>;
 }
 
 const RAW_TAIL_BYTES = 512 * 1024;
@@ -80,6 +82,17 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   const outcome = current.cancel_requested && input.outcome !== "timed_out" ? "cancelled" : input.outcome;
   await input.events.append({ type: "finished", status: report.status, summary: report.summary, outcome });
   await input.events.flush();
+  // The budget: committed with the reported cost if the agent ran, released if it never did.
+  await settleBudget(
+    projectPaths(plan.root).state,
+    plan.budget.tree ?? current.id,
+    current.id,
+    current.started_at !== null,
+    report.usage.cost_usd ?? 0,
+  ).catch(() => undefined);
+  // Whatever the conductor still holds goes before the final state: a reader that sees "finished" may
+  // remove the project at once (tests do), and nothing may still be writing into it.
+  await input.beforeFinalState?.();
   const finished = await updateState(dir, (state) => ({
     ...state,
     phase: "finished",
@@ -93,14 +106,6 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     end_tree: end?.tree ?? null,
     result_commit: end?.commit ?? null,
   }));
-  // The budget: committed with the reported cost if the agent ran, released if it never did.
-  await settleBudget(
-    projectPaths(plan.root).state,
-    plan.budget.tree ?? finished.id,
-    finished.id,
-    finished.started_at !== null,
-    report.usage.cost_usd ?? 0,
-  ).catch(() => undefined);
   trace("finish: done");
   return finished;
 }

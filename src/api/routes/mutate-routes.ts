@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { applyTask } from "../../engine/apply.js";
+import { applyTask } from "../../engine/apply-task.js";
 import { cancelTask } from "../../engine/cancel.js";
 import { resolvePlan } from "../../engine/plan.js";
 import { answerQuestion } from "../../engine/questions.js";

@@ -16,9 +16,9 @@ export const applyCommand: CommandDefinition = {
     ).action(
       handle(async (ctx, id) => {
         const { loadLiveTask } = await import("../task-lookup.js");
-        const { applyTask } = await import("../../engine/apply.js");
+        const { applyTask } = await import("../../engine/apply-task.js");
         const record = await loadLiveTask(ctx.root, String(id), "apply");
-        const applied = await applyTask(record, { force: ctx.options.force === true, by: "cli" });
+        const applied = await applyTask(record, { by: "cli", force: ctx.options.force === true });
         ctx.out.result({ id: record.id, applied: true, files: applied.files, head: applied.head }, () =>
           [
             `Applied ${record.id}: ${applied.files.length} file(s), staged in ${applied.top}.`,

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { QuestionWithAnswer } from "../../engine/questions.js";
 import type { TaskState } from "../../engine/state.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import {
@@ -25,16 +26,24 @@ export const statusCommand: CommandDefinition = {
         const { loadLiveTask } = await import("../task-lookup.js");
         const { readTaskFile } = await import("../../engine/task-store.js");
         const record = await loadLiveTask(ctx.root, String(id), "status");
+        const { listQuestions } = await import("../../engine/questions.js");
         const task = await readTaskFile(record.dir).catch(() => undefined);
-        ctx.out.result({ id: record.id, dir: record.dir, state: record.state, task: task ?? null }, () =>
-          renderStatus(record.state, record.dir),
+        const questions = await listQuestions(record.dir).catch(() => []);
+        ctx.out.result(
+          { id: record.id, dir: record.dir, state: record.state, task: task ?? null, questions },
+          () => renderStatus(record.state, record.dir, themeFor(process.stdout), questions),
         );
       }),
     );
   },
 };
 
-export function renderStatus(state: TaskState, dir: string, theme: Theme = themeFor(process.stdout)): string {
+export function renderStatus(
+  state: TaskState,
+  dir: string,
+  theme: Theme = themeFor(process.stdout),
+  questions: QuestionWithAnswer[] = [],
+): string {
   const lines: string[] = [];
   const m = theme.marks;
   const label = (text: string) => theme.paint("muted", text.padEnd(11));
@@ -92,6 +101,16 @@ export function renderStatus(state: TaskState, dir: string, theme: Theme = theme
         `${label("finding")}${theme.paint(roleOfSeverity(finding.severity), finding.severity.padEnd(9))}${finding.title}`,
       );
     for (const step of report.next_steps) lines.push(`${label("next step")}${step}`);
+  }
+  for (const { question, answer } of questions) {
+    lines.push(
+      `${label("question")}${question.id}  ${question.question}${question.options ? ` [${question.options.join(" | ")}]` : ""}`,
+    );
+    lines.push(
+      answer
+        ? `${"".padEnd(11)}answered: ${answer.answer}`
+        : `${"".padEnd(11)}open — caesar answer ${state.id} ${question.id} "<answer>"`,
+    );
   }
   lines.push("", `${label("files")}${dir}`);
   return lines.join("\n");

@@ -1,14 +1,11 @@
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { CaesarError } from "../support/errors.js";
-import { PLAN_FILE } from "./conductor.js";
-import { TaskPlanSchema } from "./plan.js";
+import { readPlan } from "./live-task.js";
 import { applyResult, taskResult } from "./result.js";
-import type { TaskState } from "./state.js";
-import { type TaskRecord, updateState } from "./task-store.js";
+import type { TaskRecord } from "./task-store.js";
+import { updateState } from "./task-store.js";
 
 export interface AppliedTask {
-  state: TaskState;
+  id: string;
   files: string[];
   head: string;
   /** The git work tree the change was staged in. */
@@ -16,15 +13,15 @@ export interface AppliedTask {
 }
 
 /**
- * Apply a finished worktree task's change to the main working tree (three-way merge, staged) and record
- * it in state.json. Shared by `caesar apply` and the HTTP API: every refusal happens before anything is
- * written, and names what to do.
+ * Bring a finished worktree task's verified change into the main working tree (three-way merge, staged),
+ * and record it in state.json. Refuses — changing nothing — while the task runs, for in-place tasks,
+ * for a task already applied (unless `force`), and whenever `applyResult` refuses.
  */
 export async function applyTask(
   record: TaskRecord,
-  options: { force?: boolean; by: string },
+  options: { by: string; force?: boolean },
 ): Promise<AppliedTask> {
-  const state = record.state;
+  const { state } = record;
   if (state.phase !== "finished") {
     throw new CaesarError("task_running", `Task ${record.id} is still ${state.phase}.`, {
       detail: `Wait for it to finish (caesar logs ${record.id} --follow), or cancel it first.`,
@@ -42,20 +39,13 @@ export async function applyTask(
       detail: "Pass --force to apply it again.",
     });
   }
-  const top = (await readRepoTop(record.dir)) ?? state.root;
+  const plan = await readPlan(record.dir);
+  const top = plan?.repo_top ?? state.root;
   const result = await taskResult(state, top);
   const applied = await applyResult(state, top, result);
-  const next = await updateState(record.dir, (current) => ({
+  await updateState(record.dir, (current) => ({
     ...current,
     applied: { at: new Date().toISOString(), by: options.by, head: applied.head, files: applied.files },
   }));
-  return { state: next, files: applied.files, head: applied.head, top };
-}
-
-async function readRepoTop(dir: string): Promise<string | null | undefined> {
-  try {
-    return TaskPlanSchema.parse(JSON.parse(await readFile(join(dir, PLAN_FILE), "utf8"))).repo_top;
-  } catch {
-    return undefined;
-  }
+  return { id: record.id, files: applied.files, head: applied.head, top };
 }

@@ -1,0 +1,96 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { AwaitRequestSchema, awaitTasks } from "../engine/await-tasks.js";
+import { concludeIfAbandoned } from "../engine/conclude.js";
+import { loadLiveTask } from "../engine/live-task.js";
+import { loadAllTasks } from "../engine/task-store.js";
+import { viewTask } from "../engine/task-view.js";
+import type { OrchestratorContext } from "./context.js";
+import { keepAlive } from "./progress.js";
+import { runTool, toolResult } from "./tool-result.js";
+
+const STATUS_LIST_LIMIT = 30;
+
+/** caesar_await and caesar_status: where tasks are, their reports, their open questions. */
+export function registerAwaitTools(server: McpServer, context: OrchestratorContext): void {
+  server.registerTool(
+    "caesar_await",
+    {
+      title: "Wait for delegated tasks",
+      description: [
+        "Wait for one or more delegated tasks (1 to 128 ids) until they have all finished or `timeout_ms` passes (default 30000, at most 120000 — more is refused, not clamped; call again to wait longer).",
+        'Returns {status: "complete"|"timeout", completed, pending, missing, failed, results}: `completed` counts successes, `pending` / `missing` / `failed` list ids, and `results` has one entry per task found with its phase, outcome and, once finished, its normalized `report` (status, summary, changes verified by git, findings, report_source).',
+        "A pending task lists its `open_questions`: answer them with caesar_answer, or it will proceed on its own judgement when its wait ends.",
+      ].join(" "),
+      inputSchema: AwaitRequestSchema.shape,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args, extra) =>
+      runTool(async () => {
+        const stop = keepAlive(extra, `waiting for ${args.task_ids.length} task(s)`, args.timeout_ms);
+        try {
+          const result = await awaitTasks(context.root, args, {
+            signal: AbortSignal.any([context.session, extra.signal]),
+            by: "mcp",
+          });
+          const questions = result.results.reduce((sum, view) => sum + view.open_questions.length, 0);
+          const headline =
+            result.status === "complete"
+              ? `All ${result.results.length} task(s) finished: ${result.completed} succeeded, ${result.failed.length} did not.`
+              : `${result.pending.length} task(s) still running${questions ? `, ${questions} open question(s) waiting for caesar_answer` : ""}; ${result.results.length - result.pending.length} finished.`;
+          return toolResult(
+            { ...result },
+            result.missing.length > 0 ? `${headline} No such task: ${result.missing.join(", ")}.` : headline,
+          );
+        } finally {
+          stop();
+        }
+      }),
+  );
+
+  server.registerTool(
+    "caesar_status",
+    {
+      title: "Look at a task (or list tasks)",
+      description: [
+        "With `task_id` (or a unique prefix): one task now, without waiting — phase (queued, preparing, running, finishing, finished), outcome, timing, worktree and branch, open questions, and its normalized report once finished.",
+        `Without it: the tasks of this project, running ones first, then the most recent (at most ${STATUS_LIST_LIMIT}), one line each.`,
+      ].join(" "),
+      inputSchema: {
+        task_id: z.string().optional().describe("The task id, or a unique prefix of it. Omit to list tasks."),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) =>
+      runTool(async () => {
+        if (args.task_id !== undefined) {
+          const view = await viewTask(await loadLiveTask(context.root, args.task_id, "mcp"));
+          return toolResult({ ...view });
+        }
+        const records = await loadAllTasks(context.root);
+        const running = records.filter((record) => record.state.phase !== "finished");
+        const recent = records.filter((record) => record.state.phase === "finished");
+        const shown = [...running, ...recent].slice(0, STATUS_LIST_LIMIT);
+        const tasks = await Promise.all(
+          shown.map(async (record) => {
+            const state = await concludeIfAbandoned(record, "mcp");
+            const view = await viewTask({ ...record, state });
+            return {
+              task_id: view.task_id,
+              agent: view.agent,
+              objective: view.objective.split("\n")[0]!.slice(0, 120),
+              phase: view.phase,
+              outcome: view.outcome,
+              report_status: view.report?.status ?? null,
+              open_questions: view.open_questions.length,
+              created_at: view.created_at,
+            };
+          }),
+        );
+        return toolResult(
+          { total: records.length, tasks },
+          records.length === 0 ? "No tasks in this project yet." : undefined,
+        );
+      }),
+  );
+}

@@ -1,0 +1,119 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { AwaitRequestSchema, awaitTasks } from "../engine/await-tasks.js";
+import { compareTasks } from "../engine/compare-tasks.js";
+import { parentFromEnv } from "../engine/request.js";
+import { startTask } from "../engine/start.js";
+import { loadTask, type TaskRecord } from "../engine/task-store.js";
+import { UsageError } from "../support/errors.js";
+import type { OrchestratorContext } from "./context.js";
+import { admitAll } from "./delegate-tools.js";
+import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
+import { keepAlive } from "./progress.js";
+import { runTool, toolResult } from "./tool-result.js";
+
+export const RACE_MAX_AGENTS = 8;
+
+/** caesar_race: one objective on several agents, each in its own worktree, compared side by side. */
+export function registerRaceTool(server: McpServer, context: OrchestratorContext): void {
+  server.registerTool(
+    "caesar_race",
+    {
+      title: "Race several agents on one task",
+      description: [
+        `Give the same objective to several agents (2 to ${RACE_MAX_AGENTS}; the same agent may appear twice), each in its own git worktree, then compare their results side by side: status, acceptance criteria (met by their own report, and commands that failed), diff size (files, lines), duration and token usage.`,
+        "Waits up to `timeout_ms` (default 30000, at most 120000) for them. If some are still running, the comparison shows them as running: call caesar_race again with `task_ids` (the ids it returned) to compare again, without starting anything.",
+        "Pick the winner, then caesar_diff and caesar_apply it. Needs a git repository with at least one commit.",
+      ].join(" "),
+      inputSchema: {
+        objective: z
+          .string()
+          .trim()
+          .min(1)
+          .optional()
+          .describe("What every agent should do (to start a race)."),
+        agents: z
+          .array(z.string().min(1))
+          .min(2, "agents must name at least two agents.")
+          .max(RACE_MAX_AGENTS, `agents must name no more than ${RACE_MAX_AGENTS} agents.`)
+          .optional()
+          .describe('The contenders (to start a race), e.g. ["codex", "claude"].'),
+        ...DelegationOptionsShape,
+        task_ids: AwaitRequestSchema.shape.task_ids
+          .optional()
+          .describe("Instead of starting a race: the task ids of an earlier one, to compare them again."),
+        timeout_ms: AwaitRequestSchema.shape.timeout_ms,
+      },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: true,
+      },
+    },
+    async (args, extra) =>
+      runTool(async () => {
+        let ids: string[];
+        let objective: string | undefined = args.objective;
+        if (args.task_ids) {
+          if (args.objective || args.agents) {
+            throw new UsageError(
+              "race_arguments",
+              "Give either task_ids (compare again) or objective and agents (start a race), not both.",
+            );
+          }
+          ids = args.task_ids;
+        } else {
+          if (!args.objective || !args.agents) {
+            throw new UsageError("race_arguments", "A race needs an objective and at least two agents.", {
+              detail:
+                'Call caesar_race {"objective": "...", "agents": ["codex", "claude"]}, or pass task_ids to compare an earlier race.',
+            });
+          }
+          const parent = parentFromEnv(context.env);
+          const plans = await admitAll(
+            args.agents.map((agent) => ({
+              objective: `${agent}: ${args.objective}`,
+              build: () =>
+                toDelegationRequest(
+                  { ...args, objective: args.objective!, agent, isolation: "worktree" },
+                  parent,
+                ),
+            })),
+            context,
+          );
+          ids = [];
+          for (const { plan } of plans) ids.push((await startTask(plan)).id);
+        }
+        const stop = keepAlive(extra, "waiting for the race's contenders", args.timeout_ms);
+        let waited: Awaited<ReturnType<typeof awaitTasks>>;
+        try {
+          waited = await awaitTasks(
+            context.root,
+            { task_ids: ids, timeout_ms: args.timeout_ms },
+            { signal: AbortSignal.any([context.session, extra.signal]), by: "mcp" },
+          );
+        } finally {
+          stop();
+        }
+        const records: TaskRecord[] = [];
+        for (const id of ids)
+          if (!waited.missing.includes(id)) records.push(await loadTask(context.root, id));
+        objective ??= records[0]?.state.objective;
+        const comparison = await compareTasks(records);
+        return toolResult(
+          {
+            objective: objective ?? null,
+            status: waited.status,
+            task_ids: ids,
+            pending: waited.pending,
+            missing: waited.missing,
+            comparison,
+          },
+          waited.status === "complete"
+            ? `All ${ids.length} contenders finished. Compare, then caesar_diff / caesar_apply the winner.`
+            : `${waited.pending.length} of ${ids.length} still running. Compare again later with caesar_race {"task_ids": ${JSON.stringify(ids)}}.`,
+        );
+      }),
+  );
+}
