@@ -128,13 +128,17 @@ async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTa
     // The worktree is gone (removed by hand?): nothing can be verified; the declaration stands.
     return undefined;
   }
-  const commit = await recordResultCommit(
-    top,
-    state.id,
-    tree,
-    state.base_ref,
-    `caesar ${state.id}: ${state.objective.split("\n")[0]!.slice(0, 72)}`,
-  ).catch(() => null);
+  // Nothing changed: nothing to keep (diff and apply have nothing to show either).
+  const commit =
+    tree === state.start_tree
+      ? null
+      : await recordResultCommit(
+          top,
+          state.id,
+          tree,
+          state.base_ref,
+          `caesar ${state.id}: ${state.objective.split("\n")[0]!.slice(0, 72)}`,
+        ).catch(() => null);
   if (plan.repo_prefix)
     changes = changes.map((change) => ({ ...change, path: relative(plan.repo_prefix, change.path) }));
   return { tree, commit, changes };

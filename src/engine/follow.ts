@@ -25,10 +25,20 @@ export async function followTask(
   let offset = 0;
   let lastStateKey = "";
   let state = await readState(dir);
+  // A change seen while the loop is busy reading must not be lost: it is remembered until the next wait.
+  let changed = false;
   let wake: () => void = () => {};
-  const stop = watchPath(dir, () => wake(), { pollMs: 500 });
+  const stop = watchPath(
+    dir,
+    () => {
+      changed = true;
+      wake();
+    },
+    { pollMs: 500 },
+  );
   try {
     for (;;) {
+      changed = false;
       const read = await readEvents(paths.events, offset);
       offset = read.offset;
       for (const event of read.events) handlers.onEvent?.(event);
@@ -49,6 +59,7 @@ export async function followTask(
         (await concludeIfAbandoned({ id, dir, paths, state }, "run")).phase === "finished"
       )
         continue;
+      if (changed) continue;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);

@@ -54,6 +54,10 @@ export async function taskResult(state: TaskState, repoTop: string | null): Prom
       origin: "workspace",
     };
   }
+  if (state.end_tree && state.end_tree === state.start_tree) {
+    // It changed nothing: no result commit was kept, and none is needed.
+    return { top, from: state.start_tree, to: state.end_tree, changes: [], origin: "result-commit" };
+  }
   if (state.result_commit) {
     const to = await gitOut(top, ["rev-parse", `${state.result_commit}^{tree}`]);
     return {

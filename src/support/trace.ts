@@ -5,5 +5,8 @@
 const enabled = process.env.CAESAR_TRACE === "1";
 
 export function trace(phase: string): void {
-  if (enabled) process.stderr.write(`[trace] ${process.pid} ${performance.now().toFixed(1)} ${phase}\n`);
+  if (enabled)
+    process.stderr.write(
+      `[trace] ${process.pid} ${Date.now() % 100000} (+${performance.now().toFixed(0)}) ${phase}\n`,
+    );
 }

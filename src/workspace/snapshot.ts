@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { copyFile, rm } from "node:fs/promises";
+import { copyFile, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { errnoOf } from "../support/errors.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
 
@@ -13,13 +13,31 @@ export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 export const CAESAR_OWN_PATHS = [".caesar/tasks", ".caesar/wt", ".caesar/state", ".caesar/chat"];
 
 /**
+ * The index file of the work tree whose top is `workdir`: `.git/index`, or for a linked worktree the
+ * `index` of the git dir its `.git` file points to. Read directly (one process less per snapshot); git is
+ * asked only for layouts this does not recognise.
+ */
+async function indexPath(workdir: string): Promise<string> {
+  const dotGit = join(workdir, ".git");
+  try {
+    const info = await stat(dotGit);
+    if (info.isDirectory()) return join(dotGit, "index");
+    const pointer = /^gitdir:\s*(.+?)\s*$/m.exec(await readFile(dotGit, "utf8"));
+    if (pointer) return join(resolve(workdir, pointer[1]!), "index");
+  } catch {
+    // fall through
+  }
+  return gitOut(workdir, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+}
+
+/**
  * Snapshot the working tree of `workdir` as a git tree object — tracked changes, untracked files
  * (respecting .gitignore), and committed work alike — without touching the user's index: it works on a
  * copy of the index (which keeps git's stat cache, so only changed files are hashed). `excluded` paths
  * keep whatever the index had for them (prefix semantics: a directory covers what it contains).
  */
 export async function snapshotTree(workdir: string, excluded: readonly string[] = []): Promise<string> {
-  const realIndex = await gitOut(workdir, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  const realIndex = await indexPath(workdir);
   const tag = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const original = join(tmpdir(), `caesar-index-${tag}.orig`);
   const working = join(tmpdir(), `caesar-index-${tag}`);

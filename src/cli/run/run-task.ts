@@ -1,5 +1,5 @@
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
-import { prepareConductor } from "../../engine/conductor-launch.js";
+import type { PreparedConductor } from "../../engine/conductor-launch.js";
 import { followTask } from "../../engine/follow.js";
 import { resolvePlan, type TaskPlan } from "../../engine/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../../engine/request.js";
@@ -45,9 +45,8 @@ export async function runFromCli(
   ctx: CommandContext,
   objective: string,
   extraArgs: string[],
+  conductor: PreparedConductor,
 ): Promise<number> {
-  // The conductor's process starts now, while the task is planned (a refusal sends it away).
-  const conductor = prepareConductor(ctx.root);
   let record: TaskRecord;
   let plan: TaskPlan;
   try {
