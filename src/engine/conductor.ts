@@ -224,6 +224,13 @@ async function runAgent(
   }
   if (agent.pid !== undefined) {
     const startedAt = new Date();
+    // Appended at once, before anything else is awaited, so it precedes what the agent writes itself.
+    const started = events.append({
+      type: "started",
+      agent: plan.agent,
+      command: command.display,
+      pid: agent.pid,
+    });
     await updateState(dir, (state) => ({
       ...state,
       phase: "running",
@@ -232,7 +239,7 @@ async function runAgent(
       started_at: startedAt.toISOString(),
       deadline_at: new Date(startedAt.getTime() + plan.timeout_ms).toISOString(),
     }));
-    await events.append({ type: "started", agent: plan.agent, command: command.display, pid: agent.pid });
+    await started;
   }
 
   let stopReason: Outcome | undefined;
