@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { link, open, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { writeTempBeside } from "../support/atomic-file.js";
 import { errnoOf } from "../support/errors.js";
 
 /**
@@ -10,20 +11,7 @@ import { errnoOf } from "../support/errors.js";
  */
 
 /** Write `content` to a hidden temp file beside `path` (its name starts with `.`, so never a message). */
-export async function writeTempFile(path: string, content: string): Promise<string> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-  const handle = await open(temp, "wx", 0o644);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  return temp;
-}
+export const writeTempFile: (path: string, content: string) => Promise<string> = writeTempBeside;
 
 // File systems without hard links answer one of these.
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);

@@ -8,11 +8,10 @@ function tempPathFor(path: string): string {
 }
 
 /**
- * Write a file atomically: a temp file in the same folder, flushed, then renamed over the target.
- * A reader sees the old content or the new one, never half of it; a crash leaves at most a stray
- * `.<name>.<pid>.<rand>.tmp` beside it.
+ * Write `content` to a hidden temp file beside `path` (same folder, so a rename or a link to `path` is
+ * atomic), flushed to disk. Returns its path; the caller renames or links it into place.
  */
-export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
+export async function writeTempBeside(path: string, content: string | Uint8Array): Promise<string> {
   const temp = tempPathFor(path);
   const handle = await open(temp, "wx", 0o644);
   try {
@@ -24,6 +23,16 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
     throw error;
   }
   await handle.close();
+  return temp;
+}
+
+/**
+ * Write a file atomically: a temp file in the same folder, flushed, then renamed over the target.
+ * A reader sees the old content or the new one, never half of it; a crash leaves at most a stray
+ * `.<name>.<pid>.<rand>.tmp` beside it.
+ */
+export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
+  const temp = await writeTempBeside(path, content);
   try {
     await rename(temp, path);
   } catch (error) {

@@ -3,7 +3,15 @@ import type { ReportSource } from "../protocol/report.js";
 import { formatElapsed } from "./elapsed.js";
 import { fitParts, LABEL_WIDTH, type Part } from "./event-line.js";
 import { oneLine, sanitize, wrap } from "./text.js";
-import { paintStatus, type Role, roleOfSeverity, roleOfStatus, SEVERITY_ORDER, type Theme } from "./theme.js";
+import {
+  changeMark,
+  paintStatus,
+  type Role,
+  roleOfSeverity,
+  roleOfStatus,
+  SEVERITY_ORDER,
+  type Theme,
+} from "./theme.js";
 
 /** Where a report came from, in words (the recovery tiers, best first). */
 export const REPORT_SOURCE_WORDS: Record<ReportSource, string> = {
@@ -90,14 +98,7 @@ export function renderRunSummary(state: TaskState, options: RunSummaryOptions): 
     },
   ]);
   for (const change of changes.slice(0, MAX_LISTED)) {
-    const [mark, role] =
-      change.action === "added"
-        ? [m.added, "ok" as const]
-        : change.action === "deleted"
-          ? [m.deleted, "fail" as const]
-          : change.action === "renamed"
-            ? [m.renamed, undefined]
-            : [m.modified, "warn" as const];
+    const [mark, role] = changeMark(theme, change.action);
     addItem([
       { text: `${mark} `, role },
       { text: sanitize(change.path), flex: true },

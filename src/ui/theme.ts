@@ -221,6 +221,15 @@ export function markOfStatus(theme: Theme, status: string | null | undefined): s
   }
 }
 
+/** The mark and role of a file change (added, deleted, renamed, modified). */
+export function changeMark(theme: Theme, action: string): [mark: string, role: Role | undefined] {
+  const m = theme.marks;
+  if (action === "added") return [m.added, "ok"];
+  if (action === "deleted") return [m.deleted, "fail"];
+  if (action === "renamed") return [m.renamed, undefined];
+  return [m.modified, "warn"];
+}
+
 /** A status word with its mark, painted in its role. */
 export function paintStatus(theme: Theme, status: string, text = status.replace(/_/g, " ")): string {
   return theme.paint(roleOfStatus(status), `${markOfStatus(theme, status)} ${text}`);

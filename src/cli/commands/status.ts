@@ -3,6 +3,7 @@ import type { QuestionWithAnswer } from "../../engine/questions.js";
 import type { TaskState } from "../../engine/state.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import {
+  changeMark,
   paintStatus,
   roleOfSeverity,
   roleOfStatus,
@@ -83,14 +84,7 @@ export function renderStatus(
     );
     row("summary", report.summary);
     for (const change of report.changes) {
-      const [mark, role] =
-        change.action === "added"
-          ? [m.added, "ok" as const]
-          : change.action === "deleted"
-            ? [m.deleted, "fail" as const]
-            : change.action === "renamed"
-              ? [m.renamed, undefined]
-              : [m.modified, "warn" as const];
+      const [mark, role] = changeMark(theme, change.action);
       lines.push(`${"".padEnd(11)}${theme.paint(role, `${mark} ${change.action.padEnd(9)}`)}${change.path}`);
     }
     const findings = [...report.findings].sort(
