@@ -11,6 +11,8 @@ import { makeTheme, type Theme } from "./theme.js";
  * a "waiting for a slot" line naming who holds them, then the end summary.
  */
 export interface RunRenderer {
+  /** The first line: which task, which agent, how it runs. */
+  header(state: Pick<TaskState, "id" | "agent" | "mode" | "isolation">): void;
   waiting(holders: { task_id: string; pid: number; since: string }[]): void;
   event(event: CaesarEvent): void;
   finished(state: TaskState): void;
@@ -40,6 +42,23 @@ export function createRunRenderer(options: RunRendererOptions): RunRenderer {
   };
   let lastWaiting = "";
   return {
+    header(state) {
+      const sep = ` ${theme.marks.sep} `;
+      write([
+        theme.paint("muted", "task") +
+          " ".repeat(LABEL_WIDTH - 4) +
+          fitParts(
+            [
+              {
+                text: `${state.id}${sep}${state.agent}${sep}${state.mode}${sep}${state.isolation}`,
+                flex: true,
+              },
+            ],
+            Math.max(20, (width ?? Number.POSITIVE_INFINITY) - LABEL_WIDTH),
+            theme,
+          ),
+      ]);
+    },
     waiting(holders) {
       const names = holders
         .map((holder) => {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { makeRepo, tempDir, writeFiles } from "../helpers/repo.js";
+import { FIXTURE_BIN, makeRepo, tempDir, writeFiles } from "../helpers/repo.js";
 
 function env(home: string) {
   return { XDG_CONFIG_HOME: join(home, "xdg"), HOME: home };
@@ -176,5 +176,32 @@ describe("layered configuration from the command line", () => {
     expect(result.stdout).toContain("reference — Reference agent (bundled) (builtin): installed");
     expect(result.stdout).toContain("change with `caesar policy deny reference`");
     expect(result.stdout).toMatch(/network\s+open/);
+  });
+});
+
+describe("caesar agents test", () => {
+  it("needs --yes, then runs a real read-only micro-task and says whether the agent works", async () => {
+    const root = makeRepo();
+    const home = tempDir();
+    writeFiles(root, {
+      ".caesar/config.toml": `[[agent]]\nid = "conformant"\nbin = "${join(FIXTURE_BIN, "conformant.sh")}"\n`,
+    });
+    const unconfirmed = await runCaesar(["agents", "test", "conformant", "--json"], {
+      cwd: root,
+      env: env(home),
+    });
+    expect(unconfirmed.code).toBe(2);
+    expect(parseJsonOutput<{ error: { code: string } }>(unconfirmed).error.code).toBe("confirmation_needed");
+    const result = await runCaesar(["agents", "test", "conformant", "--yes", "--json"], {
+      cwd: root,
+      env: env(home),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const body = parseJsonOutput<{ ok: boolean; task_id: string; report: { status: string } }>(result);
+    expect(body).toMatchObject({ ok: true, report: { status: "success" } });
+    const state = JSON.parse(
+      readFileSync(join(root, ".caesar", "tasks", body.task_id, "state.json"), "utf8"),
+    );
+    expect(state.mode).toBe("read-only");
   });
 });

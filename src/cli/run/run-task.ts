@@ -95,10 +95,8 @@ export async function followAndRender(ctx: CommandContext, record: TaskRecord): 
       ctx.out.result({ task_id: record.id, state: final, report: final.report });
       return final;
     }
-    process.stdout.write(
-      `task     ${record.id} · ${record.state.agent} · ${record.state.mode} · ${record.state.isolation}\n`,
-    );
     const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
+    renderer.header(record.state);
     let waitingShown = "";
     const final = await followTask(
       record.id,
