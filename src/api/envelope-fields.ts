@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../support/zod.js";
 
 /** Fields every request envelope carries, in both vocabularies (the protocol literal differs). */
 export function envelopeFields<P extends string>(protocol: P) {

@@ -1,5 +1,5 @@
-import type { z } from "zod";
 import { jsonPath } from "../protocol/documents.js";
+import type * as z from "../support/zod.js";
 import { ApiError, type RequestIssue } from "./api-error.js";
 import { MAX_BODY_BYTES } from "./protocol-ids.js";
 

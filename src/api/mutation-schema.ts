@@ -1,5 +1,5 @@
-import { z } from "zod";
 import { ModeSchema } from "../protocol/task.js";
+import * as z from "../support/zod.js";
 import { envelopeFields, TaskIdArgument } from "./envelope-fields.js";
 import { MUTATE_PROTOCOL } from "./protocol-ids.js";
 

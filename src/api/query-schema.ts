@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../support/zod.js";
 import { envelopeFields } from "./envelope-fields.js";
 import { AGENT_PROTOCOL } from "./protocol-ids.js";
 

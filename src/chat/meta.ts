@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
 import { errnoOf } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import { metaInvalidError } from "./errors.js";
 
 export const META_FILE = "_meta.json";

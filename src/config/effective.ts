@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { z } from "zod";
+import type * as z from "../support/zod.js";
 import { DEFAULT_ROLES } from "./default-roles.js";
 import { readConfigFile } from "./load.js";
 import type {

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseToml } from "smol-toml";
-import type { z } from "zod";
 import { closestMatch } from "../support/closest.js";
 import { errnoOf, UsageError } from "../support/errors.js";
+import type * as z from "../support/zod.js";
 import { type ConfigFile, ConfigFileSchema } from "./schema.js";
 
 /** Read and validate one configuration file; `undefined` if it does not exist. */

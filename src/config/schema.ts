@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../support/zod.js";
 
 /**
  * The configuration files (`.caesar/config.toml` and its layers). Every table is strict: an unknown key

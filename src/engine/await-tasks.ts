@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { z } from "zod";
 import { formatProblem, problemsOf } from "../protocol/documents.js";
 import { isValidTaskId } from "../protocol/ids.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { UsageError } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import { concludeIfAbandoned } from "./conclude.js";
 import { watchPath } from "./file-watch.js";
 import { readState, taskDirOf } from "./task-store.js";

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
-import { z } from "zod";
 import type { AgentAdapter } from "../agents/adapter.js";
 import { findAdapter, listAdapters } from "../agents/registry.js";
 import { type EffectiveConfig, loadConfig, riskProfileOf, settingsOf } from "../config/effective.js";
@@ -15,6 +14,7 @@ import { FindingSchema } from "../protocol/report.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
 import { CaesarError, UsageError } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import { describeRepository } from "../workspace/git.js";
 import { checkProjectRelativePath } from "../workspace/materialise.js";
 import { loadParent, type ParentTask } from "./parent.js";

@@ -1,6 +1,6 @@
-import { z } from "zod";
 import { NormalizedReportSchema, ReportStatusSchema } from "../protocol/report.js";
 import { IsolationSchema, ModeSchema } from "../protocol/task.js";
+import * as z from "../support/zod.js";
 
 /**
  * `state.json`: the orchestrator's record of a task beside the OACP files — lifecycle, processes,

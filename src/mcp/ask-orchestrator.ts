@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { askQuestion, waitForAnswer } from "../engine/ask.js";
 import { readState } from "../engine/task-store.js";
 import type { Task } from "../protocol/task.js";
 import { formatDuration } from "../support/duration.js";
+import * as z from "../support/zod.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
 

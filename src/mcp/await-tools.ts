@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { AwaitRequestSchema, awaitTasks } from "../engine/await-tasks.js";
 import { concludeIfAbandoned } from "../engine/conclude.js";
 import { loadLiveTask } from "../engine/live-task.js";
 import { loadAllTasks } from "../engine/task-store.js";
 import { viewTask } from "../engine/task-view.js";
+import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";

@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { applyTask } from "../engine/apply-task.js";
 import { cancelTask } from "../engine/cancel.js";
 import { loadLiveTask } from "../engine/live-task.js";
 import { answerQuestion } from "../engine/questions.js";
 import { loadTask } from "../engine/task-store.js";
+import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";
 

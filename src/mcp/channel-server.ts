@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { EventWriter } from "../engine/event-log.js";
 import { taskPaths } from "../protocol/task-dir.js";
+import * as z from "../support/zod.js";
 import { answerWindow, registerAskOrchestrator } from "./ask-orchestrator.js";
 import type { ChannelTask } from "./channel-task-dir.js";
 import { chatNameOfTask, mountChatTools } from "./chat-mount.js";

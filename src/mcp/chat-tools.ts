@@ -1,6 +1,5 @@
 import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import {
   type ChatContext,
   claimTask,
@@ -11,6 +10,7 @@ import {
   waitForMessages,
 } from "../chat/index.js";
 import { CaesarError, isCaesarError, messageOf } from "../support/errors.js";
+import * as z from "../support/zod.js";
 
 export interface ChatToolsOptions {
   /** Where the channels are (default: `$AGENT_CHAT_ROOT`, else `~/agent-chat`), read at each call. */

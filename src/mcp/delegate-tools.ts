@@ -1,10 +1,10 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import type { AgentAdapter } from "../agents/adapter.js";
 import { resolvePlan, type TaskPlan } from "../engine/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../engine/request.js";
 import { startTask } from "../engine/start.js";
 import { CaesarError, isCaesarError, messageOf } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { DelegationSchema, DelegationShape, toDelegationRequest } from "./delegation-args.js";
 import { runTool, toolResult } from "./tool-result.js";

@@ -1,8 +1,8 @@
-import { z } from "zod";
 import { IsolationRequestSchema, TriStateNetworkSchema } from "../config/schema.js";
 import type { DelegationRequest, ParentContext } from "../engine/request.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
+import * as z from "../support/zod.js";
 
 /** What the objective-level options of a delegation look like to a model (shared by delegate, fan-out, race). */
 export const DelegationOptionsShape = {

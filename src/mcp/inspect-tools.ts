@@ -1,10 +1,10 @@
 import { open } from "node:fs/promises";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { readEvents } from "../engine/event-log.js";
 import { loadLiveTask, readPlan } from "../engine/live-task.js";
 import { taskPatch, taskResult } from "../engine/result.js";
 import { errnoOf } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";
 

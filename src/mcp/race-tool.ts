@@ -1,11 +1,11 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { AwaitRequestSchema, awaitTasks } from "../engine/await-tasks.js";
 import { compareTasks } from "../engine/compare-tasks.js";
 import { parentFromEnv } from "../engine/request.js";
 import { startTask } from "../engine/start.js";
 import { loadTask, type TaskRecord } from "../engine/task-store.js";
 import { UsageError } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { admitAll } from "./delegate-tools.js";
 import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";

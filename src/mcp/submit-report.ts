@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { EventWriter } from "../engine/event-log.js";
 import { CHANNEL_REPORT_FILE } from "../engine/recover.js";
 import { formatProblem, safeParseDocument } from "../protocol/documents.js";
@@ -10,6 +9,7 @@ import { taskPaths } from "../protocol/task-dir.js";
 import { PROTOCOLS } from "../protocol/versions.js";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { CaesarError } from "../support/errors.js";
+import * as z from "../support/zod.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 /**

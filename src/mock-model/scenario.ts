@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
 import { UsageError } from "../support/errors.js";
+import * as z from "../support/zod.js";
 
 /**
  * A scenario: what the scripted model does, turn after turn. The server is stateless: the step to play

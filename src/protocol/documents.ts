@@ -1,5 +1,5 @@
-import type { z } from "zod";
 import { CaesarError } from "../support/errors.js";
+import type * as z from "../support/zod.js";
 import { AnswerSchema, QuestionSchema } from "./channel-documents.js";
 import { EventSchema } from "./event.js";
 import { ReportSchema } from "./report.js";

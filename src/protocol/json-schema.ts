@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../support/zod.js";
 import { DOCUMENT_SCHEMAS } from "./documents.js";
 import { type DocumentKind, PROTOCOLS } from "./versions.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../support/zod.js";
 import { PROTOCOLS } from "./versions.js";
 
 export const ReportStatusSchema = z

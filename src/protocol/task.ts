@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "../support/zod.js";
 import { TASK_ID_PATTERN } from "./ids.js";
 import { PROTOCOLS } from "./versions.js";
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { z } from "zod";
 import { isValidTaskId } from "../../protocol/ids.js";
+import * as z from "../../support/zod.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import type { IndexedTask } from "../index/indexed-task.js";

@@ -1,0 +1,32 @@
+/**
+ * The parts of zod caesar uses, re-exported by name. Modules write `import * as z from ".../support/zod.js"`
+ * and keep zod's own spelling (`z.object`, `z.infer`…), but the bundler can now leave out what nobody
+ * uses — zod's namespace object would pull in all of zod, its 40 locales included, into every process's
+ * start-up.
+ */
+
+export type { infer, input, output } from "zod";
+export {
+  array,
+  boolean,
+  coerce,
+  discriminatedUnion,
+  enum,
+  iso,
+  literal,
+  looseObject,
+  number,
+  object,
+  record,
+  strictObject,
+  string,
+  toJSONSchema,
+  union,
+  unknown,
+  uuid,
+  ZodDefault,
+  ZodError,
+  ZodOptional,
+  ZodType,
+} from "zod";
+export type * as core from "zod/v4/core";
