@@ -1,6 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { link, open, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { link, rename, rm, stat } from "node:fs/promises";
 import { writeTempBeside } from "../support/atomic-file.js";
 import { errnoOf } from "../support/errors.js";
 

@@ -37,7 +37,10 @@ export function withCommonOptions(command: Command): Command {
     .option("--json", "machine output only on stdout (errors as {error:{code,summary,detail}})");
 }
 
-type Handler = (ctx: CommandContext, ...positionals: unknown[]) => Promise<number | undefined | void>;
+type Handler = (
+  ctx: CommandContext,
+  ...positionals: unknown[]
+) => Promise<number | undefined> | Promise<void>;
 
 /**
  * Wrap a handler for commander: build the context, run it, and leave the exit code on the process.
