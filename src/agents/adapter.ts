@@ -15,6 +15,18 @@ export type NetworkControl = "toggle" | "write-only" | "open" | "none";
 /** Who enforces read-only mode: the operating system (a sandbox), the CLI's own tool policy, or nobody. */
 export type ReadOnlyEnforcement = "os" | "policy" | "none";
 
+/**
+ * What caesar can do about the tools an agent may use (`[agents.<id>] allowed_tools / excluded_tools`):
+ * restrict it to a list and remove tools by name, only remove tools by name, or nothing.
+ */
+export type ToolControl = "allow-and-exclude" | "exclude" | "none";
+
+/** Tool restrictions for one run, in the agent CLI's own tool names. `allowed: null`: no allow-list. */
+export interface ToolLists {
+  allowed: string[] | null;
+  excluded: string[];
+}
+
 /** A capability's value, with the one-line reason it is what it is. */
 export interface Capability<T> {
   value: T;
@@ -26,6 +38,7 @@ export interface AgentCapabilities {
   network: Capability<NetworkControl>;
   readOnly: Capability<ReadOnlyEnforcement>;
   nativeSchema: Capability<boolean>;
+  tools: Capability<ToolControl>;
   mcp: Capability<boolean>;
   resume: Capability<boolean>;
   model: Capability<boolean>;
@@ -66,6 +79,8 @@ export interface LaunchContext {
   /** Resolved network: false only when the adapter's capabilities let caesar cut it. */
   network: boolean;
   model?: string;
+  /** Tool restrictions to apply, as far as `capabilities.tools` allows (the engine reports the rest). */
+  tools: ToolLists;
   /** Arguments the user gave after `--`, passed verbatim. */
   extraArgs: string[];
   channel?: ChannelServer;

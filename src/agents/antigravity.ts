@@ -32,6 +32,7 @@ export const antigravityAdapter: AgentAdapter = {
       value: "none",
       why: "unverified: no documented read-only mode for print runs; caesar can only ask for it in the brief",
     },
+    tools: { value: "none", why: "unverified: no documented per-tool switch for print mode" },
     nativeSchema: {
       value: true,
       why: "unverified: --json-schema constrains the final result event (documented since 1.1.8)",

@@ -34,6 +34,10 @@ export const claudeAdapter: AgentAdapter = {
       value: "policy",
       why: "--permission-mode dontAsk denies edits and modifying commands inside the CLI (the task directory stays writable); no OS sandbox",
     },
+    tools: {
+      value: "allow-and-exclude",
+      why: "--tools limits the built-in tools to a list; --disallowedTools removes tools by name (it beats --allowedTools)",
+    },
     nativeSchema: {
       value: true,
       why: "--json-schema adds a StructuredOutput tool; result.structured_output is used only when present",
@@ -82,6 +86,8 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
     args.push("--mcp-config", JSON.stringify(config));
   }
   if (allowed.length > 0) args.push("--allowedTools", allowed.join(","));
+  if (launch.tools.allowed) args.push("--tools", launch.tools.allowed.join(","));
+  if (launch.tools.excluded.length > 0) args.push("--disallowedTools", launch.tools.excluded.join(","));
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
   // Inline JSON: claude reads the option as JSON text (a path is not accepted here).
   args.push("--json-schema", JSON.stringify(JSON.parse(schema.content)));

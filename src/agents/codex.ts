@@ -30,6 +30,10 @@ export const codexAdapter: AgentAdapter = {
       value: "os",
       why: "-s read-only runs every command in codex's bubblewrap sandbox with a read-only filesystem (needs user namespaces)",
     },
+    tools: {
+      value: "none",
+      why: "codex exec has no switch to remove a tool by name (0.171.0); its sandbox is the only control",
+    },
     nativeSchema: {
       value: true,
       why: "--output-schema constrains the final message and -o writes it; it is used only when it parses as JSON",

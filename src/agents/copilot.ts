@@ -30,6 +30,10 @@ export const copilotAdapter: AgentAdapter = {
       value: "policy",
       why: "--deny-tool shell --deny-tool write refuses commands and file writes inside the CLI",
     },
+    tools: {
+      value: "exclude",
+      why: "--deny-tool <name> refuses a tool inside the CLI (a denial beats --allow-all-tools)",
+    },
     nativeSchema: { value: false, why: "no structured-output flag (only --output-format json)" },
     mcp: {
       value: true,
@@ -57,6 +61,7 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   const args = ["--output-format", "json", "--no-auto-update", "--no-ask-user", "--allow-all-tools"];
   args.push("--usage-output-file", usagePath(launch));
   if (launch.mode === "read-only") args.push("--deny-tool", "shell", "--deny-tool", "write");
+  for (const tool of launch.tools.excluded) args.push("--deny-tool", tool);
   if (launch.model) args.push("--model", launch.model);
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
   if (launch.channel) {

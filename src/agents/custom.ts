@@ -14,6 +14,7 @@ const CUSTOM_CAPABILITIES: AgentCapabilities = {
     value: "none",
     why: "nothing stops the program from writing; git reconciliation reports any write",
   },
+  tools: { value: "none", why: "a plain program: caesar cannot remove its tools" },
   nativeSchema: {
     value: false,
     why: "no structured-output mode known; the report comes from $CAESAR_REPORT_PATH",

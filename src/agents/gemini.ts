@@ -33,6 +33,10 @@ export const geminiAdapter: AgentAdapter = {
       value: "policy",
       why: "--approval-mode plan removes the shell tool and confines writes to its plans folder, inside the CLI",
     },
+    tools: {
+      value: "none",
+      why: "not wired: gemini only removes tools through deprecated settings (tools.exclude)",
+    },
     nativeSchema: { value: false, why: "no structured-output flag (only --output-format json|stream-json)" },
     mcp: {
       value: true,

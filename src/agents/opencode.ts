@@ -30,6 +30,10 @@ export const opencodeAdapter: AgentAdapter = {
       value: "policy",
       why: "permission bash=deny and edit=deny (except the task directory) remove or refuse the tools inside the CLI",
     },
+    tools: {
+      value: "exclude",
+      why: 'permission <tool> = "deny" removes the tool from what the model is offered',
+    },
     nativeSchema: { value: false, why: "no structured-output flag in `opencode run`" },
     mcp: { value: true, why: "an `mcp` entry in OPENCODE_CONFIG_CONTENT starts a stdio server for this run" },
     resume: { value: false, why: "opencode run --session <id> exists; caesar does not resume sessions yet" },
@@ -88,7 +92,11 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
     // caesar's worktree and git are the record of changes: opencode's own snapshots (a copy of the
     // project per run, for its undo) cost seconds at start-up and are not needed.
     snapshot: false,
-    permission: { ...rec(inherited.permission), ...permissionFor(launch) },
+    permission: {
+      ...rec(inherited.permission),
+      ...permissionFor(launch),
+      ...Object.fromEntries(launch.tools.excluded.map((tool) => [tool, "deny"])),
+    },
   };
   if (launch.channel) {
     config.mcp = {

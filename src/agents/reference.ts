@@ -19,6 +19,7 @@ export const referenceAdapter: AgentAdapter = {
       why: "a plain Node process; it never uses the network, but caesar does not cut it",
     },
     readOnly: { value: "policy", why: "the script itself refuses to write in read-only mode; no OS sandbox" },
+    tools: { value: "none", why: "it has two fixed tools of its own" },
     nativeSchema: { value: false, why: "it writes $CAESAR_REPORT_PATH (the file tier)" },
     mcp: { value: false, why: "it does not load MCP servers" },
     resume: { value: false, why: "stateless" },

@@ -46,6 +46,7 @@ export function renderDoctor(result: DoctorResult): string {
     lines.push(`  network      ${caps.network.value.padEnd(10)} ${caps.network.why}`);
     lines.push(`  read-only    ${caps.readOnly.value.padEnd(10)} ${caps.readOnly.why}`);
     lines.push(`  schema       ${String(caps.nativeSchema.value).padEnd(10)} ${caps.nativeSchema.why}`);
+    lines.push(`  tools        ${caps.tools.value.padEnd(10)} ${caps.tools.why}`);
     lines.push(`  mcp          ${String(caps.mcp.value).padEnd(10)} ${caps.mcp.why}`);
     lines.push(`  resume       ${String(caps.resume.value).padEnd(10)} ${caps.resume.why}`);
     lines.push(`  model        ${String(caps.model.value).padEnd(10)} ${caps.model.why}`);

@@ -54,6 +54,8 @@ export interface EffectiveAgentSettings {
   risk_profile: Sourced<string>;
   delegate_same_risk_profile: Sourced<boolean>;
   delegates: Sourced<DelegateTarget[]>;
+  allowed_tools: Sourced<string[] | null>;
+  excluded_tools: Sourced<string[]>;
 }
 
 export interface EffectiveRiskProfile {
@@ -204,6 +206,8 @@ export function settingsOf(config: EffectiveConfig, id: string): EffectiveAgentS
           source: declared.delegates.source,
         }
       : { value: [], source: "default" },
+    allowed_tools: declared.allowed_tools ?? { value: null, source: "default" },
+    excluded_tools: declared.excluded_tools ?? { value: [], source: "default" },
   };
 }
 

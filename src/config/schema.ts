@@ -90,6 +90,10 @@ export const AgentSettingsSchema = z.strictObject({
   risk_profile: z.string().min(1).optional(),
   delegate_same_risk_profile: z.boolean().optional(),
   delegates: z.array(DelegateTargetSchema).optional(),
+  /** Tools the agent may use, in its CLI's own names (absent: no allow-list). */
+  allowed_tools: z.array(z.string().min(1)).optional(),
+  /** Tools removed from the agent, in its CLI's own names. */
+  excluded_tools: z.array(z.string().min(1)).optional(),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
 

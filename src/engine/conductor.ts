@@ -159,6 +159,7 @@ async function runTask(input: RunInput): Promise<void> {
     mode: plan.mode,
     network: plan.network,
     ...(plan.model ? { model: plan.model } : {}),
+    tools: plan.tools,
     extraArgs: plan.extra_args,
     ...(plan.channel ? { channel: channelFor(dir) } : {}),
     extraDirs: [dir],

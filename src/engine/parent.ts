@@ -73,6 +73,7 @@ export async function loadParent(
       timeMs: Math.max(0, left),
       maxTasksPerHour: plan.budget.max_tasks_per_hour,
       maxCostPerDay: plan.budget.max_cost_per_day,
+      tools: plan.tools,
     },
   };
 }

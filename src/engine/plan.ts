@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
-import type { AgentAdapter } from "../agents/adapter.js";
+import type { AgentAdapter, ToolLists } from "../agents/adapter.js";
 import { findAdapter, listAdapters } from "../agents/registry.js";
 import { type EffectiveConfig, loadConfig, riskProfileOf, settingsOf } from "../config/effective.js";
 import type { RoleConfig } from "../config/schema.js";
@@ -10,7 +10,7 @@ import { checkDepth, decideDelegation } from "../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../policy/escalation.js";
 import { resolveNetwork } from "../policy/network.js";
 import { findRole, pickRoleAgent } from "../policy/roles.js";
-import { FindingSchema } from "../protocol/report.js";
+import { type Finding, FindingSchema } from "../protocol/report.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
 import { CaesarError, UsageError } from "../support/errors.js";
@@ -33,6 +33,10 @@ export const TaskPlanSchema = z.object({
   isolation: z.enum(["inplace", "worktree"]),
   network: z.boolean(),
   findings: z.array(FindingSchema),
+  /** Tool restrictions for the agent, in its CLI's own names. */
+  tools: z
+    .object({ allowed: z.array(z.string()).nullable(), excluded: z.array(z.string()) })
+    .default({ allowed: null, excluded: [] }),
   timeout_ms: z.number().int().positive(),
   stall_ms: z.number().int().positive(),
   model: z.string().nullable(),
@@ -113,7 +117,14 @@ export async function resolvePlan(
   const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
 
-  const ownProfile = riskProfileOf(config, settingsOf(config, adapter.id).risk_profile.value);
+  const settings = settingsOf(config, adapter.id);
+  // A bounded child inherits its parent's tool restrictions where its own agent declares none.
+  const tools: ToolLists = {
+    allowed: settings.allowed_tools.value ?? inherited?.tools.allowed ?? null,
+    excluded: [...new Set([...(inherited?.tools.excluded ?? []), ...settings.excluded_tools.value])],
+  };
+  findings.push(...toolFindings(adapter, tools));
+  const ownProfile = riskProfileOf(config, settings.risk_profile.value);
   const limits = {
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
@@ -126,6 +137,7 @@ export async function resolvePlan(
       timeMs: timeoutMs,
       maxTasksPerHour: limits.max_tasks_per_hour,
       maxCostPerDay: limits.max_cost_per_day,
+      tools,
     };
     assertNoEscalation(parent.task.id, child, inherited);
   }
@@ -150,6 +162,7 @@ export async function resolvePlan(
       isolation,
       network,
       findings,
+      tools,
       timeout_ms: timeoutMs,
       stall_ms: stallMs,
       model,
@@ -174,6 +187,24 @@ export async function resolvePlan(
       requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
     },
   };
+}
+
+/** Say so when the agent's adapter cannot apply the tool restrictions asked of it. */
+function toolFindings(adapter: AgentAdapter, tools: ToolLists): Finding[] {
+  const control = adapter.capabilities.tools;
+  const unenforced: string[] = [];
+  if (tools.allowed !== null && control.value !== "allow-and-exclude")
+    unenforced.push(`allowed_tools [${tools.allowed.join(", ")}]`);
+  if (tools.excluded.length > 0 && control.value === "none")
+    unenforced.push(`excluded_tools [${tools.excluded.join(", ")}]`);
+  if (unenforced.length === 0) return [];
+  return [
+    {
+      severity: "medium",
+      title: "Tool restrictions could not be enforced",
+      detail: `${unenforced.join(" and ")} were asked of "${adapter.id}", but ${control.why}. The agent ran without them.`,
+    },
+  ];
 }
 
 async function chooseAgent(

@@ -1,3 +1,4 @@
+import type { ToolLists } from "../agents/adapter.js";
 import type { Mode } from "../protocol/task.js";
 import { formatDuration } from "../support/duration.js";
 import { CaesarError } from "../support/errors.js";
@@ -12,6 +13,7 @@ export interface Envelope {
   timeMs: number;
   maxTasksPerHour: number | null;
   maxCostPerDay: number | null;
+  tools: ToolLists;
 }
 
 export interface Violation {
@@ -36,6 +38,28 @@ export function escalations(child: Envelope, parent: Envelope): Violation[] {
       parent: `${formatDuration(parent.timeMs)} left`,
     });
   }
+  const parentAllowed = parent.tools.allowed;
+  if (parentAllowed !== null) {
+    const extra =
+      child.tools.allowed === null
+        ? null
+        : child.tools.allowed.filter((tool) => !parentAllowed.includes(tool));
+    if (extra === null || extra.length > 0) {
+      out.push({
+        field: "allowed_tools",
+        child: listText(child.tools.allowed),
+        parent: listText(parentAllowed),
+      });
+    }
+  }
+  const dropped = parent.tools.excluded.filter((tool) => !child.tools.excluded.includes(tool));
+  if (dropped.length > 0) {
+    out.push({
+      field: "excluded_tools",
+      child: listText(child.tools.excluded),
+      parent: listText(parent.tools.excluded),
+    });
+  }
   for (const [field, c, p] of [
     ["max_tasks_per_hour", child.maxTasksPerHour, parent.maxTasksPerHour],
     ["max_cost_per_day", child.maxCostPerDay, parent.maxCostPerDay],
@@ -44,6 +68,10 @@ export function escalations(child: Envelope, parent: Envelope): Violation[] {
       out.push({ field, child: c === null ? "unlimited" : String(c), parent: String(p) });
   }
   return out;
+}
+
+function listText(tools: string[] | null): string {
+  return tools === null ? "(every tool)" : `[${tools.join(", ")}]`;
 }
 
 export function assertNoEscalation(parentId: string, child: Envelope, parent: Envelope): void {

@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AgentAdapter, ChannelServer, CommandLine } from "../../src/agents/adapter.js";
+import type { AgentAdapter, ChannelServer, CommandLine, ToolLists } from "../../src/agents/adapter.js";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import type { Mode } from "../../src/protocol/task.js";
 import { listFixtures, readFixture } from "../helpers/agent-fixtures.js";
@@ -38,7 +38,7 @@ const bases = new Map<string, { workspace: string; taskDir: string }>();
 
 function build(
   adapter: AgentAdapter,
-  options: { mode: Mode; network: boolean; model?: string; channel?: boolean },
+  options: { mode: Mode; network: boolean; model?: string; channel?: boolean; tools?: ToolLists },
 ) {
   let base = bases.get(adapter.id);
   if (!base) {
@@ -52,6 +52,7 @@ function build(
     network: options.network,
     model: options.model,
     channel: options.channel ? CHANNEL : undefined,
+    ...(options.tools ? { tools: options.tools } : {}),
     prompt: PROMPT,
     extraArgs: EXTRA,
   });
@@ -159,6 +160,23 @@ describe.each(BUILTIN_ADAPTERS.map((adapter) => [adapter.id, adapter] as const))
           caps.network.value === "toggle" || (caps.network.value === "write-only" && mode === "write");
         expect(!sameCommand(on, off), `${mode}`).toBe(controllable);
       }
+    });
+
+    it("tool control: the tool lists reach the command line exactly where the capability says", () => {
+      const plain = build(adapter, { mode: "write", network: true }).command;
+      const excluded = build(adapter, {
+        mode: "write",
+        network: true,
+        tools: { allowed: null, excluded: ["ToolX9"] },
+      }).command;
+      const allowed = build(adapter, {
+        mode: "write",
+        network: true,
+        tools: { allowed: ["ToolY9"], excluded: [] },
+      }).command;
+      expect(everything(plain)).not.toContain("ToolX9");
+      expect(everything(excluded).includes("ToolX9")).toBe(caps.tools.value !== "none");
+      expect(everything(allowed).includes("ToolY9")).toBe(caps.tools.value === "allow-and-exclude");
     });
 
     it("read-only: a different command line; an OS sandbox only where its flags select one", () => {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { ChannelServer, LaunchContext } from "../../src/agents/adapter.js";
+import type { ChannelServer, LaunchContext, ToolLists } from "../../src/agents/adapter.js";
 import { type Mode, TaskSchema } from "../../src/protocol/task.js";
 import { makeCaesarEnv, taskPaths } from "../../src/protocol/task-dir.js";
 
@@ -15,6 +15,7 @@ export interface LaunchOptions {
   extraArgs?: string[];
   env?: Record<string, string>;
   taskId?: string;
+  tools?: ToolLists;
 }
 
 /** A LaunchContext the way the engine builds one: task.json content, paths, CAESAR_* environment. */
@@ -42,6 +43,7 @@ export function makeLaunch(options: LaunchOptions): LaunchContext {
     prompt: options.prompt ?? "Create hello.txt containing OK",
     mode,
     network: options.network ?? true,
+    tools: options.tools ?? { allowed: null, excluded: [] },
     model: options.model,
     extraArgs: options.extraArgs ?? [],
     channel: options.channel,

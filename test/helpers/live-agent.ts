@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AgentAdapter, ChannelServer, LaunchContext, StreamOutcome } from "../../src/agents/adapter.js";
+import type {
+  AgentAdapter,
+  ChannelServer,
+  LaunchContext,
+  StreamOutcome,
+  ToolLists,
+} from "../../src/agents/adapter.js";
 import { writeLaunchFiles } from "../../src/agents/launch-files.js";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import { loadScenario, type Scenario } from "../../src/mock-model/scenario.js";
@@ -35,6 +41,8 @@ export interface LiveRunOptions {
   caseName: string;
   mode?: Mode;
   network?: boolean;
+  /** Tool restrictions for the run (default: none). */
+  tools?: ToolLists;
   /** Build the channel from the run's paths (the probe server gets the task dir in its args). */
   channel?: (paths: { root: string; taskDir: string }) => ChannelServer;
   timeoutMs?: number;
@@ -115,6 +123,7 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
       taskDir,
       mode: options.mode,
       network: options.network,
+      ...(options.tools ? { tools: options.tools } : {}),
       channel: options.channel?.({ root, taskDir }),
       prompt: typeof options.prompt === "function" ? options.prompt({ root, taskDir }) : options.prompt,
       env,

@@ -152,4 +152,31 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
       'delegation is forbidden for caller "planner" by risk profile "default" delegation_policy; set [risk_profiles.default].delegation_policy mode = "allow"',
     );
   });
+
+  it("tool restrictions: a bounded child inherits its parent's, may not widen them, and says when they cannot be enforced", async () => {
+    const root = project(
+      '[agents.planner]\nallowed_tools = ["Read"]\nexcluded_tools = ["WebFetch"]\n\n[agents.worker]\nallowed_tools = ["Read", "Bash"]\n',
+    );
+    const planner = {
+      name: "planner",
+      calls: [
+        { agent: "worker", objective: { name: "wider", calls: [] } },
+        { agent: "helper", objective: { name: "inherits", calls: [] } },
+      ],
+    };
+    const result = await runCaesar(["run", "--json", "--agent", "planner", JSON.stringify(planner)], {
+      cwd: root,
+      env: { CAESAR_BIN },
+      timeoutMs: 120_000,
+    });
+    const top = parseJsonOutput<{ task_id: string; report: { findings: { title: string }[] } }>(result);
+    expect(top.report.findings.map((f) => f.title)).toContain("Tool restrictions could not be enforced");
+    const [wider, inherits] = callsOf(root, top.task_id);
+    expect(wider!.error?.code).toBe("delegation_escalation");
+    expect(wider!.error?.summary).toBe(
+      `delegation escalates beyond the parent ${top.task_id}: child allowed_tools=[Read, Bash] exceeds parent's [Read]`,
+    );
+    const plan = JSON.parse(readFileSync(join(taskDir(root, inherits!.task_id!), "plan.json"), "utf8"));
+    expect(plan.tools).toEqual({ allowed: ["Read"], excluded: ["WebFetch"] });
+  });
 });

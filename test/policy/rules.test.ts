@@ -103,6 +103,7 @@ describe("no escalation, axis by axis", () => {
     timeMs: 60_000,
     maxTasksPerHour: 5,
     maxCostPerDay: 1,
+    tools: { allowed: null, excluded: [] } as { allowed: string[] | null; excluded: string[] },
   };
   it("names each field and both values", () => {
     expect(
@@ -114,6 +115,7 @@ describe("no escalation, axis by axis", () => {
           timeMs: 120_000,
           maxTasksPerHour: null,
           maxCostPerDay: 2,
+          tools: { allowed: null, excluded: [] },
         },
         parent,
       ),
@@ -126,6 +128,26 @@ describe("no escalation, axis by axis", () => {
       { field: "max_cost_per_day", child: "2", parent: "1" },
     ]);
     expect(escalations({ ...parent, timeMs: 30_000 }, parent)).toEqual([]);
+  });
+
+  it("tools: a child never gets a tool its parent's allow-list lacks, nor loses one of its parent's exclusions", () => {
+    const restricted = { ...parent, tools: { allowed: ["Read", "Grep"], excluded: ["WebFetch"] } };
+    expect(
+      escalations(
+        { ...restricted, tools: { allowed: ["Read", "Bash"], excluded: ["WebFetch"] } },
+        restricted,
+      ),
+    ).toEqual([{ field: "allowed_tools", child: "[Read, Bash]", parent: "[Read, Grep]" }]);
+    expect(escalations({ ...restricted, tools: { allowed: null, excluded: [] } }, restricted)).toEqual([
+      { field: "allowed_tools", child: "(every tool)", parent: "[Read, Grep]" },
+      { field: "excluded_tools", child: "[]", parent: "[WebFetch]" },
+    ]);
+    expect(
+      escalations(
+        { ...restricted, tools: { allowed: ["Read"], excluded: ["WebFetch", "Bash"] } },
+        restricted,
+      ),
+    ).toEqual([]);
   });
 });
 
