@@ -109,7 +109,3 @@ export async function settleBudget(
     entry.cost_usd = ran ? costUsd : 0;
   });
 }
-
-export async function readBudget(stateDir: string, tree: string): Promise<LedgerEntry[]> {
-  return (await readLedger(ledgerPath(stateDir, tree), tree)).entries;
-}

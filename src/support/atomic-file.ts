@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
@@ -41,30 +40,6 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
   }
 }
 
-export function writeFileAtomicSync(path: string, content: string | Uint8Array): void {
-  const temp = tempPathFor(path);
-  const fd = openSync(temp, "wx", 0o644);
-  try {
-    writeSync(fd, typeof content === "string" ? Buffer.from(content) : content);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  try {
-    renameSync(temp, path);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
-}
-
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
   await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
-}
-
-export function writeJsonAtomicSync(path: string, value: unknown): void {
-  writeFileAtomicSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }

@@ -5,9 +5,6 @@ import { join, resolve } from "node:path";
 import { errnoOf } from "../support/errors.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
 
-/** The tree of git's empty repository, to diff against when there is no commit. */
-export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-
 /** caesar's own folders, never part of a task's changes. */
 export const CAESAR_OWN_PATHS = [".caesar/tasks", ".caesar/wt", ".caesar/state", ".caesar/chat"];
 
