@@ -1,7 +1,7 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoOf } from "../support/errors.js";
+import { randomHex } from "../support/random.js";
 import { openChannel } from "./channel.js";
 import { formatTimestamp } from "./clock.js";
 import type { ChatContext } from "./context.js";
@@ -45,7 +45,7 @@ export async function claimTask(
   const claims = join(channel.dir, CLAIMS_DIR);
   await mkdir(claims, { recursive: true });
   const mine: ClaimHolder = { agent, ts: formatTimestamp(ctx.now()) };
-  const temp = join(claims, `.${marker}.${agent}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = join(claims, `.${marker}.${agent}.${process.pid}.${randomHex(4)}.tmp`);
   await mkdir(temp);
   const target = join(claims, marker);
   try {

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { CONDUCTOR_MAIN } from "../support/package-paths.js";
+import { nodeArgsFor } from "../support/startup-snapshot.js";
 
 /** A conductor process started before its task exists, waiting on stdin to be told which task it owns. */
 export interface PreparedConductor {
@@ -18,12 +19,21 @@ export interface PreparedConductor {
  * exits.
  */
 export function prepareConductor(root: string): PreparedConductor {
-  const child: ChildProcess = spawn(process.execPath, [CONDUCTOR_MAIN, "--await-task"], {
-    cwd: root,
-    detached: true,
-    stdio: ["pipe", "ignore", "ignore"],
-    env: process.env,
-  });
+  if (early) {
+    const prepared = early;
+    early = undefined;
+    return prepared;
+  }
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeArgsFor("conductor", CONDUCTOR_MAIN), "--await-task"],
+    {
+      cwd: root,
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"],
+      env: process.env,
+    },
+  );
   child.unref();
   child.on("error", () => {});
   child.stdin?.on("error", () => {});
@@ -44,11 +54,26 @@ export function prepareConductor(root: string): PreparedConductor {
   };
 }
 
+let early: PreparedConductor | undefined;
+
+/**
+ * For `caesar run`, start its conductor before anything else — before the command line is even parsed —
+ * so that the conductor's start-up overlaps with all of the front end's work. `prepareConductor` then
+ * hands this one out. A `run` that ends without a task (refused, --help, a usage error) closes its stdin
+ * when it exits, and the conductor exits with it.
+ */
+export function prepareConductorEarly(argv: readonly string[]): void {
+  if (argv[2] !== "run" || early) return;
+  const own = argv.slice(3, argv.includes("--") ? argv.indexOf("--") : undefined);
+  if (own.includes("--help") || own.includes("-h")) return;
+  early = prepareConductor(process.cwd());
+}
+
 /** Start a conductor for an existing task, detached, its output in the task's conductor.log. */
 export function launchConductor(root: string, taskId: string, logPath: string): number | undefined {
   const log = openSync(logPath, "a");
   try {
-    const child = spawn(process.execPath, [CONDUCTOR_MAIN, root, taskId], {
+    const child = spawn(process.execPath, [...nodeArgsFor("conductor", CONDUCTOR_MAIN), root, taskId], {
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],

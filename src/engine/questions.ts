@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { link, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Answer, type Question, QuestionSchema } from "../protocol/channel-documents.js";
@@ -7,6 +6,7 @@ import { assertTaskId, isValidQuestionId } from "../protocol/ids.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { PROTOCOLS } from "../protocol/versions.js";
 import { CaesarError, errnoOf, UsageError } from "../support/errors.js";
+import { randomHex } from "../support/random.js";
 import { EventWriter } from "./event-log.js";
 
 export interface QuestionWithAnswer {
@@ -84,7 +84,7 @@ export async function answerQuestion(
   };
   await mkdir(paths.answers, { recursive: true });
   const target = join(paths.answers, `${questionId}.json`);
-  const temp = join(paths.answers, `.${questionId}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  const temp = join(paths.answers, `.${questionId}.${process.pid}.${randomHex(4)}.tmp`);
   await writeFile(temp, `${JSON.stringify(answer, null, 2)}\n`);
   try {
     // link() fails if the target exists: the first answer wins, atomically, and appears whole.

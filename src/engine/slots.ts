@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoOf } from "../support/errors.js";
 import { isProcessAlive, type RecordedProcess, recordProcess } from "../support/process.js";
+import { randomHex } from "../support/random.js";
 import { waitForChange } from "./file-watch.js";
 
 export interface SlotHolder {
@@ -64,7 +64,7 @@ async function tryTake(path: string, taskId: string): Promise<boolean> {
   const holder = await readSlot(path);
   if (holder === undefined || isProcessAlive(holder)) return false;
   // The holder died: move its file aside (only one reclaimer wins the rename), then retry the O_EXCL create.
-  const aside = `${path}.stale-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const aside = `${path}.stale-${process.pid}-${randomHex(3)}`;
   try {
     await rename(path, aside);
   } catch {

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { UsageError } from "../support/errors.js";
+import { randomHex } from "../support/random.js";
 
 /**
  * Task ids become directory names, so they are validated before they ever touch a path:
@@ -24,12 +24,12 @@ export function assertTaskId(value: unknown, what = "task id"): string {
 
 /** A fresh task id: `t_` and eight hex digits (the hex also names the task's branch). */
 export function makeTaskId(): string {
-  return `t_${randomBytes(4).toString("hex")}`;
+  return `t_${randomHex(4)}`;
 }
 
 /** Question ids share the task-id rules: they name files under questions/ and answers/. */
 export const isValidQuestionId = isValidTaskId;
 
 export function makeQuestionId(): string {
-  return `q_${randomBytes(4).toString("hex")}`;
+  return `q_${randomHex(4)}`;
 }

@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { randomHex } from "./random.js";
 
 function tempPathFor(path: string): string {
-  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
 }
 
 /**

@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
 import { copyFile, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { errnoOf } from "../support/errors.js";
+import { randomHex } from "../support/random.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
 
 /** caesar's own folders, never part of a task's changes. */
@@ -34,7 +34,7 @@ async function indexPath(workdir: string): Promise<string> {
  */
 export async function snapshotTree(workdir: string, excluded: readonly string[] = []): Promise<string> {
   const realIndex = await indexPath(workdir);
-  const tag = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  const tag = `${process.pid}-${randomHex(6)}`;
   const original = join(tmpdir(), `caesar-index-${tag}.orig`);
   const working = join(tmpdir(), `caesar-index-${tag}`);
   try {

@@ -1,7 +1,10 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
+/** The CLI's ES module launcher (`node bin/caesar.js …`). */
 export const CAESAR_BIN = fileURLToPath(new URL("../../bin/caesar.js", import.meta.url));
+/** The executable users run: a shell script that starts `caesar run` from its startup snapshot when it can. */
+export const CAESAR_LAUNCHER = fileURLToPath(new URL("../../bin/caesar", import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -15,12 +18,14 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv;
   input?: string;
   timeoutMs?: number;
+  /** Another launcher than the package's bin/caesar (a symlink to it, a copy of the package). */
+  launcher?: string;
 }
 
 /** Run the real `caesar` binary as a child process, the way a user does. */
 export function runCaesar(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CAESAR_BIN, ...args], {
+    const child = spawn(options.launcher ?? CAESAR_LAUNCHER, args, {
       cwd: options.cwd ?? process.cwd(),
       env: { ...process.env, NO_COLOR: "1", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
