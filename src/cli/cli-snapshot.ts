@@ -11,6 +11,9 @@ import { trace } from "../support/trace.js";
 import { runCommand } from "./commands/run.js";
 import { main } from "./program.js";
 import "./run/run-task.js";
+import { warmUp } from "../engine/warm-up.js";
+
+warmUp();
 
 startupSnapshot.setDeserializeMainFunction(() => {
   trace("cli: from snapshot");

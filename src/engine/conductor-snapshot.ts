@@ -5,6 +5,9 @@
  */
 import { startupSnapshot } from "node:v8";
 import { runConductorProcess } from "./conductor-process.js";
+import { warmUp } from "./warm-up.js";
+
+warmUp();
 
 startupSnapshot.setDeserializeMainFunction(() => {
   void runConductorProcess(process.argv, "snapshot");

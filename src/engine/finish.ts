@@ -5,7 +5,7 @@ import { settleBudget } from "../policy/budget.js";
 import type { Finding } from "../protocol/report.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { trace } from "../support/trace.js";
-import { changedFiles, type ObservedChange } from "../workspace/changes.js";
+import { changedFiles, isPristine, type ObservedChange } from "../workspace/changes.js";
 import { recordResultCommit } from "../workspace/result-ref.js";
 import { snapshotTree } from "../workspace/snapshot.js";
 import type { EventWriter } from "./event-log.js";
@@ -119,6 +119,9 @@ interface EndOfTask {
 async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTask | undefined> {
   const top = state.worktree ?? plan.repo_top;
   if (!top || !state.start_tree) return undefined;
+  // A fresh worktree starts at its base: when git sees it untouched, the end tree is the start tree.
+  if (state.worktree && state.base_ref && (await isPristine(top, state.base_ref)))
+    return { tree: state.start_tree, commit: null, changes: [] };
   let tree: string;
   let changes: ObservedChange[];
   try {

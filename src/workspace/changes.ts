@@ -26,6 +26,25 @@ export async function changedFiles(cwd: string, fromTree: string, toTree: string
   return changes;
 }
 
+/**
+ * Is the work tree at `top` exactly its commit `base` — HEAD still there, nothing staged, modified or
+ * untracked (ignored files aside, as in every snapshot)? One `git status` instead of a snapshot: the
+ * common end of a task that changed nothing. Anything else (or any doubt) answers false.
+ */
+export async function isPristine(top: string, base: string): Promise<boolean> {
+  const out = await gitOut(top, [
+    "status",
+    "--porcelain=v2",
+    "--branch",
+    "-z",
+    "--untracked-files=all",
+    "--ignore-submodules=none",
+  ]).catch(() => undefined);
+  if (out === undefined) return false;
+  const records = out.split("\0").filter((record) => record !== "");
+  return records.every((record) => record.startsWith("# ")) && records.includes(`# branch.oid ${base}`);
+}
+
 /** The patch between two trees (binary-safe), as `caesar diff` shows it. */
 export async function diffText(
   cwd: string,
