@@ -48,6 +48,11 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   const onSignal = () => cancel.abort(new Error("cancelled"));
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
 
+  // The configuration loads while the state is written (its errors are thrown below, inside the try).
+  const configLoad = loadConfig(root).then(
+    (config) => ({ config }),
+    (error: unknown) => ({ error }),
+  );
   const initial = await updateState(dir, (state) => ({ ...state, conductor: recordProcess(process.pid) }));
   trace("conductor: state recorded");
   if (initial.phase === "finished") return;
@@ -66,7 +71,9 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   const finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) =>
     finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
   try {
-    const config = await loadConfig(root);
+    const loaded = await configLoad;
+    if ("error" in loaded) throw loaded.error;
+    const { config } = loaded;
     const adapter = findAdapter(config, root, plan.agent);
     trace("conductor: config loaded");
     release = await acquireSlot(
@@ -118,17 +125,19 @@ async function runTask(input: RunInput): Promise<void> {
   const isolation = await isolate(plan, dir.split("/").pop()!);
   trace("conductor: isolated");
   const task = makeTask(plan, dir, isolation);
-  await writeJsonAtomic(paths.task, task);
-  await updateState(dir, (state) => ({
-    ...state,
-    workspace: isolation.workspace,
-    worktree: isolation.worktree,
-    branch: isolation.branch,
-    base_ref: isolation.baseRef,
-    start_tree: isolation.startTree,
-    materialised: isolation.materialised,
-    linked: isolation.linked,
-  }));
+  await Promise.all([
+    writeJsonAtomic(paths.task, task),
+    updateState(dir, (state) => ({
+      ...state,
+      workspace: isolation.workspace,
+      worktree: isolation.worktree,
+      branch: isolation.branch,
+      base_ref: isolation.baseRef,
+      start_tree: isolation.startTree,
+      materialised: isolation.materialised,
+      linked: isolation.linked,
+    })),
+  ]);
 
   const env = agentEnvironment(plan, task, dir, input.root);
   if (plan.worktree.setup.length > 0 && isolation.worktree) {
