@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { findProjectRoot } from "../config/project-root.js";
+import { UsageError } from "../support/errors.js";
 import { Output } from "./output.js";
 
 /** The help groups commands are listed under, in the order `caesar --help` shows them. */
@@ -52,7 +53,7 @@ export function handle(handler: Handler) {
     const positionals = raw.slice(0, -2);
     const options = command.optsWithGlobals() as Record<string, unknown>;
     const json = options.json === true;
-    const cwd = process.cwd();
+    const cwd = currentDirectory();
     let root: string | undefined;
     const ctx: CommandContext = {
       out: new Output(json),
@@ -68,4 +69,16 @@ export function handle(handler: Handler) {
     const code = await handler(ctx, ...positionals);
     if (typeof code === "number") process.exitCode = code;
   };
+}
+
+/** The working directory, or a clear error when it was removed from under the shell. */
+function currentDirectory(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    throw new UsageError("cwd_missing", "The current directory no longer exists.", {
+      detail: "cd into a project (or an existing directory) and run the command again.",
+      cause: error,
+    });
+  }
 }

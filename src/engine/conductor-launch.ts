@@ -66,7 +66,11 @@ export function prepareConductorEarly(argv: readonly string[]): void {
   if (argv[2] !== "run" || early) return;
   const own = argv.slice(3, argv.includes("--") ? argv.indexOf("--") : undefined);
   if (own.includes("--help") || own.includes("-h")) return;
-  early = prepareConductor(process.cwd());
+  try {
+    early = prepareConductor(process.cwd());
+  } catch {
+    // (a working directory that no longer exists, say): `run` prepares one later, or says what is wrong
+  }
 }
 
 /** Start a conductor for an existing task, detached, its output in the task's conductor.log. */
