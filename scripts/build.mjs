@@ -7,7 +7,7 @@
 // Also bundled, for the browser: the dashboard's syntax highlighter (dist/web/highlight.js), so the web
 // page needs no build step on the user's side — web/ itself is served as plain ES modules.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -118,6 +118,7 @@ async function buildSnapshots() {
     arch: process.arch,
     platform: process.platform,
     execPath,
+    execMtimeMs: statSync(execPath).mtimeMs,
     packageRoot: root,
     flags,
   };

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "./package-paths.js";
 
@@ -24,6 +24,8 @@ export interface SnapshotMeta {
   platform: string;
   /** The Node binary that built the snapshots (real path). */
   execPath: string;
+  /** Its modification time then (a Node replaced in place is another build). */
+  execMtimeMs: number;
   packageRoot: string;
   /** V8 flags the snapshots were built with: they must be given again when starting from them. */
   flags: string[];
@@ -31,38 +33,40 @@ export interface SnapshotMeta {
 
 export type SnapshotCheck = { usable: true; meta: SnapshotMeta } | { usable: false; reason: string };
 
+const unusable = (reason: string): SnapshotCheck => ({ usable: false, reason });
+
 /** Can this snapshot start a process here, and if not, why (for `caesar doctor`)? */
 export function checkSnapshot(name: SnapshotName, env: NodeJS.ProcessEnv = process.env): SnapshotCheck {
-  const reason = unusableReason(name, env);
-  if (typeof reason === "string") return { usable: false, reason };
-  return { usable: true, meta: reason };
-}
-
-function unusableReason(name: SnapshotName, env: NodeJS.ProcessEnv): string | SnapshotMeta {
-  if (env.CAESAR_NO_SNAPSHOT === "1") return "turned off by CAESAR_NO_SNAPSHOT=1";
+  if (env.CAESAR_NO_SNAPSHOT === "1") return unusable("turned off by CAESAR_NO_SNAPSHOT=1");
   // V8 flags in NODE_OPTIONS would not match the snapshot's (Node refuses to start from it then).
-  if (env.NODE_OPTIONS?.trim()) return "NODE_OPTIONS is set";
+  if (env.NODE_OPTIONS?.trim()) return unusable("NODE_OPTIONS is set");
+  const rebuild = "; run `npm run build`";
   let meta: SnapshotMeta;
   try {
     meta = JSON.parse(readFileSync(SNAPSHOT_META, "utf8")) as SnapshotMeta;
   } catch {
-    return `no snapshot was built (${SNAPSHOT_META} is missing or unreadable); run \`npm run build\``;
+    return unusable(`no snapshot was built (${SNAPSHOT_META} is missing or unreadable)${rebuild}`);
   }
-  if (meta.version !== 1) return "the snapshot was built by another version of caesar; run `npm run build`";
+  if (meta.version !== 1) return unusable(`the snapshot was built by another version of caesar${rebuild}`);
   if (meta.node !== process.version || meta.v8 !== process.versions.v8)
-    return `built with Node ${meta.node}, running ${process.version}; run \`npm run build\``;
-  if (meta.arch !== process.arch || meta.platform !== process.platform) return "built on another platform";
+    return unusable(`built with Node ${meta.node}, running ${process.version}${rebuild}`);
+  if (meta.arch !== process.arch || meta.platform !== process.platform)
+    return unusable(`built on another platform${rebuild}`);
   if (meta.packageRoot !== PACKAGE_ROOT.replace(/\/$/, ""))
-    return `built for ${meta.packageRoot}; run \`npm run build\``;
-  let execPath = process.execPath;
+    return unusable(`built for ${meta.packageRoot}${rebuild}`);
+  let node: { path: string; mtimeMs: number };
   try {
-    execPath = realpathSync(execPath);
+    const path = realpathSync(process.execPath);
+    node = { path, mtimeMs: statSync(path).mtimeMs };
   } catch {
-    // keep the path as given
+    return unusable(`cannot inspect ${process.execPath}`);
   }
-  if (meta.execPath !== execPath) return `built with ${meta.execPath}, running ${execPath}`;
-  if (!existsSync(blobPath(name))) return `${blobPath(name)} is missing; run \`npm run build\``;
-  return meta;
+  if (meta.execPath !== node.path)
+    return unusable(`built with ${meta.execPath}, running ${node.path}${rebuild}`);
+  // The same path and version, but another build of Node (replaced in place): its V8 may differ.
+  if (meta.execMtimeMs !== node.mtimeMs) return unusable(`${node.path} changed since the build${rebuild}`);
+  if (!existsSync(blobPath(name))) return unusable(`${blobPath(name)} is missing${rebuild}`);
+  return { usable: true, meta };
 }
 
 export function blobPath(name: SnapshotName): string {
