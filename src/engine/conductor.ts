@@ -25,7 +25,7 @@ import { makeBrief } from "./brief.js";
 import { channelFor } from "./channel-coordinates.js";
 import { EventWriter } from "./event-log.js";
 import { type FinishInput, finishTask } from "./finish.js";
-import { discardIsolation, type Isolation, isolate, runSetup } from "./isolate.js";
+import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { type TaskPlan, TaskPlanSchema } from "./plan.js";
 import { projectPaths } from "./project.js";
 import { acquireSlot } from "./slots.js";
@@ -116,13 +116,20 @@ interface RunInput {
 async function runTask(input: RunInput): Promise<void> {
   const { dir, plan, adapter, raw, cancel, finish } = input;
   const paths = taskPaths(dir);
-  await updateState(dir, (state) => ({ ...state, phase: "preparing", waiting_for_slot: null }));
+  const taskId = dir.split("/").pop()!;
+  const planned = plannedWorktree(plan, taskId);
+  await updateState(dir, (state) => ({
+    ...state,
+    phase: "preparing",
+    waiting_for_slot: null,
+    ...(planned ? { worktree: planned.path, branch: planned.branch } : {}),
+  }));
   if (cancel.aborted) {
     await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
     return;
   }
 
-  const isolation = await isolate(plan, dir.split("/").pop()!);
+  const isolation = await isolate(plan, taskId);
   trace("conductor: isolated");
   const task = makeTask(plan, dir, isolation);
   await Promise.all([

@@ -33,7 +33,8 @@ export async function collectGarbage(
     }
     if (state.phase !== "finished" || !state.worktree || state.cleaned_at) continue;
     const top = options.repoTop ?? state.root;
-    if (existsSync(state.worktree) && !options.force) {
+    // A task whose agent never started has nothing of anyone's in its worktree (at most a setup's output).
+    if (existsSync(state.worktree) && !options.force && state.started_at !== null) {
       let unapplied: number;
       try {
         const result = await taskResult(state, top);

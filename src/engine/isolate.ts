@@ -22,6 +22,19 @@ export interface Isolation {
   missing: string[];
 }
 
+/**
+ * Where a task's worktree and branch will be, when it gets one: known before they exist, so that the
+ * state names them first and a conductor dying half way through `git worktree add` leaves nothing that
+ * `caesar gc` cannot find.
+ */
+export function plannedWorktree(plan: TaskPlan, taskId: string): { path: string; branch: string } | null {
+  if (plan.isolation === "inplace" || plan.repo_top === null) return null;
+  return {
+    path: join(projectPaths(plan.root).worktrees, taskId),
+    branch: branchNameFor(plan.role ?? plan.agent, plan.objective, taskId),
+  };
+}
+
 /** Prepare where the agent works: a fresh worktree on a readable branch, or the project itself. */
 export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation> {
   if (plan.isolation === "inplace" || plan.repo_top === null) {
@@ -46,8 +59,7 @@ export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation
   const [baseRef, baseTree] = (
     await gitOut(plan.repo_top, ["rev-parse", "HEAD^{commit}", "HEAD^{tree}"])
   ).split("\n") as [string, string];
-  const path = join(projectPaths(plan.root).worktrees, taskId);
-  const branch = branchNameFor(plan.role ?? plan.agent, plan.objective, taskId);
+  const { path, branch } = plannedWorktree(plan, taskId)!;
   await addWorktree(plan.repo_top, path, branch, baseRef);
   const workspace = join(path, plan.repo_prefix);
   try {

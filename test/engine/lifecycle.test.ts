@@ -143,6 +143,37 @@ describe("a conductor killed with -9", () => {
   });
 });
 
+describe("a conductor killed with -9 while it makes the worktree", () => {
+  it("leaves nothing behind after the next ps and gc: no worktree, no branch, no running task", async () => {
+    const root = project();
+    // git runs post-checkout inside `git worktree add`: the hook kills the conductor (git's parent) there,
+    // after the worktree exists and before the conductor can record it.
+    const hooks = join(root, ".git", "hooks");
+    writeFileSync(
+      join(hooks, "post-checkout"),
+      '#!/bin/sh\ncase "$PWD" in */.caesar/wt/*) read -r _ _ _ conductor _ < "/proc/$PPID/stat"; kill -9 "$conductor" ;; esac\n',
+      { mode: 0o755 },
+    );
+    const id = await detach(root, ["--agent", "conformant", "die while isolating"]);
+    const dying = await until("the conductor to be recorded", () => state(root, id).conductor ?? undefined);
+    await until("the conductor to die", () => !alive(dying.pid));
+    const worktree = join(root, ".caesar", "wt", id);
+    expect(existsSync(worktree)).toBe(true);
+    const ps = await runCaesar(["ps", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ id: string; phase: string }[]>(ps).find((r) => r.id === id)?.phase).toBe(
+      "finished",
+    );
+    expect(state(root, id).error?.code).toBe("conductor_died");
+    const gc = await runCaesar(["gc", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ entries: { id: string; action: string }[] }>(gc).entries).toEqual([
+      expect.objectContaining({ id, action: "removed" }),
+    ]);
+    expect(existsSync(worktree)).toBe(false);
+    expect(git(root, "branch", "--list", "caesar/*")).toBe("");
+    expect(git(root, "worktree", "list", "--porcelain")).not.toContain(id);
+  });
+});
+
 describe("apply", () => {
   it("refuses, changing nothing, when it would overwrite the user's uncommitted work, then applies staged", async () => {
     const root = project();
