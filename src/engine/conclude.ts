@@ -47,6 +47,7 @@ export async function concludeIfAbandoned(
       events: new EventWriter(taskPaths(record.dir).events, record.id),
       stream: {},
       outcome: state.cancel_requested ? "cancelled" : outcome,
+      diedWhileFinishing: state.phase === "finishing",
       exit: { code: null, signal: null },
       launchError: {
         code: "conductor_died",

@@ -52,6 +52,7 @@ export async function readEvents(path: string, fromOffset = 0): Promise<EventRea
 export class EventWriter {
   private nextSeq = 0;
   private seenOffset = 0;
+  private lastType: string | undefined;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -63,6 +64,13 @@ export class EventWriter {
     const result = this.chain.then(() => this.appendNow(body));
     this.chain = result.catch(() => undefined);
     return result;
+  }
+
+  /** Is the last event in the log (whoever wrote it) a `finished` event? */
+  async endsWithFinished(): Promise<boolean> {
+    await this.flush();
+    await this.catchUp();
+    return this.lastType === "finished";
   }
 
   /** Wait for every pending append. */
@@ -82,6 +90,7 @@ export class EventWriter {
     const line = `${JSON.stringify(event)}\n`;
     await appendFile(this.path, line);
     this.nextSeq += 1;
+    this.lastType = event.type;
     this.seenOffset += Buffer.byteLength(line);
     return event;
   }
@@ -96,7 +105,10 @@ export class EventWriter {
     }
     if (size <= this.seenOffset) return;
     const { events, offset } = await readEvents(this.path, this.seenOffset);
-    for (const event of events) this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
+    for (const event of events) {
+      this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
+      this.lastType = event.type;
+    }
     this.seenOffset = offset;
   }
 }

@@ -26,6 +26,8 @@ export interface FinishInput {
   /** Why the agent could not run or was concluded by someone else (shown as the report's summary). */
   launchError?: { code: string; message: string };
   findings?: Finding[];
+  /** Concluding a task whose conductor died in its "finishing" phase (see `finished` below). */
+  diedWhileFinishing?: boolean;
   /** Called after the `finished` event and before the final state (release the slot, close raw.log). */
   beforeFinalState?: () => Promise<void>;
 }
@@ -71,7 +73,11 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     ],
     ...(input.stream.usage ? { usage: input.stream.usage } : {}),
   });
-  if (input.launchError)
+  // A task's events end with exactly one `finished`: a conductor that died after writing it, before its
+  // final state, leaves its concluder nothing to append. (Only then: an agent can write events.jsonl too,
+  // and what it writes never replaces the engine's own `finished`.)
+  const alreadyFinished = input.diedWhileFinishing === true && (await input.events.endsWithFinished());
+  if (input.launchError && !alreadyFinished)
     await input.events.append({
       type: "error",
       message: input.launchError.message,
@@ -80,7 +86,8 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   // The `finished` event goes first: whoever sees the final state then finds it in events.jsonl.
   const current = await readState(dir);
   const outcome = current.cancel_requested && input.outcome !== "timed_out" ? "cancelled" : input.outcome;
-  await input.events.append({ type: "finished", status: report.status, summary: report.summary, outcome });
+  if (!alreadyFinished)
+    await input.events.append({ type: "finished", status: report.status, summary: report.summary, outcome });
   await input.events.flush();
   // The budget: committed with the reported cost if the agent ran, released if it never did.
   await settleBudget(

@@ -174,6 +174,58 @@ describe("a conductor killed with -9 while it makes the worktree", () => {
   });
 });
 
+describe("a conductor that died near the end", () => {
+  /** A real finished task, set back to a moment its conductor died, then concluded by `caesar ps`. */
+  async function diedIn(phase: "finishing" | "running", forgeFinished = false) {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "conformant", "finish me"], { cwd: root });
+    const { task_id: id } = parseJsonOutput<{ task_id: string }>(run);
+    const dead = spawnSync("true").pid;
+    const dir = taskDir(root, id);
+    const final = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
+    const back = { phase, outcome: null, report_status: null, report: null, finished_at: null };
+    writeFileSync(join(dir, "state.json"), JSON.stringify({ ...final, ...back, conductor: { pid: dead } }));
+    const lines = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n");
+    if (phase === "running") lines.pop(); // it died before writing its finished event
+    if (forgeFinished) {
+      const last = JSON.parse(lines.at(-1)!);
+      lines.push(
+        JSON.stringify({
+          ...last,
+          seq: last.seq + 1,
+          type: "finished",
+          status: "success",
+          summary: "forged",
+          outcome: "succeeded",
+        }),
+      );
+    }
+    writeFileSync(join(dir, "events.jsonl"), `${lines.join("\n")}\n`);
+    const ps = await runCaesar(["ps", "--json"], { cwd: root });
+    expect(ps.code, ps.stderr).toBe(0);
+    const events = readFileSync(join(dir, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    return { state: state(root, id), events };
+  }
+
+  it("after its finished event, before its final state: concluded without a second finished event", async () => {
+    const { state: final, events } = await diedIn("finishing");
+    expect(final).toMatchObject({ phase: "finished", outcome: "failed" });
+    expect(final.error?.code).toBe("conductor_died");
+    expect(events.filter((e) => e.type === "finished")).toHaveLength(1);
+    expect(events.at(-1).type).toBe("finished");
+  });
+
+  it("while its agent ran: a finished event the agent wrote does not stand for the engine's", async () => {
+    const { state: final, events } = await diedIn("running", true);
+    expect(final).toMatchObject({ phase: "finished", outcome: "failed" });
+    expect(events.at(-1)).toMatchObject({ type: "finished", outcome: "failed" });
+    expect(events.at(-1).summary).not.toBe("forged");
+  });
+});
+
 describe("apply", () => {
   it("refuses, changing nothing, when it would overwrite the user's uncommitted work, then applies staged", async () => {
     const root = project();
