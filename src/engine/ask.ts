@@ -7,7 +7,7 @@ import { PROTOCOLS } from "../protocol/versions.js";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { errnoOf } from "../support/errors.js";
 import { EventWriter } from "./event-log.js";
-import { watchPath } from "./file-watch.js";
+import { ChangeWatch } from "./file-watch.js";
 
 /**
  * The agent's side of a question (the return channel's `ask_orchestrator`): `questions/<id>.json`
@@ -69,27 +69,16 @@ export async function waitForAnswer(
   const answers = taskPaths(dir).answers;
   await mkdir(answers, { recursive: true });
   const deadline = Date.now() + timeoutMs;
-  let wake: () => void = () => {};
-  const stop = watchPath(answers, () => wake(), { pollMs: 500 });
+  const watch = new ChangeWatch(answers, { pollMs: 500 });
   try {
     for (;;) {
       const answer = await readAnswer(dir, questionId);
       if (answer) return answer;
       const remaining = deadline - Date.now();
       if (remaining <= 0 || signal?.aborted) return undefined;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", done);
-          wake = () => {};
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(remaining, 5_000));
-        wake = done;
-        signal?.addEventListener("abort", done, { once: true });
-      });
+      await watch.next(Math.min(remaining, 5_000), signal);
     }
   } finally {
-    stop();
+    watch.close();
   }
 }

@@ -35,6 +35,52 @@ export function watchPath(path: string, onChange: () => void, options: WatchOpti
   };
 }
 
+/**
+ * Watch `path` and wait for its changes one wait at a time, losing none: a change that comes while the
+ * caller is busy between two waits (reading what changed) makes the next wait return at once.
+ */
+export class ChangeWatch {
+  private changed = false;
+  private wake: (() => void) | undefined;
+  private readonly stop: () => void;
+
+  constructor(path: string, options: WatchOptions = {}) {
+    this.stop = watchPath(
+      path,
+      () => {
+        this.changed = true;
+        this.wake?.();
+      },
+      options,
+    );
+  }
+
+  /** Resolve at the next change (at once if one came since the last wait), after `timeoutMs`, or on abort. */
+  next(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (this.changed || signal?.aborted) {
+      this.changed = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        this.wake = undefined;
+        this.changed = false;
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.wake = done;
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  close(): void {
+    this.stop();
+    this.wake?.();
+  }
+}
+
 /** Resolve when `path` changes or after `timeoutMs`, whichever comes first (or when aborted). */
 export function waitForChange(
   path: string,

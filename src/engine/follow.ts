@@ -2,7 +2,7 @@ import type { CaesarEvent } from "../protocol/event.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import { concludeIfAbandoned } from "./conclude.js";
 import { readEvents } from "./event-log.js";
-import { watchPath } from "./file-watch.js";
+import { ChangeWatch } from "./file-watch.js";
 import type { TaskState } from "./state.js";
 import { readState } from "./task-store.js";
 
@@ -25,20 +25,9 @@ export async function followTask(
   let offset = 0;
   let lastStateKey = "";
   let state = await readState(dir);
-  // A change seen while the loop is busy reading must not be lost: it is remembered until the next wait.
-  let changed = false;
-  let wake: () => void = () => {};
-  const stop = watchPath(
-    dir,
-    () => {
-      changed = true;
-      wake();
-    },
-    { pollMs: 500 },
-  );
+  const watch = new ChangeWatch(dir, { pollMs: 500 });
   try {
     for (;;) {
-      changed = false;
       const read = await readEvents(paths.events, offset);
       offset = read.offset;
       for (const event of read.events) handlers.onEvent?.(event);
@@ -59,20 +48,9 @@ export async function followTask(
         (await concludeIfAbandoned({ id, dir, paths, state }, "run")).phase === "finished"
       )
         continue;
-      if (changed) continue;
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener("abort", done);
-          wake = () => {};
-          resolve();
-        };
-        wake = done;
-        const timer = setTimeout(done, 1000);
-        signal?.addEventListener("abort", done, { once: true });
-      });
+      await watch.next(1000, signal);
     }
   } finally {
-    stop();
+    watch.close();
   }
 }
