@@ -8,7 +8,7 @@
 // Target on a 2-core machine: overhead <= 0.15 s wall, <= 50 MiB per process. Also measured in the same
 // run: caesar without its startup snapshots, and the floor any design of this shape pays (see below).
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +16,10 @@ import { fileURLToPath } from "node:url";
 const runs = Number(process.argv[2] ?? 15);
 // The launcher users run (a shell script: it starts the CLI from its startup snapshot when it can).
 const caesar = fileURLToPath(new URL("../bin/caesar", import.meta.url));
-const root = mkdtempSync(join(tmpdir(), "caesar-bench-"));
+// Everything the benchmark makes lives in one directory, removed at the end.
+const scratch = mkdtempSync(join(tmpdir(), "caesar-bench-"));
+const root = join(scratch, "repo");
+mkdirSync(root);
 const agent = join(root, "noop-agent.sh");
 writeFileSync(
   agent,
@@ -62,7 +65,7 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 
 // The configurations, interleaved run by run so that a noisy machine affects them alike.
 const directRun = () => {
-  const dir = mkdtempSync(join(tmpdir(), "caesar-bench-direct-"));
+  const dir = mkdtempSync(join(scratch, "direct-"));
   const env = {
     ...process.env,
     CAESAR_TASK_FILE: join(dir, "task.json"),
@@ -139,3 +142,6 @@ console.log(
 console.log(
   `targets: overhead <= 150 ms, <= 50 MiB per process; a bare \`node -e 0\` peaks at ${mib(bareNodeRss)} here`,
 );
+// Conductors may still be exiting: give them a moment before removing their project.
+await new Promise((resolve) => setTimeout(resolve, 500));
+rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
