@@ -122,6 +122,9 @@ async function buildSnapshots() {
     execMtimeMs: statSync(execPath).mtimeMs,
     packageRoot: root,
     flags,
+    sizes: Object.fromEntries(
+      ["cli", "conductor"].map((name) => [name, statSync(join(dir, `${name}.blob`)).size]),
+    ),
   };
   writeFileSync(join(dir, "meta.json"), `${JSON.stringify(meta, null, 2)}\n`);
 }

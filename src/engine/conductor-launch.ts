@@ -10,6 +10,13 @@ export interface PreparedConductor {
   assign(root: string, taskId: string): void;
   /** No task after all (the request was refused): it exits without doing anything. */
   abandon(): void;
+  /** How the process ended (observed while this process lives). */
+  readonly exited: Promise<ConductorExit>;
+}
+
+export interface ConductorExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 /**
@@ -35,11 +42,15 @@ export function prepareConductor(root: string): PreparedConductor {
     },
   );
   child.unref();
-  child.on("error", () => {});
+  const exited = new Promise<ConductorExit>((resolve) => {
+    child.on("error", () => resolve({ code: null, signal: null }));
+    child.on("exit", (code, signal) => resolve({ code, signal }));
+  });
   child.stdin?.on("error", () => {});
   let done = false;
   return {
     pid: child.pid,
+    exited,
     assign(taskRoot: string, taskId: string) {
       if (done) return;
       done = true;
@@ -73,11 +84,20 @@ export function prepareConductorEarly(argv: readonly string[]): void {
   }
 }
 
-/** Start a conductor for an existing task, detached, its output in the task's conductor.log. */
-export function launchConductor(root: string, taskId: string, logPath: string): number | undefined {
+/**
+ * Start a conductor for an existing task, detached, its output in the task's conductor.log; from its
+ * startup snapshot when it can, unless `snapshot: false`.
+ */
+export function launchConductor(
+  root: string,
+  taskId: string,
+  logPath: string,
+  options: { snapshot?: boolean } = {},
+): number | undefined {
   const log = openSync(logPath, "a");
+  const script = options.snapshot === false ? [CONDUCTOR_MAIN] : nodeArgsFor("conductor", CONDUCTOR_MAIN);
   try {
-    const child = spawn(process.execPath, [...nodeArgsFor("conductor", CONDUCTOR_MAIN), root, taskId], {
+    const child = spawn(process.execPath, [...script, root, taskId], {
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { appendFileSync, existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { reserveBudget } from "../policy/budget.js";
@@ -9,7 +9,7 @@ import { errnoOf } from "../support/errors.js";
 import { withFileLock } from "../support/file-lock.js";
 import { recordProcess } from "../support/process.js";
 import { PLAN_FILE } from "./conductor.js";
-import { launchConductor, type PreparedConductor } from "./conductor-launch.js";
+import { type ConductorExit, launchConductor, type PreparedConductor } from "./conductor-launch.js";
 import type { TaskPlan } from "./plan.js";
 import { projectPaths } from "./project.js";
 import type { TaskState } from "./state.js";
@@ -74,13 +74,18 @@ export async function startTask(
     change_number: await nextChangeNumber(store.state),
   };
   await writeState(dir, state);
-  let pid: number | undefined;
   if (options.conductor) {
-    options.conductor.assign(plan.root, id);
-    pid = options.conductor.pid;
-  } else {
-    pid = launchConductor(plan.root, id, join(dir, CONDUCTOR_LOG));
+    // A prepared conductor records itself when it takes the task. Until then the task is unclaimed, so a
+    // follower waits rather than concluding it: if this one ends without claiming it, it is replaced.
+    const prepared = options.conductor;
+    prepared.assign(plan.root, id);
+    void prepared.exited.then((exit) => {
+      if (prepared.pid !== undefined && (exit.code !== 0 || exit.signal !== null))
+        return replaceUnstartedConductor(plan.root, id, dir, prepared.pid, exit);
+    });
+    return { id, dir, paths, state };
   }
+  const pid = launchConductor(plan.root, id, join(dir, CONDUCTOR_LOG));
   if (pid !== undefined) {
     const record = recordProcess(pid);
     const next = await updateState(dir, (current) =>
@@ -89,6 +94,33 @@ export async function startTask(
     return { id, dir, paths, state: next };
   }
   return { id, dir, paths, state };
+}
+
+/**
+ * A prepared conductor that died before its task left "queued" — it could not even start (a startup
+ * snapshot that fails to load, say) — is replaced by one started from the ES modules, and conductor.log
+ * says so: the snapshot is an optimisation, never a reason for a task to fail. Under the state's lock, so
+ * a task already concluded, or claimed by another conductor, is left alone.
+ */
+async function replaceUnstartedConductor(
+  root: string,
+  id: string,
+  dir: string,
+  deadPid: number,
+  exit: ConductorExit,
+): Promise<void> {
+  await updateState(dir, (state) => {
+    if (state.phase !== "queued" || (state.conductor !== null && state.conductor.pid !== deadPid))
+      return undefined; // concluded already, or claimed by a conductor that is not this dead one
+    const log = join(dir, CONDUCTOR_LOG);
+    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
+    appendFileSync(
+      log,
+      `[caesar] conductor ${deadPid} ended before starting the task (${how}); starting another without the startup snapshot\n`,
+    );
+    const pid = launchConductor(root, id, log, { snapshot: false });
+    return pid === undefined ? undefined : { ...state, conductor: recordProcess(pid) };
+  }).catch(() => undefined);
 }
 
 /** Reserve the budget first (a refusal leaves nothing behind), then create the directory. */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_ROOT } from "./package-paths.js";
 
@@ -29,6 +29,8 @@ export interface SnapshotMeta {
   packageRoot: string;
   /** V8 flags the snapshots were built with: they must be given again when starting from them. */
   flags: string[];
+  /** Each blob's size in bytes: a truncated blob would crash Node, not just fail to load. */
+  sizes: Record<SnapshotName, number>;
 }
 
 export type SnapshotCheck = { usable: true; meta: SnapshotMeta } | { usable: false; reason: string };
@@ -65,7 +67,13 @@ export function checkSnapshot(name: SnapshotName, env: NodeJS.ProcessEnv = proce
     return unusable(`built with ${meta.execPath}, running ${node.path}${rebuild}`);
   // The same path and version, but another build of Node (replaced in place): its V8 may differ.
   if (meta.execMtimeMs !== node.mtimeMs) return unusable(`${node.path} changed since the build${rebuild}`);
-  if (!existsSync(blobPath(name))) return unusable(`${blobPath(name)} is missing${rebuild}`);
+  let size: number;
+  try {
+    size = statSync(blobPath(name)).size;
+  } catch {
+    return unusable(`${blobPath(name)} is missing${rebuild}`);
+  }
+  if (size !== meta.sizes?.[name]) return unusable(`${blobPath(name)} is not the one built${rebuild}`);
   return { usable: true, meta };
 }
 

@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -86,6 +86,32 @@ describe("startup snapshots", () => {
       frontEnd: false,
       conductor: false,
     });
+  });
+
+  it("cost speed, never a task, when the conductor's fails to load: another conductor takes over", async () => {
+    // A copy of the package whose conductor snapshot claims to match it but is damaged (same size).
+    const copy = tempDir("caesar-damaged-");
+    for (const entry of ["bin", "dist", "agents", "web", "package.json"])
+      cpSync(join(PACKAGE, entry), join(copy, entry), { recursive: true });
+    const snapshot = join(copy, "dist", "snapshot");
+    const meta = JSON.parse(readFileSync(join(snapshot, "meta.json"), "utf8"));
+    writeFileSync(join(snapshot, "meta.json"), JSON.stringify({ ...meta, packageRoot: realpathSync(copy) }));
+    const blob = join(snapshot, "conductor.blob");
+    const bytes = readFileSync(blob);
+    bytes.fill(0, 0, 64);
+    writeFileSync(blob, bytes);
+    const root = project();
+    const result = await runCaesar(["run", "--json", "--agent", "conformant", "Fix the parser"], {
+      cwd: root,
+      launcher: join(copy, "bin", "caesar"),
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const body = parseJsonOutput<RunJson>(result);
+    expect(body.report.status).toBe("success");
+    const log = readFileSync(join(taskDir(root, body.task_id), "conductor.log"), "utf8");
+    expect(log).toMatch(
+      /conductor \d+ ended before starting the task \(killed by SIGABRT\); starting another/,
+    );
   });
 
   it("are not used when the Node on PATH is not the one that built them", async () => {
