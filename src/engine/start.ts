@@ -10,10 +10,11 @@ import { withFileLock } from "../support/file-lock.js";
 import { recordProcess } from "../support/process.js";
 import { PLAN_FILE } from "./conductor.js";
 import { type ConductorExit, launchConductor, type PreparedConductor } from "./conductor-launch.js";
+import { ChangeWatch } from "./file-watch.js";
 import type { TaskPlan } from "./plan.js";
 import { projectPaths } from "./project.js";
 import type { TaskState } from "./state.js";
-import { type TaskRecord, updateState, writeState } from "./task-store.js";
+import { readState, type TaskRecord, updateState, writeState } from "./task-store.js";
 
 export const CONDUCTOR_LOG = "conductor.log";
 
@@ -94,6 +95,25 @@ export async function startTask(
     return { id, dir, paths, state: next };
   }
   return { id, dir, paths, state };
+}
+
+/**
+ * Wait (at most `timeoutMs`) until a conductor has claimed the task — the prepared one, or its
+ * replacement if it could not start. A front end about to exit (`run --detach`) waits for this, so that
+ * it is there to replace a conductor that dies at once, and the id it prints names a task with a pid.
+ */
+export async function awaitClaim(dir: string, timeoutMs: number): Promise<TaskState> {
+  const deadline = Date.now() + timeoutMs;
+  const watch = new ChangeWatch(dir, { pollMs: 50 });
+  try {
+    for (;;) {
+      const state = await readState(dir);
+      if (state.conductor !== null || state.phase === "finished" || Date.now() >= deadline) return state;
+      await watch.next(Math.max(1, deadline - Date.now()));
+    }
+  } finally {
+    watch.close();
+  }
 }
 
 /**

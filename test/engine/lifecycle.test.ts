@@ -30,7 +30,10 @@ function project(config = ""): string {
 async function detach(root: string, args: string[]): Promise<string> {
   const result = await runCaesar(["run", "--detach", "--json", ...args], { cwd: root });
   expect(result.code, result.stderr + result.stdout).toBe(0);
-  return parseJsonOutput<{ task_id: string }>(result).task_id;
+  const id = parseJsonOutput<{ task_id: string }>(result).task_id;
+  // `run --detach` returns once a conductor has claimed the task: its pid is in the state already.
+  expect(state(root, id).conductor?.pid).toBeGreaterThan(0);
+  return id;
 }
 
 function state(root: string, id: string): StateJson {

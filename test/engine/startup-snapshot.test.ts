@@ -112,6 +112,21 @@ describe("startup snapshots", () => {
     expect(log).toMatch(
       /conductor \d+ ended before starting the task \(killed by SIGABRT\); starting another/,
     );
+
+    // With --detach too: the front end waits for a conductor to claim the task before it exits.
+    const detached = await runCaesar(["run", "--detach", "--json", "--agent", "conformant", "Again"], {
+      cwd: root,
+      launcher: join(copy, "bin", "caesar"),
+    });
+    expect(detached.code, detached.stderr).toBe(0);
+    const { task_id: id } = parseJsonOutput<{ task_id: string }>(detached);
+    const stateFile = join(taskDir(root, id), "state.json");
+    const stateNow = () => JSON.parse(readFileSync(stateFile, "utf8"));
+    expect(stateNow().conductor?.pid).toBeGreaterThan(0);
+    const deadline = Date.now() + 30_000;
+    while (stateNow().phase !== "finished" && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(stateNow()).toMatchObject({ phase: "finished", outcome: "succeeded" });
   });
 
   it("are not used when the Node on PATH is not the one that built them", async () => {

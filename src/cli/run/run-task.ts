@@ -3,7 +3,7 @@ import type { PreparedConductor } from "../../engine/conductor-launch.js";
 import { followTask } from "../../engine/follow.js";
 import { resolvePlan, type TaskPlan } from "../../engine/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../../engine/request.js";
-import { startTask } from "../../engine/start.js";
+import { awaitClaim, startTask } from "../../engine/start.js";
 import type { TaskState } from "../../engine/state.js";
 import type { TaskRecord } from "../../engine/task-store.js";
 import type { Mode } from "../../protocol/task.js";
@@ -61,6 +61,7 @@ export async function runFromCli(
   }
   trace("run: task started");
   if (ctx.options.detach === true) {
+    await awaitClaim(record.dir, 5_000);
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
         `${record.id} started (${plan.agent}, ${plan.mode}, ${plan.isolation}).`,
