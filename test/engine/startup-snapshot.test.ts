@@ -17,6 +17,14 @@ interface RunJson {
   report: { status: string; summary: string; changes_verified_by: string };
 }
 
+/** The installed package's files, copied elsewhere (as a moved install would be). */
+function copyOfPackage(prefix: string): string {
+  const copy = tempDir(prefix);
+  for (const entry of ["bin", "dist", "agents", "web", "package.json"])
+    cpSync(join(PACKAGE, entry), join(copy, entry), { recursive: true });
+  return copy;
+}
+
 function project(): string {
   const root = makeRepo();
   writeConfig(root, "", ["conformant"]);
@@ -78,9 +86,7 @@ describe("startup snapshots", () => {
   });
 
   it("are not used by a copy of the package moved elsewhere (their paths are the build's)", async () => {
-    const copy = tempDir("caesar-moved-");
-    for (const entry of ["bin", "dist", "agents", "web", "package.json"])
-      cpSync(join(PACKAGE, entry), join(copy, entry), { recursive: true });
+    const copy = copyOfPackage("caesar-moved-");
     expect(checkSnapshot("conductor", {}).usable).toBe(true);
     expect(await tracedRun(project(), {}, join(copy, "bin", "caesar"))).toEqual({
       frontEnd: false,
@@ -90,9 +96,7 @@ describe("startup snapshots", () => {
 
   it("cost speed, never a task, when the conductor's fails to load: another conductor takes over", async () => {
     // A copy of the package whose conductor snapshot claims to match it but is damaged (same size).
-    const copy = tempDir("caesar-damaged-");
-    for (const entry of ["bin", "dist", "agents", "web", "package.json"])
-      cpSync(join(PACKAGE, entry), join(copy, entry), { recursive: true });
+    const copy = copyOfPackage("caesar-damaged-");
     const snapshot = join(copy, "dist", "snapshot");
     const meta = JSON.parse(readFileSync(join(snapshot, "meta.json"), "utf8"));
     writeFileSync(join(snapshot, "meta.json"), JSON.stringify({ ...meta, packageRoot: realpathSync(copy) }));
