@@ -62,6 +62,20 @@ describe("startup snapshots", () => {
     expect(await tracedRun(project())).toEqual({ frontEnd: true, conductor: true });
   });
 
+  it("give `caesar run` the same help and usage errors as the full CLI", async () => {
+    for (const args of [["run", "--help"], ["run", "--bogus", "x"], ["run"]]) {
+      const fast = await runCaesar(args, { env: { CAESAR_TRACE: "1" } });
+      const full = await runCaesar(args, { env: { CAESAR_NO_SNAPSHOT: "1" } });
+      expect(fast.stderr).toContain("cli: from snapshot");
+      const untraced = fast.stderr.replace(/^\[trace\].*\n/gm, "");
+      expect({ code: fast.code, stdout: fast.stdout, stderr: untraced }).toEqual({
+        code: full.code,
+        stdout: full.stdout,
+        stderr: full.stderr,
+      });
+    }
+  });
+
   it("are not used with CAESAR_NO_SNAPSHOT=1, and the task runs the same", async () => {
     expect(await tracedRun(project(), { CAESAR_NO_SNAPSHOT: "1" })).toEqual({
       frontEnd: false,
