@@ -12,6 +12,23 @@ export interface PastCall {
   result?: string;
 }
 
+/** The tool calls a request replays, in order; a result found later is matched to its call by id. */
+export class PastCalls {
+  readonly list: PastCall[] = [];
+  private readonly byId = new Map<string, PastCall>();
+
+  add(call: PastCall): void {
+    this.list.push(call);
+    this.byId.set(call.id, call);
+  }
+
+  /** The result of call `id` (ignored when no such call was made). */
+  answer(id: string | undefined, content: unknown): void {
+    const call = this.byId.get(id ?? "");
+    if (call) call.result = resultText(content);
+  }
+}
+
 /** What the mock needs to know about one request, whatever the wire format. */
 export interface Conversation {
   api: WireApi;

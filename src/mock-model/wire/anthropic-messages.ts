@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { type Conversation, type PastCall, resultText } from "../conversation.js";
+import { type Conversation, PastCalls } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
@@ -21,23 +21,13 @@ export function parseMessagesRequest(body: Json, raw: string): Conversation {
       });
     }
   }
-  const calls: PastCall[] = [];
-  const byId = new Map<string, PastCall>();
+  const calls = new PastCalls();
   for (const rawMessage of asArray(body.messages)) {
     for (const rawBlock of asArray(asRecord(rawMessage).content)) {
       const block = asRecord(rawBlock);
-      if (block.type === "tool_use") {
-        const past: PastCall = {
-          name: asString(block.name) ?? "",
-          id: asString(block.id) ?? "",
-          args: block.input,
-        };
-        calls.push(past);
-        byId.set(past.id, past);
-      } else if (block.type === "tool_result") {
-        const past = byId.get(asString(block.tool_use_id) ?? "");
-        if (past) past.result = resultText(block.content);
-      }
+      if (block.type === "tool_use")
+        calls.add({ name: asString(block.name) ?? "", id: asString(block.id) ?? "", args: block.input });
+      else if (block.type === "tool_result") calls.answer(asString(block.tool_use_id), block.content);
     }
   }
   const format = asRecord(asRecord(body.output_config).format ?? body.output_format);
@@ -47,7 +37,7 @@ export function parseMessagesRequest(body: Json, raw: string): Conversation {
     model: asString(body.model) ?? "mock-model",
     stream: body.stream === true,
     tools,
-    calls,
+    calls: calls.list,
     responseSchema,
     raw,
   };

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { type Conversation, type PastCall, resultText } from "../conversation.js";
+import { type Conversation, PastCalls } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
@@ -30,24 +30,15 @@ export function parseChatRequest(body: Json, raw: string): Conversation {
       });
     }
   }
-  const calls: PastCall[] = [];
-  const byId = new Map<string, PastCall>();
+  const calls = new PastCalls();
   for (const rawMessage of asArray(body.messages)) {
     const message = asRecord(rawMessage);
     if (message.role === "assistant") {
       for (const rawCall of asArray(message.tool_calls)) {
         const call = asRecord(rawCall);
-        const past: PastCall = {
-          name: asString(asRecord(call.function).name) ?? "",
-          id: asString(call.id) ?? "",
-        };
-        calls.push(past);
-        byId.set(past.id, past);
+        calls.add({ name: asString(asRecord(call.function).name) ?? "", id: asString(call.id) ?? "" });
       }
-    } else if (message.role === "tool") {
-      const past = byId.get(asString(message.tool_call_id) ?? "");
-      if (past) past.result = resultText(message.content);
-    }
+    } else if (message.role === "tool") calls.answer(asString(message.tool_call_id), message.content);
   }
   const format = asRecord(body.response_format);
   const responseSchema =
@@ -57,7 +48,7 @@ export function parseChatRequest(body: Json, raw: string): Conversation {
     model: asString(body.model) ?? "mock-model",
     stream: body.stream === true,
     tools,
-    calls,
+    calls: calls.list,
     responseSchema,
     raw,
   };

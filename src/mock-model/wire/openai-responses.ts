@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { type Conversation, type PastCall, resultText } from "../conversation.js";
+import { type Conversation, PastCalls } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
@@ -19,28 +19,22 @@ import {
 export function parseResponsesRequest(body: Json, raw: string): Conversation {
   const tools: OfferedTool[] = [];
   collectTools(asArray(body.tools), tools);
-  const calls: PastCall[] = [];
-  const byId = new Map<string, PastCall>();
+  const calls = new PastCalls();
   for (const rawItem of asArray(body.input)) {
     const item = asRecord(rawItem);
     const type = asString(item.type);
     const id = asString(item.call_id) ?? asString(item.id) ?? "";
     if (type === "function_call" || type === "custom_tool_call" || type === "local_shell_call") {
-      const call: PastCall = { name: asString(item.name) ?? type, id, args: item.arguments ?? item.input };
-      calls.push(call);
-      byId.set(id, call);
+      calls.add({ name: asString(item.name) ?? type, id, args: item.arguments ?? item.input });
     } else if (type === "tool_search_call") {
-      const call: PastCall = { name: "tool_search", id, args: item.arguments };
-      calls.push(call);
-      byId.set(id, call);
+      calls.add({ name: "tool_search", id, args: item.arguments });
     } else if (
       type === "function_call_output" ||
       type === "custom_tool_call_output" ||
       type === "local_shell_call_output" ||
       type === "tool_search_output"
     ) {
-      const call = byId.get(id);
-      if (call) call.result = resultText(item.output);
+      calls.answer(id, item.output);
       // Tools revealed by a search become callable.
       if (type === "tool_search_output") collectTools(asArray(item.tools), tools);
     }
@@ -52,7 +46,7 @@ export function parseResponsesRequest(body: Json, raw: string): Conversation {
     model: asString(body.model) ?? "mock-model",
     stream: body.stream === true,
     tools,
-    calls,
+    calls: calls.list,
     responseSchema,
     raw,
   };
