@@ -1,10 +1,10 @@
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
+import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
 import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
-import { StreamState } from "./stream-state.js";
+import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
 
@@ -72,9 +72,7 @@ export function buildAntigravityCommand(launch: LaunchContext): CommandLine {
  * A tolerant reading of the documented stream: the event kind under `type` (or `event`), steps keyed by
  * an id with a status, tools described by `tool_info`. Unknown shapes are ignored.
  */
-export class AntigravityTranslator implements StreamTranslator {
-  private readonly state = new StreamState();
-
+export class AntigravityTranslator extends StateTranslator {
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
     if (!event) return [];
@@ -137,14 +135,5 @@ export class AntigravityTranslator implements StreamTranslator {
       return this.state.errorEvent(error, failure.code);
     }
     return [];
-  }
-
-  stderr(line: string): EventBody[] {
-    this.state.noteStderr(line);
-    return [];
-  }
-
-  async finish(exit: ProcessExit) {
-    return this.state.outcome(exit);
   }
 }

@@ -1,11 +1,11 @@
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
+import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
 import { int, list, num, parseObjectLine, rec, str } from "./stream-json.js";
-import { StreamState } from "./stream-state.js";
+import { StateTranslator } from "./stream-state.js";
 import { contentText, summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
 
@@ -110,8 +110,7 @@ interface ToolCall {
 
 const UNAVAILABLE = /No such tool available|is disabled for this session/i;
 
-export class ClaudeTranslator implements StreamTranslator {
-  private readonly state = new StreamState();
+export class ClaudeTranslator extends StateTranslator {
   private readonly calls = new Map<string, ToolCall>();
   private readonly hidden = new Set<string>();
 
@@ -240,15 +239,6 @@ export class ClaudeTranslator implements StreamTranslator {
       return this.state.errorEvent(failure.message, failure.code);
     }
     return [];
-  }
-
-  stderr(line: string): EventBody[] {
-    this.state.noteStderr(line);
-    return [];
-  }
-
-  async finish(exit: ProcessExit) {
-    return this.state.outcome(exit);
   }
 }
 

@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, StreamTranslator } from "./adapter.js";
+import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, readNativeOutput, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
 import { int, list, num, parseObjectLine, rec, str } from "./stream-json.js";
-import { StreamState } from "./stream-state.js";
+import { StateTranslator } from "./stream-state.js";
 import { tomlKey, tomlValue } from "./toml-value.js";
 import { contentText, summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
@@ -137,10 +137,10 @@ const SANDBOX_DENIAL = /Read-only file system|blocked by read-only sandbox/;
 
 const CHANGE_ACTIONS: Record<string, string> = { add: "added", update: "modified", delete: "deleted" };
 
-export class CodexTranslator implements StreamTranslator {
-  private readonly state = new StreamState();
-
-  constructor(private readonly lastMessageFile?: string) {}
+export class CodexTranslator extends StateTranslator {
+  constructor(private readonly lastMessageFile?: string) {
+    super();
+  }
 
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
@@ -239,12 +239,7 @@ export class CodexTranslator implements StreamTranslator {
     }
   }
 
-  stderr(line: string): EventBody[] {
-    this.state.noteStderr(line);
-    return [];
-  }
-
-  async finish(exit: { code: number | null; signal: NodeJS.Signals | null }) {
+  override async finish(exit: { code: number | null; signal: NodeJS.Signals | null }) {
     if (this.lastMessageFile) {
       const last = await readNativeOutput(this.lastMessageFile);
       if (last !== undefined) {

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
+import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { readNativeOutput } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
 import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
-import { StreamState } from "./stream-state.js";
+import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
 
@@ -89,10 +89,10 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   };
 }
 
-export class CopilotTranslator implements StreamTranslator {
-  private readonly state = new StreamState();
-
-  constructor(private readonly usageFile?: string) {}
+export class CopilotTranslator extends StateTranslator {
+  constructor(private readonly usageFile?: string) {
+    super();
+  }
   private readonly calls = new Map<string, { name: string; input: unknown }>();
 
   stdout(line: string): EventBody[] {
@@ -164,12 +164,7 @@ export class CopilotTranslator implements StreamTranslator {
     return [];
   }
 
-  stderr(line: string): EventBody[] {
-    this.state.noteStderr(line);
-    return [];
-  }
-
-  async finish(exit: ProcessExit) {
+  override async finish(exit: ProcessExit) {
     if (this.usageFile) {
       const text = await readNativeOutput(this.usageFile);
       const metrics = rec(text ? safeParse(text) : undefined).modelMetrics;

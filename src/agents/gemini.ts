@@ -2,12 +2,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
+import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
 import { num, parseObjectLine, rec, str } from "./stream-json.js";
-import { StreamState } from "./stream-state.js";
+import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
 
@@ -132,8 +132,7 @@ const UNAVAILABLE = /not found|tool_not_registered/i;
 const DENIED = /denied|not permitted|not allowed/i;
 const RETRY = /Attempt (\d+) failed(?: with status (\d+))?/;
 
-export class GeminiTranslator implements StreamTranslator {
-  private readonly state = new StreamState();
+export class GeminiTranslator extends StateTranslator {
   private readonly calls = new Map<string, { name: string; input: unknown }>();
   /** Assistant text arrives in deltas; it is one message once something else happens. */
   private pending = "";
@@ -213,7 +212,7 @@ export class GeminiTranslator implements StreamTranslator {
   }
 
   /** stderr carries gemini's retries ("Attempt 2 failed with status 429. Retrying with backoff..."). */
-  stderr(line: string): EventBody[] {
+  override stderr(line: string): EventBody[] {
     this.state.noteStderr(line);
     const retry = RETRY.exec(line);
     if (!retry) return [];
@@ -228,7 +227,7 @@ export class GeminiTranslator implements StreamTranslator {
     return this.state.message(text);
   }
 
-  async finish(exit: ProcessExit) {
+  override async finish(exit: ProcessExit) {
     return this.state.outcome(exit, this.flush());
   }
 }

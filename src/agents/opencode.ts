@@ -1,11 +1,11 @@
 import { relative } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit, StreamTranslator } from "./adapter.js";
+import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
 import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
-import { StreamState } from "./stream-state.js";
+import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
 import { detectCli } from "./version.js";
 
@@ -129,9 +129,7 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
 
 const REJECTED = /rejected permission|prevents you from using|permission.*denied/i;
 
-export class OpencodeTranslator implements StreamTranslator {
-  private readonly state = new StreamState();
-
+export class OpencodeTranslator extends StateTranslator {
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
     if (!event) return [];
@@ -191,14 +189,5 @@ export class OpencodeTranslator implements StreamTranslator {
     });
     if (ok) events.push(...fileChangedFor(tool, state.input));
     return events;
-  }
-
-  stderr(line: string): EventBody[] {
-    this.state.noteStderr(line);
-    return [];
-  }
-
-  async finish(exit: ProcessExit) {
-    return this.state.outcome(exit);
   }
 }

@@ -1,6 +1,6 @@
 import type { EventBody } from "../protocol/event.js";
 import type { Finding, Usage } from "../protocol/report.js";
-import type { ProcessExit, StreamOutcome } from "./adapter.js";
+import type { ProcessExit, StreamOutcome, StreamTranslator, TranslatedEvents } from "./adapter.js";
 import { type Failure, type FailureCode, makeFailure } from "./failure.js";
 import { displayMessage } from "./message-text.js";
 import { ToolTracker } from "./tool-tracker.js";
@@ -121,4 +121,23 @@ export class StreamState {
 
 function definedOnly<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/**
+ * A translator built on a StreamState: stderr is kept to explain a failure, and the outcome after exit
+ * is the state's. Adapters write `stdout`, and override the rest where their CLI says more.
+ */
+export abstract class StateTranslator implements StreamTranslator {
+  protected readonly state = new StreamState();
+
+  abstract stdout(line: string): TranslatedEvents;
+
+  stderr(line: string): TranslatedEvents {
+    this.state.noteStderr(line);
+    return [];
+  }
+
+  async finish(exit: ProcessExit): Promise<StreamOutcome> {
+    return this.state.outcome(exit);
+  }
 }
