@@ -91,7 +91,7 @@ export async function conduct(root: string, taskId: string): Promise<void> {
       await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
       return;
     }
-    await runTask({ finish, root, dir, plan, adapter, events, raw, cancel: cancel.signal });
+    await runTask({ finish, root, taskId, dir, plan, adapter, events, raw, cancel: cancel.signal });
   } catch (error) {
     await finishAfterCrash(dir, finish, error);
   } finally {
@@ -105,6 +105,7 @@ type Finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinal
 interface RunInput {
   finish: Finish;
   root: string;
+  taskId: string;
   dir: string;
   plan: TaskPlan;
   adapter: AgentAdapter;
@@ -114,9 +115,8 @@ interface RunInput {
 }
 
 async function runTask(input: RunInput): Promise<void> {
-  const { dir, plan, adapter, raw, cancel, finish } = input;
+  const { dir, plan, adapter, raw, cancel, finish, taskId } = input;
   const paths = taskPaths(dir);
-  const taskId = dir.split("/").pop()!;
   const planned = plannedWorktree(plan, taskId);
   await updateState(dir, (state) => ({
     ...state,
@@ -131,7 +131,7 @@ async function runTask(input: RunInput): Promise<void> {
 
   const isolation = await isolate(plan, taskId);
   trace("conductor: isolated");
-  const task = makeTask(plan, dir, isolation);
+  const task = makeTask(plan, taskId, dir, isolation);
   await Promise.all([
     writeJsonAtomic(paths.task, task),
     updateState(dir, (state) => ({
@@ -323,11 +323,11 @@ async function runAgent(
   await finish({ stream, outcome, exit: { code: exit.code, signal: exit.signal } });
 }
 
-function makeTask(plan: TaskPlan, dir: string, isolation: Isolation): Task {
+function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {
   const paths = taskPaths(dir);
   return {
     protocol: PROTOCOLS.task,
-    id: dir.split("/").pop()!,
+    id: taskId,
     created_at: new Date().toISOString(),
     role: plan.role,
     agent: plan.agent,
