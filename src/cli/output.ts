@@ -1,9 +1,22 @@
-import { CaesarError, EXIT_FAILURE, isCaesarError } from "../support/errors.js";
+import { CaesarError, EXIT_FAILURE, errnoOf, isCaesarError } from "../support/errors.js";
 
 /**
  * Where a command's output goes. Results go to stdout; progress and notices to stderr.
  * With --json, stdout carries exactly one JSON document (or NDJSON for streams) and nothing else.
  */
+/**
+ * A reader that stops early (`caesar logs … | head`) is not an error: when stdout or stderr's pipe
+ * closes, the command ends quietly, as other command-line tools do.
+ */
+export function endQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error) => {
+      if (errnoOf(error) !== "EPIPE") throw error;
+      process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+    });
+  }
+}
+
 export class Output {
   constructor(
     readonly json: boolean,

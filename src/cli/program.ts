@@ -4,7 +4,7 @@ import { EXIT_USAGE, UsageError } from "../support/errors.js";
 import { PACKAGE_JSON } from "../support/package-paths.js";
 import { trace } from "../support/trace.js";
 import { type CommandDefinition, HELP_GROUPS } from "./command.js";
-import { reportError } from "./output.js";
+import { endQuietlyOnClosedPipe, reportError } from "./output.js";
 
 const EXIT_CODES_HELP = `
 Exit codes:
@@ -66,6 +66,7 @@ function snakeCase(text: string): string {
 
 export async function main(argv: string[], commands: readonly CommandDefinition[]): Promise<number> {
   trace("main: start");
+  endQuietlyOnClosedPipe();
   const json = wantsJson(argv.slice(2));
   const program = makeProgram(json, commands);
   try {
