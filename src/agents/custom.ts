@@ -2,8 +2,8 @@ import { access, constants } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { CustomAgentConfig } from "../config/schema.js";
 import type { AgentAdapter, AgentCapabilities, CommandLine, Detection, LaunchContext } from "./adapter.js";
-import { PlainTextTranslator } from "./generic-translator.js";
-import { substituteArgs, validateArgTokens } from "./tokens.js";
+import { substituteArgs, validateArgTokens } from "./arg-tokens.js";
+import { PlainTextTranslator } from "./plain-text-translator.js";
 
 const CUSTOM_CAPABILITIES: AgentCapabilities = {
   network: {

@@ -1,6 +1,6 @@
 import { REFERENCE_AGENT_SCRIPT } from "../support/package-paths.js";
 import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
-import { PlainTextTranslator } from "./generic-translator.js";
+import { PlainTextTranslator } from "./plain-text-translator.js";
 
 export { REFERENCE_AGENT_SCRIPT };
 

@@ -1,11 +1,11 @@
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { projectPaths } from "../engine/project.js";
+import { projectPaths } from "../engine/store/project.js";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { isProcessAlive } from "../support/process.js";
 import * as z from "../support/zod.js";
 
-/** Where a running `caesar serve` says it listens, so `caesar agent` finds it without being told. */
+/** Where a running `caesar serve` says it listens, so `caesar query` finds it without being told. */
 export const ADDRESS_FILE = "serve.json";
 
 export const ServeAddressSchema = z.object({

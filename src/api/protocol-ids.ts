@@ -31,6 +31,6 @@ export const PATHS = {
 /** The largest request body accepted (bytes); larger ones get 413. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** Where `caesar serve` listens unless told otherwise (and where `caesar agent` looks when nothing says). */
+/** Where `caesar serve` listens unless told otherwise (and where `caesar query` looks when nothing says). */
 export const DEFAULT_PORT = 4173;
 export const DEFAULT_HOST = "127.0.0.1";

@@ -22,7 +22,7 @@ export interface ServeOptions {
   /** The bearer token; default: the workspace's (.caesar/state/serve-token). */
   token?: string;
   index?: TaskIndexOptions;
-  /** Record the address under .caesar/state/ for `caesar agent` (default true). */
+  /** Record the address under .caesar/state/ for `caesar query` (default true). */
   writeAddress?: boolean;
 }
 
@@ -82,7 +82,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         `Port ${options.port ?? DEFAULT_PORT} on ${host} is already in use.`,
         {
           detail:
-            "Stop what listens there, or pass --port <n> (--port 0 picks a free one; `caesar agent` finds it).",
+            "Stop what listens there, or pass --port <n> (--port 0 picks a free one; `caesar query` finds it).",
         },
       );
     }

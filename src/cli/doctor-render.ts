@@ -3,7 +3,6 @@ import type { AgentReport } from "./agent-report.js";
 interface DoctorResult {
   root: string;
   node: string;
-  startup: { snapshot: boolean; reason?: string };
   repository: { kind: string; top?: string; message?: string };
   files: { layer: string; path: string; present: boolean }[];
   agents: AgentReport[];
@@ -13,13 +12,6 @@ export function renderDoctor(result: DoctorResult): string {
   const lines: string[] = [];
   lines.push(`project   ${result.root}`);
   lines.push(`node      ${result.node}`);
-  lines.push(
-    `startup   ${
-      result.startup.snapshot
-        ? "caesar run starts from startup snapshots (dist/snapshot/)"
-        : `from ES modules, more slowly — no startup snapshot: ${result.startup.reason}`
-    }`,
-  );
   const repo = result.repository;
   lines.push(
     `git       ${

@@ -1,5 +1,5 @@
 /** The CLI's entry point as an ES module (dist/cli/main.js, loaded by bin/caesar.js); see program.ts. */
-import { prepareConductorEarly } from "../engine/conductor-launch.js";
+import { prepareConductorEarly } from "../engine/conductor/launch.js";
 import { main } from "./program.js";
 import { COMMANDS } from "./registry.js";
 

@@ -25,7 +25,7 @@ function wantsJson(argv: string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).includes("--json");
 }
 
-/** The `caesar` program with these commands (all of them: registry.ts; only `run`: cli-snapshot.ts). */
+/** The `caesar` program with these commands (registry.ts lists them). */
 export function makeProgram(json: boolean, commands: readonly CommandDefinition[]): Command {
   const program = new Command("caesar")
     .description(

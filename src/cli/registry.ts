@@ -1,10 +1,8 @@
 import type { CommandDefinition } from "./command.js";
-import { agentCommand } from "./commands/agent.js";
 import { agentsCommand } from "./commands/agents.js";
 import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
-import { channelCommand } from "./commands/channel.js";
 import { chatCommand } from "./commands/chat.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
@@ -17,6 +15,8 @@ import { mockModelCommand } from "./commands/mock-model.js";
 import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
+import { queryCommand } from "./commands/query.js";
+import { returnChannelCommand } from "./commands/return-channel.js";
 import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
@@ -25,12 +25,12 @@ import { watchCommand } from "./commands/watch.js";
 
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
-  agentCommand,
+  queryCommand,
   agentsCommand,
   answerCommand,
   applyCommand,
   cancelCommand,
-  channelCommand,
+  returnChannelCommand,
   chatCommand,
   demoCommand,
   diffCommand,

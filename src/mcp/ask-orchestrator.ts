@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { askQuestion, waitForAnswer } from "../engine/ask.js";
-import { readState } from "../engine/task-store.js";
+import { askQuestion, waitForAnswer } from "../engine/questions/ask.js";
+import { readState } from "../engine/store/task-store.js";
 import type { Task } from "../protocol/task.js";
 import { formatDuration } from "../support/duration.js";
 import * as z from "../support/zod.js";

@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { AwaitRequestSchema, awaitTasks } from "../engine/await-tasks.js";
-import { concludeIfAbandoned } from "../engine/conclude.js";
-import { loadLiveTask } from "../engine/live-task.js";
-import { loadAllTasks } from "../engine/task-store.js";
-import { viewTask } from "../engine/task-view.js";
+import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
+import { viewTask } from "../engine/follow/task-view.js";
+import { concludeIfAbandoned } from "../engine/lifecycle/conclude.js";
+import { loadLiveTask } from "../engine/lifecycle/live-task.js";
+import { loadAllTasks } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { keepAlive } from "./progress.js";

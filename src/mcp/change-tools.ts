@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { applyTask } from "../engine/apply-task.js";
-import { cancelTask } from "../engine/cancel.js";
-import { loadLiveTask } from "../engine/live-task.js";
-import { answerQuestion } from "../engine/questions.js";
-import { loadTask } from "../engine/task-store.js";
+import { applyTask } from "../engine/lifecycle/apply-task.js";
+import { cancelTask } from "../engine/lifecycle/cancel.js";
+import { loadLiveTask } from "../engine/lifecycle/live-task.js";
+import { answerQuestion } from "../engine/questions/questions.js";
+import { loadTask } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";

@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentAdapter } from "../agents/adapter.js";
-import { resolvePlan, type TaskPlan } from "../engine/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../engine/request.js";
-import { startTask } from "../engine/start.js";
+import { resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
+import { type DelegationRequest, parentFromEnv } from "../engine/lifecycle/request.js";
+import { startTask } from "../engine/lifecycle/start.js";
 import { CaesarError, isCaesarError, messageOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";

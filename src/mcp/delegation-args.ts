@@ -1,5 +1,5 @@
 import { IsolationRequestSchema, TriStateNetworkSchema } from "../config/schema.js";
-import type { DelegationRequest, ParentContext } from "../engine/request.js";
+import type { DelegationRequest, ParentContext } from "../engine/lifecycle/request.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
 import * as z from "../support/zod.js";

@@ -1,8 +1,8 @@
 import { open } from "node:fs/promises";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { readEvents } from "../engine/event-log.js";
-import { loadLiveTask, readPlan } from "../engine/live-task.js";
-import { taskPatch, taskResult } from "../engine/result.js";
+import { loadLiveTask, readPlan } from "../engine/lifecycle/live-task.js";
+import { taskPatch, taskResult } from "../engine/lifecycle/result.js";
+import { readEvents } from "../engine/store/event-log.js";
 import { errnoOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";

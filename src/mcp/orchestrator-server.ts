@@ -1,5 +1,5 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { projectPaths } from "../engine/project.js";
+import { projectPaths } from "../engine/store/project.js";
 import { registerAwaitTools } from "./await-tools.js";
 import { registerCatalogTools } from "./catalog-tools.js";
 import { registerChangeTools } from "./change-tools.js";

@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { AwaitRequestSchema, awaitTasks } from "../engine/await-tasks.js";
-import { compareTasks } from "../engine/compare-tasks.js";
-import { parentFromEnv } from "../engine/request.js";
-import { startTask } from "../engine/start.js";
-import { loadTask, type TaskRecord } from "../engine/task-store.js";
+import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
+import { compareTasks } from "../engine/follow/compare-tasks.js";
+import { parentFromEnv } from "../engine/lifecycle/request.js";
+import { startTask } from "../engine/lifecycle/start.js";
+import { loadTask, type TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { EventWriter } from "../engine/event-log.js";
-import { CHANNEL_REPORT_FILE } from "../engine/recover.js";
+import { CHANNEL_REPORT_FILE } from "../engine/conductor/recover.js";
+import { EventWriter } from "../engine/store/event-log.js";
 import { formatProblem, safeParseDocument } from "../protocol/documents.js";
 import { ReportSchema } from "../protocol/report.js";
 import type { Task } from "../protocol/task.js";

@@ -1,7 +1,6 @@
 /**
  * Phase timings for diagnosis and benchmarks: with CAESAR_TRACE=1, `trace("phase")` writes
- * `[trace] <pid> <ms since process start> phase` to stderr. Reads the environment at each call (a module
- * evaluated into a startup snapshot must not capture the build's environment).
+ * `[trace] <pid> <ms since process start> phase` to stderr. Reads the environment at each call.
  */
 export function trace(phase: string): void {
   if (process.env.CAESAR_TRACE === "1")

@@ -1,4 +1,4 @@
-import type { TaskState } from "../engine/state.js";
+import type { TaskState } from "../engine/store/state.js";
 import type { CaesarEvent } from "../protocol/event.js";
 import { formatElapsed } from "./elapsed.js";
 import { EventLineFormatter, fitParts, LABEL_WIDTH } from "./event-line.js";

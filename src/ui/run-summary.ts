@@ -1,4 +1,4 @@
-import type { TaskState } from "../engine/state.js";
+import type { TaskState } from "../engine/store/state.js";
 import type { ReportSource } from "../protocol/report.js";
 import { formatElapsed } from "./elapsed.js";
 import { fitParts, LABEL_WIDTH, type Part } from "./event-line.js";

@@ -3,7 +3,7 @@ import { execFileSync } from "node:child_process";
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CAESAR_LAUNCHER, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { makeRepo, taskDir, tempDir } from "../helpers/repo.js";
 
 // A shell whose directory was removed (a deleted worktree, a cleaned temp dir) still runs caesar.
@@ -11,7 +11,7 @@ function runInRemovedDirectory(args: string[]): { code: number; stdout: string }
   const dir = join(tempDir(), "gone");
   const script = `mkdir "$1" && cd "$1" && rmdir "$1" && shift && exec "$@"`;
   try {
-    const stdout = execFileSync("sh", ["-c", script, "sh", dir, CAESAR_LAUNCHER, ...args], {
+    const stdout = execFileSync("sh", ["-c", script, "sh", dir, CAESAR_BIN, ...args], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "ignore"],
     });
@@ -51,7 +51,7 @@ describe("output piped into a reader that stops early (`caesar logs … | head`)
     );
     appendFileSync(events, `${lines.join("\n")}\n`);
     const script = 'cd "$1" && "$2" logs "$3" 2>stderr.txt | head -1 >/dev/null';
-    execFileSync("sh", ["-c", script, "sh", root, CAESAR_LAUNCHER, id]);
+    execFileSync("sh", ["-c", script, "sh", root, CAESAR_BIN, id]);
     expect(readFileSync(join(root, "stderr.txt"), "utf8")).toBe("");
   });
 });

@@ -176,12 +176,6 @@ describe("layered configuration from the command line", () => {
     expect(result.stdout).toContain("reference — Reference agent (bundled) (builtin): installed");
     expect(result.stdout).toContain("change with `caesar policy deny reference`");
     expect(result.stdout).toMatch(/network\s+open/);
-    expect(result.stdout).toContain("startup   caesar run starts from startup snapshots");
-    const off = await runCaesar(["doctor"], {
-      cwd: root,
-      env: { ...env(tempDir()), CAESAR_NO_SNAPSHOT: "1" },
-    });
-    expect(off.stdout).toContain("no startup snapshot: turned off by CAESAR_NO_SNAPSHOT=1");
   });
 });
 

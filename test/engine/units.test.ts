@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { AgentCapabilities } from "../../src/agents/adapter.js";
-import { reconcile } from "../../src/engine/reconcile.js";
-import { balancedObjectAt, findFencedReport, findSelfDeclaredReport } from "../../src/engine/report-scan.js";
+import { reconcile } from "../../src/engine/conductor/reconcile.js";
+import {
+  balancedObjectAt,
+  findFencedReport,
+  findSelfDeclaredReport,
+} from "../../src/engine/conductor/report-scan.js";
 import { resolveNetwork } from "../../src/policy/network.js";
 import { parseDocument } from "../../src/protocol/documents.js";
 import { formatDuration, parseDuration } from "../../src/support/duration.js";

@@ -1,10 +1,8 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-/** The CLI's ES module launcher (`node bin/caesar.js …`). */
+/** The executable users run (`bin/caesar.js`, a `#!/usr/bin/env node` script). */
 export const CAESAR_BIN = fileURLToPath(new URL("../../bin/caesar.js", import.meta.url));
-/** The executable users run: a shell script that starts `caesar run` from its startup snapshot when it can. */
-export const CAESAR_LAUNCHER = fileURLToPath(new URL("../../bin/caesar", import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -18,14 +16,14 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv;
   input?: string;
   timeoutMs?: number;
-  /** Another launcher than the package's bin/caesar (a symlink to it, a copy of the package). */
+  /** Another launcher than the package's bin/caesar.js (a symlink to it, a copy of the package). */
   launcher?: string;
 }
 
 /** Run the real `caesar` binary as a child process, the way a user does. */
 export function runCaesar(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(options.launcher ?? CAESAR_LAUNCHER, args, {
+    const child = spawn(options.launcher ?? CAESAR_BIN, args, {
       cwd: options.cwd ?? process.cwd(),
       env: { ...process.env, NO_COLOR: "1", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],

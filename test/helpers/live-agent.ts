@@ -20,8 +20,8 @@ import type { Mode } from "../../src/protocol/task.js";
 import { fixturePath, normalizeLine, writeFixture } from "./agent-fixtures.js";
 import { makeLaunch } from "./launch.js";
 
-/** The pinned real CLIs (`npm ci --prefix test/agents`); the live suites skip, saying so, without them. */
-export const AGENT_BIN_DIR = fileURLToPath(new URL("../agents/node_modules/.bin/", import.meta.url));
+/** The pinned real CLIs (`npm ci --prefix test/agent-clis`); the live suites skip, saying so, without them. */
+export const AGENT_BIN_DIR = fileURLToPath(new URL("../agent-clis/node_modules/.bin/", import.meta.url));
 
 export function agentBinAvailable(cli: string): boolean {
   return existsSync(join(AGENT_BIN_DIR, cli));
@@ -31,7 +31,7 @@ export function agentBinAvailable(cli: string): boolean {
 export const created: string[] = [];
 
 export const LIVE_SKIP_REASON =
-  "the pinned agent CLIs are not installed: run `npm ci --prefix test/agents` (CI does)";
+  "the pinned agent CLIs are not installed: run `npm ci --prefix test/agent-clis` (CI does)";
 
 export interface LiveRunOptions {
   adapter: AgentAdapter;

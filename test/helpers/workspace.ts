@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TaskStateInput } from "../../src/engine/state.js";
+import type { TaskStateInput } from "../../src/engine/store/state.js";
 
 /**
  * Task directories written directly (valid state.json, events.jsonl, questions): a workspace in a known

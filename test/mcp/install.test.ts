@@ -7,12 +7,12 @@ import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { tempDir } from "../helpers/repo.js";
 
 /**
- * `caesar mcp install <client>` against the real, pinned client binaries (test/agents, installed by
- * `npm ci --prefix test/agents`): each client's configuration is pre-filled with a server and comments
+ * `caesar mcp install <client>` against the real, pinned client binaries (test/agent-clis, installed by
+ * `npm ci --prefix test/agent-clis`): each client's configuration is pre-filled with a server and comments
  * of the user's, the install must keep them, and the client's own `mcp list` must show both servers.
  * HOME and the XDG directories are private to each case.
  */
-const AGENT_BIN = fileURLToPath(new URL("../agents/node_modules/.bin/", import.meta.url));
+const AGENT_BIN = fileURLToPath(new URL("../agent-clis/node_modules/.bin/", import.meta.url));
 
 interface Case {
   client: string;

@@ -10,7 +10,7 @@ import { makeRepo, tempDir } from "../helpers/repo.js";
 
 /**
  * The return channel, live: `caesar run --channel` with a real agent CLI whose model is `caesar mock-model`
- * playing the `channel` scenario. The CLI starts `caesar channel serve` itself (its adapter wires it for
+ * playing the `channel` scenario. The CLI starts `caesar return-channel serve` itself (its adapter wires it for
  * this run only); the model asks the orchestrator a question through it; this test answers with
  * `caesar answer`; the model writes hello.txt, submits its report through the channel, and says what the
  * orchestrator answered. The report's source is `channel`.

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
-import { parseAwaitRequest } from "../../src/engine/await-tasks.js";
+import { parseAwaitRequest } from "../../src/engine/follow/await-tasks.js";
 import { answerWindow, DEFAULT_ANSWER_WAIT_MS } from "../../src/mcp/ask-orchestrator.js";
 import { dropProviderCredentials, isProviderCredential } from "../../src/mcp/credentials.js";
 import { INSTALLERS, parseJsonConfig } from "../../src/mcp/install-clients.js";

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TaskStateInput } from "../../src/engine/state.js";
+import type { TaskStateInput } from "../../src/engine/store/state.js";
 import type { CaesarEvent } from "../../src/protocol/event.js";
 
 export const FIXTURES = new URL("../fixtures/ui/", import.meta.url);

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { Writable } from "node:stream";
 import { beforeAll, describe, expect, it } from "vitest";
-import { TaskStateSchema } from "../../src/engine/state.js";
+import { TaskStateSchema } from "../../src/engine/store/state.js";
 import { createRunRenderer } from "../../src/ui/run-renderer.js";
 import { makeTheme } from "../../src/ui/theme.js";
 import { renderWatchScreen } from "../../src/ui/watch/screen.js";

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { TaskStateSchema } from "../../src/engine/state.js";
+import { TaskStateSchema } from "../../src/engine/store/state.js";
 import { EVENT_LABELS, LABEL_WIDTH } from "../../src/ui/event-line.js";
 import { createRunRenderer, type RunRendererOptions } from "../../src/ui/run-renderer.js";
 import { displayWidth, stripAnsi } from "../../src/ui/text.js";

@@ -1,4 +1,4 @@
-import { type TaskStateInput, TaskStateSchema } from "../../src/engine/state.js";
+import { type TaskStateInput, TaskStateSchema } from "../../src/engine/store/state.js";
 import type { CaesarEvent } from "../../src/protocol/event.js";
 import { type AskedQuestion, TaskActivity } from "../../src/ui/watch/activity.js";
 import type { WatchedTask } from "../../src/ui/watch/watched-task.js";

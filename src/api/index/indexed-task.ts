@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
-import { readEventSpans } from "../../engine/event-spans.js";
-import { listQuestions, type QuestionWithAnswer } from "../../engine/questions.js";
-import { type TaskState, TaskStateSchema } from "../../engine/state.js";
-import { taskDirOf } from "../../engine/task-store.js";
+import { readEventSpans } from "../../engine/follow/event-spans.js";
+import { listQuestions, type QuestionWithAnswer } from "../../engine/questions/questions.js";
+import { type TaskState, TaskStateSchema } from "../../engine/store/state.js";
+import { taskDirOf } from "../../engine/store/task-store.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { errnoOf } from "../../support/errors.js";
 import { SpanList } from "./span-list.js";

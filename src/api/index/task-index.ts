@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, stat } from "node:fs/promises";
-import { concludeIfAbandoned, isAbandoned } from "../../engine/conclude.js";
-import { watchPath } from "../../engine/file-watch.js";
-import { projectPaths } from "../../engine/project.js";
-import { listTaskIds } from "../../engine/task-store.js";
+import { concludeIfAbandoned, isAbandoned } from "../../engine/lifecycle/conclude.js";
+import { watchPath } from "../../engine/store/change-watch.js";
+import { projectPaths } from "../../engine/store/project.js";
+import { listTaskIds } from "../../engine/store/task-store.js";
 import {
   type IndexedTask,
   loadIndexedTask,

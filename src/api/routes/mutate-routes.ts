@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { applyTask } from "../../engine/apply-task.js";
-import { cancelTask } from "../../engine/cancel.js";
-import { resolvePlan } from "../../engine/plan.js";
-import { answerQuestion } from "../../engine/questions.js";
-import { startTask } from "../../engine/start.js";
+import { applyTask } from "../../engine/lifecycle/apply-task.js";
+import { cancelTask } from "../../engine/lifecycle/cancel.js";
+import { resolvePlan } from "../../engine/lifecycle/plan.js";
+import { startTask } from "../../engine/lifecycle/start.js";
+import { answerQuestion } from "../../engine/questions/questions.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import { withEcho } from "../echo.js";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
-import { readEventLines } from "../../engine/event-spans.js";
+import { readEventLines } from "../../engine/follow/event-spans.js";
 import type { ApiContext } from "../api-context.js";
 import type { IndexedTask } from "../index/indexed-task.js";
 import { describeTask, summarizeTask } from "../views/task-summary.js";

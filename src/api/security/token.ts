@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { projectPaths } from "../../engine/project.js";
+import { projectPaths } from "../../engine/store/project.js";
 import { errnoOf } from "../../support/errors.js";
 
 export const TOKEN_FILE = "serve-token";

@@ -1,4 +1,4 @@
-import { taskResult } from "../../engine/result.js";
+import { taskResult } from "../../engine/lifecycle/result.js";
 import { isCaesarError, messageOf } from "../../support/errors.js";
 import { changedFiles, diffText, type ObservedChange } from "../../workspace/changes.js";
 import type { IndexedTask } from "../index/indexed-task.js";

@@ -1,4 +1,4 @@
-import type { TaskState } from "../../engine/state.js";
+import type { TaskState } from "../../engine/store/state.js";
 import type { IndexedTask } from "../index/indexed-task.js";
 
 /**

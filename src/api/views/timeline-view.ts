@@ -1,4 +1,4 @@
-import { readEventLines } from "../../engine/event-spans.js";
+import { readEventLines } from "../../engine/follow/event-spans.js";
 import { ApiError } from "../api-error.js";
 import type { TaskIndex } from "../index/task-index.js";
 import type { TimelineEntry } from "../index/timeline.js";

@@ -97,7 +97,7 @@ export const agentsCommand: CommandDefinition = {
     ).action(
       handle(async (ctx, id) => {
         const { CustomAgentSchema } = await import("../../config/schema.js");
-        const { validateArgTokens } = await import("../../agents/tokens.js");
+        const { validateArgTokens } = await import("../../agents/arg-tokens.js");
         const { addCustomAgent } = await import("../../config/edits.js");
         const { layerFromFlags } = await import("../../config/write.js");
         const o = ctx.options;
@@ -173,9 +173,9 @@ export const agentsCommand: CommandDefinition = {
             },
           );
         }
-        const { resolvePlan } = await import("../../engine/plan.js");
-        const { startTask } = await import("../../engine/start.js");
-        const { followTask } = await import("../../engine/follow.js");
+        const { resolvePlan } = await import("../../engine/lifecycle/plan.js");
+        const { startTask } = await import("../../engine/lifecycle/start.js");
+        const { followTask } = await import("../../engine/follow/follow.js");
         const { parseDuration } = await import("../../support/duration.js");
         const { plan } = await resolvePlan(
           {

@@ -16,8 +16,8 @@ export const answerCommand: CommandDefinition = {
         .argument("<text>", "the answer"),
     ).action(
       handle(async (ctx, id, questionId, text) => {
-        const { loadTask } = await import("../../engine/task-store.js");
-        const { answerQuestion } = await import("../../engine/questions.js");
+        const { loadTask } = await import("../../engine/store/task-store.js");
+        const { answerQuestion } = await import("../../engine/questions/questions.js");
         const record = await loadTask(ctx.root, String(id));
         const answer = await answerQuestion(record.dir, record.id, String(questionId), String(text), "cli");
         ctx.out.result(

@@ -15,8 +15,8 @@ export const applyCommand: CommandDefinition = {
         .option("--force", "apply again a task that was already applied"),
     ).action(
       handle(async (ctx, id) => {
-        const { loadLiveTask } = await import("../task-lookup.js");
-        const { applyTask } = await import("../../engine/apply-task.js");
+        const { loadLiveTask } = await import("../../engine/lifecycle/live-task.js");
+        const { applyTask } = await import("../../engine/lifecycle/apply-task.js");
         const record = await loadLiveTask(ctx.root, String(id), "apply");
         const applied = await applyTask(record, { by: "cli", force: ctx.options.force === true });
         ctx.out.result({ id: record.id, applied: true, files: applied.files, head: applied.head }, () =>

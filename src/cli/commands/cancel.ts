@@ -12,8 +12,8 @@ export const cancelCommand: CommandDefinition = {
         .argument("<id>", "task id (or a unique prefix)"),
     ).action(
       handle(async (ctx, id) => {
-        const { loadTask } = await import("../../engine/task-store.js");
-        const { cancelTask } = await import("../../engine/cancel.js");
+        const { loadTask } = await import("../../engine/store/task-store.js");
+        const { cancelTask } = await import("../../engine/lifecycle/cancel.js");
         const record = await loadTask(ctx.root, String(id));
         const { state, changed } = await cancelTask(record, "cli");
         ctx.out.result(

@@ -14,10 +14,10 @@ export const demoCommand: CommandDefinition = {
     ).action(
       handle(async (ctx) => {
         const { makeDemoRepository, DEMO_OBJECTIVE } = await import("../run/demo-repo.js");
-        const { resolvePlan } = await import("../../engine/plan.js");
-        const { startTask } = await import("../../engine/start.js");
+        const { resolvePlan } = await import("../../engine/lifecycle/plan.js");
+        const { startTask } = await import("../../engine/lifecycle/start.js");
         const { followAndRender, exitCodeOf } = await import("../run/run-task.js");
-        const { taskResult, taskPatch } = await import("../../engine/result.js");
+        const { taskResult, taskPatch } = await import("../../engine/lifecycle/result.js");
         const repo = makeDemoRepository();
         ctx.out.notice(`Throwaway repository: ${repo}\nObjective: ${DEMO_OBJECTIVE}\n`);
         const { plan } = await resolvePlan(

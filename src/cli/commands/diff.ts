@@ -13,8 +13,8 @@ export const diffCommand: CommandDefinition = {
         .option("--stat", "only the summary of changed files"),
     ).action(
       handle(async (ctx, id) => {
-        const { loadLiveTask, readPlan } = await import("../task-lookup.js");
-        const { taskResult, taskPatch } = await import("../../engine/result.js");
+        const { loadLiveTask, readPlan } = await import("../../engine/lifecycle/live-task.js");
+        const { taskResult, taskPatch } = await import("../../engine/lifecycle/result.js");
         const record = await loadLiveTask(ctx.root, String(id), "diff");
         const plan = await readPlan(record.dir);
         const result = await taskResult(record.state, plan?.repo_top ?? null);

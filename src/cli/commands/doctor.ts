@@ -24,13 +24,9 @@ export const doctorCommand: CommandDefinition = {
         }));
         const config = await loadConfig(ctx.root);
         const agents = await reportAgents(config, listAdapters(config, ctx.root));
-        const { checkSnapshot } = await import("../../support/startup-snapshot.js");
-        const check = checkSnapshot("conductor");
-        const startup = check.usable ? { snapshot: true } : { snapshot: false, reason: check.reason };
         const result = {
           root: ctx.root,
           node: process.version,
-          startup,
           repository,
           files: config.files,
           agents,

@@ -13,7 +13,7 @@ export const gcCommand: CommandDefinition = {
         .option("--force", "also remove worktrees holding work that was not applied"),
     ).action(
       handle(async (ctx) => {
-        const { collectGarbage } = await import("../../engine/gc.js");
+        const { collectGarbage } = await import("../../engine/lifecycle/gc.js");
         const { gitTopLevel } = await import("../../workspace/git.js");
         const entries = await collectGarbage(ctx.root, {
           dryRun: ctx.options.dryRun === true,

@@ -15,12 +15,12 @@ export const logsCommand: CommandDefinition = {
         .option("--follow", "keep following until the task finishes"),
     ).action(
       handle(async (ctx, id) => {
-        const { loadLiveTask } = await import("../task-lookup.js");
+        const { loadLiveTask } = await import("../../engine/lifecycle/live-task.js");
         const record = await loadLiveTask(ctx.root, String(id), "logs");
         if (ctx.options.raw)
           return streamRaw(record.paths.raw, record.dir, ctx.options.follow === true, record.state.phase);
-        const { readEvents } = await import("../../engine/event-log.js");
-        const { followTask } = await import("../../engine/follow.js");
+        const { readEvents } = await import("../../engine/store/event-log.js");
+        const { followTask } = await import("../../engine/follow/follow.js");
         const { createRunRenderer } = await import("../../ui/run-renderer.js");
         const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
         const show = (event: Parameters<typeof renderer.event>[0]) =>
@@ -53,8 +53,8 @@ async function streamRaw(path: string, dir: string, follow: boolean, phase: stri
     });
   await pump();
   if (!follow || phase === "finished") return 0;
-  const { readState } = await import("../../engine/task-store.js");
-  const { waitForChange } = await import("../../engine/file-watch.js");
+  const { readState } = await import("../../engine/store/task-store.js");
+  const { waitForChange } = await import("../../engine/store/change-watch.js");
   const stop = new AbortController();
   process.once("SIGINT", () => stop.abort());
   while (!stop.signal.aborted) {

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { TaskState } from "../../engine/state.js";
+import type { TaskState } from "../../engine/store/state.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import { type Column, renderTable } from "../../ui/table.js";
 import { detectTerminal } from "../../ui/terminal.js";
@@ -35,8 +35,8 @@ export const psCommand: CommandDefinition = {
         .option("--all", "every task, not only running and recent ones"),
     ).action(
       handle(async (ctx) => {
-        const { loadAllTasks } = await import("../../engine/task-store.js");
-        const { concludeIfAbandoned } = await import("../../engine/conclude.js");
+        const { loadAllTasks } = await import("../../engine/store/task-store.js");
+        const { concludeIfAbandoned } = await import("../../engine/lifecycle/conclude.js");
         const wanted = ctx.options.status as string | undefined;
         if (wanted && !STATUSES.includes(wanted)) {
           const { UsageError } = await import("../../support/errors.js");

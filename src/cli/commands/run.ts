@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { Option } from "commander";
-import { prepareConductor } from "../../engine/conductor-launch.js";
+import { prepareConductor } from "../../engine/conductor/launch.js";
 import { UsageError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 import { argsAfterDoubleDash, collect } from "../options.js";

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import type { QuestionWithAnswer } from "../../engine/questions.js";
-import type { TaskState } from "../../engine/state.js";
+import type { QuestionWithAnswer } from "../../engine/questions/questions.js";
+import type { TaskState } from "../../engine/store/state.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import {
   changeMark,
@@ -24,10 +24,10 @@ export const statusCommand: CommandDefinition = {
         .argument("<id>", "task id (or a unique prefix)"),
     ).action(
       handle(async (ctx, id) => {
-        const { loadLiveTask } = await import("../task-lookup.js");
-        const { readTaskFile } = await import("../../engine/task-store.js");
+        const { loadLiveTask } = await import("../../engine/lifecycle/live-task.js");
+        const { readTaskFile } = await import("../../engine/store/task-store.js");
         const record = await loadLiveTask(ctx.root, String(id), "status");
-        const { listQuestions } = await import("../../engine/questions.js");
+        const { listQuestions } = await import("../../engine/questions/questions.js");
         const task = await readTaskFile(record.dir).catch(() => undefined);
         const questions = await listQuestions(record.dir).catch(() => []);
         ctx.out.result(

@@ -15,7 +15,7 @@ export const watchCommand: CommandDefinition = {
         .option("--once", "print what there is now and exit (with --json: the events so far)"),
     ).action(
       handle(async (ctx, rawIds) => {
-        const { resolveTaskId } = await import("../../engine/task-store.js");
+        const { resolveTaskId } = await import("../../engine/store/task-store.js");
         const { runWatch } = await import("../../ui/watch/session.js");
         const root = ctx.root;
         const typed = (rawIds as string[] | undefined) ?? [];

@@ -1,11 +1,11 @@
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
-import type { PreparedConductor } from "../../engine/conductor-launch.js";
-import { followTask } from "../../engine/follow.js";
-import { resolvePlan, type TaskPlan } from "../../engine/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../../engine/request.js";
-import { awaitClaim, startTask } from "../../engine/start.js";
-import type { TaskState } from "../../engine/state.js";
-import type { TaskRecord } from "../../engine/task-store.js";
+import type { PreparedConductor } from "../../engine/conductor/launch.js";
+import { followTask } from "../../engine/follow/follow.js";
+import { resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
+import { type DelegationRequest, parentFromEnv } from "../../engine/lifecycle/request.js";
+import { awaitClaim, startTask } from "../../engine/lifecycle/start.js";
+import type { TaskState } from "../../engine/store/state.js";
+import type { TaskRecord } from "../../engine/store/task-store.js";
 import type { Mode } from "../../protocol/task.js";
 import { parseDuration } from "../../support/duration.js";
 import { trace } from "../../support/trace.js";

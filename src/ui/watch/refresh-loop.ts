@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { watchPath } from "../../engine/file-watch.js";
+import { watchPath } from "../../engine/store/change-watch.js";
 import type { TaskEvents, WatchSource } from "./source.js";
 
 /** Delay that coalesces a burst of file notifications into one refresh. */

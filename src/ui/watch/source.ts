@@ -1,8 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
-import { readEvents } from "../../engine/event-log.js";
-import { projectPaths } from "../../engine/project.js";
-import { isTerminal } from "../../engine/state.js";
-import { listTaskIds, readState, taskDirOf } from "../../engine/task-store.js";
+import { readEvents } from "../../engine/store/event-log.js";
+import { projectPaths } from "../../engine/store/project.js";
+import { isTerminal } from "../../engine/store/state.js";
+import { listTaskIds, readState, taskDirOf } from "../../engine/store/task-store.js";
 import { safeParseDocument } from "../../protocol/documents.js";
 import type { CaesarEvent } from "../../protocol/event.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";

@@ -1,4 +1,4 @@
-import type { TaskState } from "../../engine/state.js";
+import type { TaskState } from "../../engine/store/state.js";
 import type { AskedQuestion, TaskActivity } from "./activity.js";
 
 /** Past this long without an event, a running task is shown as silent. */

@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import { readServeAddress } from "../../api/address-file.js";
+import {
+  AGENT_PROTOCOL,
+  DEFAULT_PORT,
+  OPERATOR_HEADER,
+  OPERATOR_HEADER_VALUE,
+  PATHS,
+} from "../../api/protocol-ids.js";
+import { isLoopbackHost } from "../../api/security/access.js";
+import { CaesarError, UsageError } from "../../support/errors.js";
+
+/** A response of the query contract. */
+export interface QueryResponse<R = unknown> {
+  protocol: string;
+  requestId: string;
+  runId: string;
+  revision: number;
+  provenance: string;
+  operation: string;
+  result: R;
+}
+
+/**
+ * Where `caesar query` sends its requests: CAESAR_URL, else the address a `caesar serve` of this workspace
+ * recorded under .caesar/state/, else http://127.0.0.1:4173. Only plain-HTTP loopback origins are accepted:
+ * this client never talks to another machine.
+ */
+export async function resolveServerUrl(root: string, env: NodeJS.ProcessEnv = process.env): Promise<URL> {
+  const raw =
+    env.CAESAR_URL?.trim() || (await readServeAddress(root))?.url || `http://127.0.0.1:${DEFAULT_PORT}/`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError("invalid_url", `CAESAR_URL ${JSON.stringify(raw)} is not a URL.`, {
+      detail: "Set it to the local server's origin, e.g. http://127.0.0.1:4173.",
+    });
+  }
+  if (
+    url.protocol !== "http:" ||
+    !isLoopbackHost(url.hostname) ||
+    url.username ||
+    url.password ||
+    (url.pathname !== "/" && url.pathname !== "")
+  ) {
+    throw new UsageError(
+      "non_local_endpoint",
+      `Refusing ${url.origin}${url.pathname === "/" ? "" : url.pathname}: not a local caesar server.`,
+      {
+        detail:
+          "caesar query only talks to http://127.0.0.1, http://localhost or http://[::1] (an origin, no path): set CAESAR_URL to one, or unset it.",
+      },
+    );
+  }
+  return new URL(url.origin);
+}
+
+/** A client of the query contract that follows no redirect and never retries. */
+export class AgentClient {
+  constructor(readonly base: URL) {}
+
+  async get<T>(path: string): Promise<T> {
+    return this.send<T>(path, { method: "GET" });
+  }
+
+  /** Read the current revision, then send one query based on it. A conflict is reported, not retried. */
+  async query<R = unknown>(operation: string, args: Record<string, unknown>): Promise<QueryResponse<R>> {
+    const state = await this.get<{ runId: string; version: number }>(PATHS.state);
+    return this.send<QueryResponse<R>>(PATHS.query, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", [OPERATOR_HEADER]: OPERATOR_HEADER_VALUE },
+      body: JSON.stringify({
+        protocol: AGENT_PROTOCOL,
+        requestId: randomUUID(),
+        runId: state.runId,
+        revision: state.version,
+        operation,
+        arguments: args,
+      }),
+    });
+  }
+
+  private async send<T>(path: string, init: RequestInit): Promise<T> {
+    const url = new URL(path, this.base);
+    let response: Response;
+    try {
+      response = await fetch(url, { ...init, redirect: "manual" });
+    } catch (error) {
+      throw new CaesarError("server_unreachable", `No caesar server answers at ${this.base.origin}.`, {
+        detail: `${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}. Start one with \`caesar serve\` in the workspace, or set CAESAR_URL.`,
+      });
+    }
+    if (response.status >= 300 && response.status < 400) {
+      throw new CaesarError(
+        "redirect_refused",
+        `${url.origin} answered ${init.method} ${path} with a redirect (${response.status}).`,
+        {
+          detail: `To ${JSON.stringify(response.headers.get("location") ?? "")}. caesar query follows no redirect: point CAESAR_URL at the caesar server itself.`,
+        },
+      );
+    }
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new CaesarError(
+        "invalid_response",
+        `${url.origin} answered ${init.method} ${path} with something that is not JSON (${response.status}).`,
+        {
+          detail: "Is CAESAR_URL a caesar server?",
+        },
+      );
+    }
+    if (!response.ok) throw serverError(response.status, body);
+    return body as T;
+  }
+}
+
+function serverError(status: number, body: unknown): CaesarError {
+  const error = (body as { error?: { code?: string; summary?: string; detail?: string } })?.error ?? {};
+  if (status === 409) {
+    return new CaesarError(
+      "conflict",
+      `Conflict (409 ${error.code ?? "stale"}): ${error.summary ?? "the workspace changed."}`,
+      {
+        detail:
+          "Not retried. The workspace changed between reading its revision and the query: run the command again.",
+        data: { status, error },
+      },
+    );
+  }
+  return new CaesarError(error.code ?? `http_${status}`, error.summary ?? `The server answered ${status}.`, {
+    detail: error.detail ?? "",
+    data: { status },
+  });
+}

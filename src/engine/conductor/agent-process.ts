@@ -1,0 +1,98 @@
+import { spawn } from "node:child_process";
+import type { WriteStream } from "node:fs";
+import type { ProcessExit } from "../../agents/adapter.js";
+import { LineBuffer } from "../../protocol/jsonl.js";
+import { terminateGroup } from "./terminate.js";
+
+export interface AgentProcessOptions {
+  bin: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  raw: WriteStream;
+  onStdoutLine(line: string): void;
+  onStderrLine(line: string): void;
+  /** Any output at all (for the stall notice). */
+  onOutput?(): void;
+}
+
+export interface AgentProcess {
+  pid: number | undefined;
+  /** Resolves when the agent has exited and its output is drained (grandchildren holding pipes are ended). */
+  done: Promise<ProcessExit & { spawnError?: NodeJS.ErrnoException }>;
+  /** End the whole process group (SIGTERM, grace, SIGKILL). */
+  terminate(): Promise<void>;
+}
+
+/**
+ * Start the agent in a process group of its own (so the group can be ended as one), stdin from
+ * /dev/null, stdout and stderr teed to raw.log and split into lines for the translator.
+ */
+export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
+  const child = spawn(options.bin, options.args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const pgid = child.pid;
+  const stdoutLines = new LineBuffer();
+  const stderrLines = new LineBuffer();
+  child.stdout?.setEncoding("utf8");
+  child.stderr?.setEncoding("utf8");
+  child.stdout?.on("data", (chunk: string) => {
+    options.raw.write(chunk);
+    options.onOutput?.();
+    for (const line of stdoutLines.push(chunk)) options.onStdoutLine(line);
+  });
+  child.stderr?.on("data", (chunk: string) => {
+    options.raw.write(chunk);
+    options.onOutput?.();
+    for (const line of stderrLines.push(chunk)) options.onStderrLine(line);
+  });
+
+  const done = new Promise<ProcessExit & { spawnError?: NodeJS.ErrnoException }>((resolve) => {
+    let settled = false;
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      if (settled || child.pid !== undefined) return;
+      settled = true;
+      resolve({ code: null, signal: null, spawnError: error });
+    });
+    child.once("exit", (code, signal) => {
+      // Output may still be in flight, and grandchildren may hold the pipes open forever: give the
+      // streams a moment, then end whatever is left of the group so nothing outlives the task.
+      const closed = new Promise<void>((r) => child.once("close", () => r()));
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        for (const line of stdoutLines.flush()) options.onStdoutLine(line);
+        for (const line of stderrLines.flush()) options.onStderrLine(line);
+        resolve({ code, signal });
+      };
+      void (async () => {
+        const early = await Promise.race([closed.then(() => true), delay(300).then(() => false)]);
+        if (pgid !== undefined) await terminateGroup(pgid);
+        if (!early) {
+          const late = await Promise.race([closed.then(() => true), delay(2000).then(() => false)]);
+          if (!late) {
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+          }
+        }
+        finish();
+      })();
+    });
+  });
+
+  return {
+    pid: child.pid,
+    done,
+    async terminate() {
+      if (pgid !== undefined) await terminateGroup(pgid);
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

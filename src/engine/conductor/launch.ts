@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { CONDUCTOR_MAIN } from "../../support/package-paths.js";
+
+/** A conductor process started before its task exists, waiting on stdin to be told which task it owns. */
+export interface PreparedConductor {
+  readonly pid: number | undefined;
+  /** Hand it its task: it starts conducting at once. */
+  assign(root: string, taskId: string): void;
+  /** No task after all (the request was refused): it exits without doing anything. */
+  abandon(): void;
+  /** How the process ended (observed while this process lives). */
+  readonly exited: Promise<ConductorExit>;
+}
+
+export interface ConductorExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * Start a conductor ahead of time, so that loading Node and caesar's code overlaps with planning the task
+ * in the front end (every `caesar run` needs two processes: this hides most of the second one's start-up).
+ * It is detached from the start; if the front end dies before assigning a task, its stdin closes and it
+ * exits.
+ */
+export function prepareConductor(root: string): PreparedConductor {
+  if (early) {
+    const prepared = early;
+    early = undefined;
+    return prepared;
+  }
+  const child: ChildProcess = spawn(process.execPath, [CONDUCTOR_MAIN, "--await-task"], {
+    cwd: root,
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"],
+    env: process.env,
+  });
+  child.unref();
+  const exited = new Promise<ConductorExit>((resolve) => {
+    child.on("error", () => resolve({ code: null, signal: null }));
+    child.on("exit", (code, signal) => resolve({ code, signal }));
+  });
+  child.stdin?.on("error", () => {});
+  let done = false;
+  return {
+    pid: child.pid,
+    exited,
+    assign(taskRoot: string, taskId: string) {
+      if (done) return;
+      done = true;
+      child.stdin?.end(`${JSON.stringify({ root: taskRoot, taskId })}\n`);
+      (child.stdin as unknown as { unref?: () => void })?.unref?.();
+    },
+    abandon() {
+      if (done) return;
+      done = true;
+      child.stdin?.end();
+    },
+  };
+}
+
+let early: PreparedConductor | undefined;
+
+/**
+ * For `caesar run`, start its conductor before anything else — before the command line is even parsed —
+ * so that the conductor's start-up overlaps with all of the front end's work. `prepareConductor` then
+ * hands this one out. A `run` that ends without a task (refused, --help, a usage error) closes its stdin
+ * when it exits, and the conductor exits with it.
+ */
+export function prepareConductorEarly(argv: readonly string[]): void {
+  if (argv[2] !== "run" || early) return;
+  const own = argv.slice(3, argv.includes("--") ? argv.indexOf("--") : undefined);
+  if (own.includes("--help") || own.includes("-h")) return;
+  try {
+    early = prepareConductor(process.cwd());
+  } catch {
+    // (a working directory that no longer exists, say): `run` prepares one later, or says what is wrong
+  }
+}
+
+/** Start a conductor for an existing task, detached, its output in the task's conductor.log. */
+export function launchConductor(root: string, taskId: string, logPath: string): number | undefined {
+  const log = openSync(logPath, "a");
+  try {
+    const child = spawn(process.execPath, [CONDUCTOR_MAIN, root, taskId], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: process.env,
+    });
+    child.unref();
+    child.on("error", () => {});
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}

@@ -1,0 +1,253 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { isAbsolute, join, relative } from "node:path";
+import type { AgentAdapter, ToolLists } from "../../agents/adapter.js";
+import { findAdapter, listAdapters } from "../../agents/registry.js";
+import { type EffectiveConfig, loadConfig, riskProfileOf, settingsOf } from "../../config/effective.js";
+import type { RoleConfig } from "../../config/schema.js";
+import { assertAdmitted } from "../../policy/admission.js";
+import { checkDepth, decideDelegation } from "../../policy/delegation.js";
+import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
+import { resolveNetwork } from "../../policy/network.js";
+import { findRole, pickRoleAgent } from "../../policy/roles.js";
+import type { Finding } from "../../protocol/report.js";
+import { parseDuration } from "../../support/duration.js";
+import { CaesarError, UsageError } from "../../support/errors.js";
+import { describeRepository } from "../../workspace/git.js";
+import { checkProjectRelativePath } from "../../workspace/materialise.js";
+import type { TaskPlan } from "../store/task-plan.js";
+import { loadParent, type ParentTask } from "./parent.js";
+import type { DelegationRequest } from "./request.js";
+
+export type { TaskPlan } from "../store/task-plan.js";
+
+export interface PlanContext {
+  root: string;
+  config?: EffectiveConfig;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Resolve a delegation request against the configuration into a plan — or refuse, before any task
+ * directory or worktree exists, naming the setting that lifts the refusal.
+ */
+export async function resolvePlan(
+  request: DelegationRequest,
+  context: PlanContext,
+): Promise<{ plan: TaskPlan; adapter: AgentAdapter }> {
+  const { root } = context;
+  const config = context.config ?? (await loadConfig(root, context.env));
+  const objective = request.objective.trim();
+  if (objective === "") {
+    throw new UsageError("empty_objective", "The objective is empty.", {
+      detail: 'Say what the agent should do: caesar run "Fix the parser on empty input".',
+    });
+  }
+  const role = request.role ? findRole(config, request.role) : undefined;
+  const adapter = await chooseAgent(config, root, request, role);
+  assertAdmitted(config, adapter);
+
+  const parent = request.parent ? await loadParent(root, request.parent, config) : undefined;
+  if (parent && !parent.task) checkDepth(config, parent.caller);
+  const decision = parent?.task ? decideDelegation(config, parent.caller, adapter) : undefined;
+  const bounded = decision?.mode === "bounded";
+  const inherited = bounded ? parent?.envelope : undefined;
+
+  const mode = request.mode ?? role?.mode ?? inherited?.mode ?? config.policy.mode.value;
+  const repo = await repositoryFor(root, parent);
+  const isolationRequest =
+    request.isolation ??
+    role?.isolation ??
+    (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
+  const isolation = resolveIsolation(isolationRequest, mode, repo.kind, config);
+  const networkRequest =
+    request.network ??
+    role?.network ??
+    (inherited && !inherited.network ? "off" : config.policy.network.value);
+  const { network, findings } = resolveNetwork(adapter.id, networkRequest, mode, adapter.capabilities);
+
+  const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
+  // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
+  const timeoutMs =
+    request.timeoutMs ??
+    (inherited ? Math.max(1000, Math.min(defaultTimeout, inherited.timeMs)) : defaultTimeout);
+  const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
+  const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
+
+  const settings = settingsOf(config, adapter.id);
+  // A bounded child inherits its parent's tool restrictions where its own agent declares none.
+  const tools: ToolLists = {
+    allowed: settings.allowed_tools.value ?? inherited?.tools.allowed ?? null,
+    excluded: [...new Set([...(inherited?.tools.excluded ?? []), ...settings.excluded_tools.value])],
+  };
+  findings.push(...toolFindings(adapter, tools));
+  const ownProfile = riskProfileOf(config, settings.risk_profile.value);
+  const limits = {
+    max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
+    max_cost_per_day: ownProfile.max_cost_per_day.value,
+  };
+  if (parent?.task && inherited) {
+    const child: Envelope = {
+      mode,
+      network,
+      isolation,
+      timeMs: timeoutMs,
+      maxTasksPerHour: limits.max_tasks_per_hour,
+      maxCostPerDay: limits.max_cost_per_day,
+      tools,
+    };
+    assertNoEscalation(parent.task.id, child, inherited);
+  }
+
+  const worktree = {
+    copy: config.worktree.copy.value.map((path) => checkProjectRelativePath(path, "copy")),
+    link: config.worktree.link.value.map((path) => checkProjectRelativePath(path, "link")),
+    setup: config.worktree.setup.value,
+  };
+  const top = repo.kind === "none" ? null : repo.top;
+  return {
+    adapter,
+    plan: {
+      root,
+      objective,
+      context: request.context ?? "",
+      constraints: request.constraints ?? [],
+      acceptance: request.acceptance ?? [],
+      agent: adapter.id,
+      role: role?.name ?? null,
+      mode,
+      isolation,
+      network,
+      findings,
+      tools,
+      timeout_ms: timeoutMs,
+      stall_ms: stallMs,
+      model,
+      extra_args: request.extraArgs ?? [],
+      channel: request.channel ?? false,
+      parent_id: request.parent?.taskId ?? null,
+      depth: request.parent ? (parent?.task?.depth ?? request.parent.depth) + 1 : 0,
+      kind: decision?.kind ?? (request.parent ? "delegate" : "root"),
+      bounded,
+      budget:
+        bounded && parent?.task
+          ? {
+              tree: parent.task.budgetTree,
+              max_tasks_per_hour: inherited!.maxTasksPerHour,
+              max_cost_per_day: inherited!.maxCostPerDay,
+            }
+          : { tree: null, ...limits },
+      repo_top: top,
+      repo_prefix: repo.kind === "none" ? "" : relative(repo.top, repo.workspace),
+      worktree,
+      system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
+      requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
+    },
+  };
+}
+
+/** Say so when the agent's adapter cannot apply the tool restrictions asked of it. */
+function toolFindings(adapter: AgentAdapter, tools: ToolLists): Finding[] {
+  const control = adapter.capabilities.tools;
+  const unenforced: string[] = [];
+  if (tools.allowed !== null && control.value !== "allow-and-exclude")
+    unenforced.push(`allowed_tools [${tools.allowed.join(", ")}]`);
+  if (tools.excluded.length > 0 && control.value === "none")
+    unenforced.push(`excluded_tools [${tools.excluded.join(", ")}]`);
+  if (unenforced.length === 0) return [];
+  return [
+    {
+      severity: "medium",
+      title: "Tool restrictions could not be enforced",
+      detail: `${unenforced.join(" and ")} were asked of "${adapter.id}", but ${control.why}. The agent ran without them.`,
+    },
+  ];
+}
+
+async function chooseAgent(
+  config: EffectiveConfig,
+  root: string,
+  request: DelegationRequest,
+  role: RoleConfig | undefined,
+): Promise<AgentAdapter> {
+  if (request.agent) return findAdapter(config, root, request.agent);
+  if (role) return pickRoleAgent(config, role, listAdapters(config, root));
+  throw new UsageError("no_agent", "No agent selected.", {
+    detail:
+      "Pass --agent <id> (try --agent reference, the bundled agent), or --role <name> (reviewer, implementer, investigator, or one of yours).",
+  });
+}
+
+/**
+ * Where the task's git work tree is: for a child of a worktree task, the parent's worktree (the child
+ * branches from the parent's HEAD, and applies back into it); otherwise the project's repository.
+ */
+async function repositoryFor(root: string, parent: ParentTask | undefined) {
+  const parentTree = parent?.task?.worktree;
+  if (parentTree && existsSync(parentTree)) {
+    const described = await describeRepository(parentTree);
+    if (described.kind !== "none") return { ...described, workspace: parent!.task!.workspace };
+  }
+  const described = await describeRepository(root);
+  return described.kind === "none" ? described : { ...described, workspace: root };
+}
+
+async function readRolePrompt(
+  root: string,
+  role: RoleConfig,
+  config: EffectiveConfig,
+): Promise<string | null> {
+  const file = role.system_prompt_file!;
+  const path = isAbsolute(file) ? file : join(root, file);
+  const source = config.roles[role.name]?.system_prompt_file.source ?? "default";
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    // The default roles' prompt files appear with `caesar init`; until then those roles run without one.
+    if (source === "default") return null;
+    throw new UsageError(
+      "role_prompt_missing",
+      `Role "${role.name}": cannot read system_prompt_file ${path}.`,
+      {
+        detail: `${(error as Error).message}. Fix the path in its [[role]] entry, or remove system_prompt_file.`,
+      },
+    );
+  }
+}
+
+function resolveIsolation(
+  requested: "auto" | "inplace" | "worktree",
+  mode: "read-only" | "write",
+  repo: "none" | "empty" | "usable",
+  config: EffectiveConfig,
+): "inplace" | "worktree" {
+  if (repo !== "usable") {
+    if (requested === "worktree") {
+      throw new UsageError(
+        "worktree_unavailable",
+        repo === "none"
+          ? "Worktree isolation needs a git repository."
+          : "Worktree isolation needs a repository with at least one commit.",
+        {
+          detail:
+            repo === "none"
+              ? "Run caesar inside a git repository (git init && git commit), or use --isolation inplace."
+              : "Make a first commit (git commit --allow-empty -m init), or use --isolation inplace.",
+        },
+      );
+    }
+    return "inplace"; // outside git, or without commits, inplace is the only mode and is allowed
+  }
+  const isolation = requested === "auto" ? (mode === "write" ? "worktree" : "inplace") : requested;
+  if (isolation === "inplace" && mode === "write" && !config.policy.allow_inplace_write.value) {
+    throw new CaesarError(
+      "inplace_write_refused",
+      "A write task in place, in a git repository, is refused by policy.",
+      {
+        detail:
+          "It would edit your working tree directly. Use --isolation worktree (the default for writes), or set [policy] allow_inplace_write = true.",
+      },
+    );
+  }
+  return isolation;
+}

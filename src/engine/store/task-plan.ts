@@ -1,0 +1,71 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { FindingSchema } from "../../protocol/report.js";
+import { ModeSchema } from "../../protocol/task.js";
+import { writeJsonAtomic } from "../../support/atomic-file.js";
+import * as z from "../../support/zod.js";
+
+/** plan.json, in the task directory: what the conductor executes. */
+export const PLAN_FILE = "plan.json";
+
+/** Everything decided before a task exists; written to plan.json for the conductor. */
+export const TaskPlanSchema = z.object({
+  root: z.string(),
+  objective: z.string(),
+  context: z.string(),
+  constraints: z.array(z.string()),
+  acceptance: z.array(z.string()),
+  agent: z.string(),
+  role: z.string().nullable(),
+  mode: ModeSchema,
+  isolation: z.enum(["inplace", "worktree"]),
+  network: z.boolean(),
+  findings: z.array(FindingSchema),
+  /** Tool restrictions for the agent, in its CLI's own names. */
+  tools: z
+    .object({ allowed: z.array(z.string()).nullable(), excluded: z.array(z.string()) })
+    .default({ allowed: null, excluded: [] }),
+  timeout_ms: z.number().int().positive(),
+  stall_ms: z.number().int().positive(),
+  model: z.string().nullable(),
+  extra_args: z.array(z.string()),
+  channel: z.boolean(),
+  parent_id: z.string().nullable(),
+  depth: z.number().int().nonnegative(),
+  /** root: started by a person or a program; spawn: an agent re-running itself; delegate: another agent. */
+  kind: z.enum(["root", "spawn", "delegate"]).default("root"),
+  /** bounded children never exceed their parent and share its budget. */
+  bounded: z.boolean().default(false),
+  /** The delegation tree whose budget this task draws from (null: a tree of its own). */
+  budget: z.object({
+    tree: z.string().nullable(),
+    max_tasks_per_hour: z.number().nullable(),
+    max_cost_per_day: z.number().nullable(),
+  }),
+  /** The git work tree the task branches from (the project's, or its parent's worktree). */
+  repo_top: z.string().nullable(),
+  /** Where, relative to that work tree's top, the workspace is (usually ""). */
+  repo_prefix: z.string(),
+  worktree: z.object({ copy: z.array(z.string()), link: z.array(z.string()), setup: z.array(z.string()) }),
+  system_prompt: z.string().nullable(),
+  requested_by: z.string(),
+});
+export type TaskPlan = z.infer<typeof TaskPlanSchema>;
+
+export async function writePlan(dir: string, plan: TaskPlan): Promise<void> {
+  await writeJsonAtomic(join(dir, PLAN_FILE), plan);
+}
+
+/** The plan a task was started with; throws when it is missing or invalid. */
+export async function loadPlan(dir: string): Promise<TaskPlan> {
+  return TaskPlanSchema.parse(JSON.parse(await readFile(join(dir, PLAN_FILE), "utf8")));
+}
+
+/** The plan a task was started with, or undefined when it cannot be read. */
+export async function readPlan(dir: string): Promise<TaskPlan | undefined> {
+  try {
+    return await loadPlan(dir);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,4 +1,0 @@
-import { defineLiveSuite } from "../helpers/live-suite.js";
-
-// The real claude CLI (pinned in test/agents) through its adapter, against caesar mock-model.
-defineLiveSuite("claude", { nativeReport: true, readOnly: "denied", readOnlyReportFile: true });

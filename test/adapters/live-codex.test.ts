@@ -1,4 +1,0 @@
-import { defineLiveSuite } from "../helpers/live-suite.js";
-
-// The real codex CLI (pinned in test/agents) through its adapter, against caesar mock-model.
-defineLiveSuite("codex", { nativeReport: true, readOnly: "silent" });

@@ -1,4 +1,0 @@
-import { defineLiveSuite } from "../helpers/live-suite.js";
-
-// The real copilot CLI (pinned in test/agents) through its adapter, against caesar mock-model.
-defineLiveSuite("copilot", { nativeReport: false, readOnly: "denied" });

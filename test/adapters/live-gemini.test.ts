@@ -1,4 +1,0 @@
-import { defineLiveSuite } from "../helpers/live-suite.js";
-
-// The real gemini CLI (pinned in test/agents) through its adapter, against caesar mock-model.
-defineLiveSuite("gemini", { nativeReport: false, readOnly: "not-offered" });

@@ -1,0 +1,267 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { makeRepo } from "../helpers/repo.js";
+import { type ServeProcess, startServe } from "../helpers/serve-process.js";
+
+/** `caesar serve` and `caesar query`, both the real binary, against a real workspace with a real task. */
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
+type Json = any;
+
+let root: string;
+let serve: ServeProcess;
+let taskId: string;
+
+beforeAll(async () => {
+  root = makeRepo({ "README.md": "# client\n" });
+  const run = await runCaesar(
+    ["run", "--json", "--agent", "reference", 'create notes.txt containing "noted"'],
+    { cwd: root },
+  );
+  expect(run.code).toBe(0);
+  taskId = parseJsonOutput<{ task_id: string }>(run).task_id;
+  serve = await startServe(root);
+});
+
+afterAll(async () => {
+  await serve?.stop();
+});
+
+/** caesar query, finding the server through the address `caesar serve` recorded (no CAESAR_URL). */
+function agent(args: string[], env: NodeJS.ProcessEnv = {}) {
+  return runCaesar(["query", ...args], { cwd: root, env: { CAESAR_URL: "", ...env } });
+}
+
+describe("caesar serve", () => {
+  it("records its address under .caesar/state/ and binds loopback", () => {
+    const address = JSON.parse(readFileSync(join(root, ".caesar", "state", "serve.json"), "utf8"));
+    expect(address).toMatchObject({
+      url: serve.url,
+      host: "127.0.0.1",
+      port: serve.port,
+      pid: serve.child.pid,
+    });
+    expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(existsSync(join(root, ".caesar", "state", "serve-token"))).toBe(true);
+  });
+
+  it("refuses another address without a token, and a weak token", async () => {
+    const refused = await runCaesar(["serve", "--host", "0.0.0.0", "--port", "0", "--json"], { cwd: root });
+    expect(refused.code).toBe(2);
+    expect(parseJsonOutput<Json>(refused).error.code).toBe("token_required");
+    const weak = await runCaesar(
+      ["serve", "--host", "0.0.0.0", "--port", "0", "--token", "short", "--json"],
+      { cwd: root },
+    );
+    expect(weak.code).toBe(2);
+    expect(parseJsonOutput<Json>(weak).error.code).toBe("weak_token");
+    const badPort = await runCaesar(["serve", "--port", "http", "--json"], { cwd: root });
+    expect(badPort.code).toBe(2);
+  });
+
+  it("says so when its port is taken", async () => {
+    const busy = await runCaesar(["serve", "--port", String(serve.port), "--json"], { cwd: root });
+    expect(busy.code).toBe(1);
+    expect(parseJsonOutput<Json>(busy).error.code).toBe("port_in_use");
+  });
+
+  it("with --host and a token, reads need the token from other machines (here: loopback still reads freely)", async () => {
+    // Another workspace: a second server of the same one would replace its recorded address.
+    const other = makeRepo();
+    const exposed = await startServe(other, ["--port", "0", "--host", "0.0.0.0", "--token", "x".repeat(32)]);
+    try {
+      const local = await fetch(`${exposed.url}api/state`);
+      expect(local.status).toBe(200);
+      const mutation = await fetch(`${exposed.url}api/mutate/v1/request`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "X-Commit-Zero": "local-demo",
+          Authorization: `Bearer ${"y".repeat(32)}`,
+        },
+        body: "{}",
+      });
+      expect(mutation.status).toBe(401);
+      expect(existsSync(join(other, ".caesar", "state", "serve.json"))).toBe(true);
+    } finally {
+      expect(await exposed.stop()).toBe(0);
+    }
+    // A clean stop removes the recorded address (and a missing token file was never needed).
+    expect(existsSync(join(other, ".caesar", "state", "serve.json"))).toBe(false);
+    expect(existsSync(join(other, ".caesar", "state", "serve-token"))).toBe(false);
+  });
+});
+
+describe("caesar query against the live server", () => {
+  it("capabilities", async () => {
+    const result = await agent(["capabilities", "--json"]);
+    expect(result.code).toBe(0);
+    const body = parseJsonOutput<Json>(result);
+    expect(body.protocol).toBe("cz-agent/1");
+    expect(body.operations).toHaveLength(3);
+    const human = await agent(["capabilities"]);
+    expect(human.stdout).toContain("cz-agent/1 at http://127.0.0.1:");
+  });
+
+  it("answers under its 0.1 name, caesar agent, for this release", async () => {
+    const old = await runCaesar(["agent", "capabilities", "--json"], { cwd: root, env: { CAESAR_URL: "" } });
+    expect(old.code, old.stderr).toBe(0);
+    expect(parseJsonOutput<Json>(old).protocol).toBe("cz-agent/1");
+  });
+
+  it("timeline, with an actor, pages and repository filter", async () => {
+    const all = parseJsonOutput<Json>(await agent(["timeline", "--json", "--limit", "100"]));
+    expect(all).toMatchObject({ protocol: "cz-agent/1", provenance: "observed", operation: "timeline.read" });
+    expect(all.result.entries.length).toBeGreaterThan(3);
+    expect(all.result.entries.every((e: Json) => e.taskId === taskId && e.actor === "reference")).toBe(true);
+    const reference = parseJsonOutput<Json>(await agent(["timeline", "reference", "--json", "--limit", "2"]));
+    expect(reference.result.entries).toHaveLength(2);
+    expect(reference.result.nextBefore).toBe(reference.result.entries[1].position);
+    const next = parseJsonOutput<Json>(
+      await agent([
+        "timeline",
+        "reference",
+        "--json",
+        "--limit",
+        "2",
+        "--before",
+        String(reference.result.nextBefore),
+      ]),
+    );
+    expect(next.result.entries[0].position).toBeLessThan(reference.result.nextBefore);
+    const user = parseJsonOutput<Json>(await agent(["timeline", "user", "--json"]));
+    expect(user.result.entries).toEqual([]);
+    const worktree = parseJsonOutput<Json>(
+      await agent(["timeline", "--repo", taskId, "--json", "--limit", "100"]),
+    );
+    expect(worktree.result.entries).toHaveLength(all.result.entries.length);
+    const human = await agent(["timeline"]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("finished");
+    expect(human.stdout).toContain(taskId);
+  });
+
+  it("repository", async () => {
+    const capabilities = parseJsonOutput<Json>(await agent(["capabilities", "--json"]));
+    const project = capabilities.repositories.project;
+    const result = parseJsonOutput<Json>(await agent(["repository", project, "--json"]));
+    expect(result.result).toMatchObject({ id: project, kind: "project", vcs: "git" });
+    expect(result.result.snapshot.files.map((f: Json) => f.path)).toContain("README.md");
+    const human = await agent(["repository", taskId]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain("notes.txt");
+    const missing = await agent(["repository", "nope", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(parseJsonOutput<Json>(missing).error.code).toBe("repository_not_found");
+  });
+
+  it("change", async () => {
+    const result = parseJsonOutput<Json>(await agent(["change", "1", "--json"]));
+    expect(result.result).toMatchObject({ number: 1, taskId, status: "ready" });
+    expect(result.result.diff.patch).toContain("+noted");
+    const human = await agent(["change", "1"]);
+    expect(human.stdout).toContain("change #1");
+    expect(human.stdout).toContain("+noted");
+    const missing = await agent(["change", "77", "--json"]);
+    expect(missing.code).toBe(1);
+    expect(parseJsonOutput<Json>(missing).error.code).toBe("change_not_found");
+    const invalid = await agent(["change", "0", "--json"]);
+    expect(invalid.code).toBe(1);
+    expect(parseJsonOutput<Json>(invalid).error.code).toBe("invalid_argument");
+    const notNumber = await agent(["change", "seven", "--json"]);
+    expect(notNumber.code).toBe(2);
+  });
+
+  it("CAESAR_URL selects the server; non-local endpoints are refused before any request", async () => {
+    const explicit = await agent(["capabilities", "--json"], {
+      CAESAR_URL: `http://localhost:${serve.port}`,
+    });
+    expect(explicit.code).toBe(0);
+    for (const url of [
+      "http://example.com:4173",
+      "https://127.0.0.1:4173",
+      "http://10.0.0.1:4173",
+      `http://127.0.0.1:${serve.port}/prefix`,
+      "ftp://127.0.0.1",
+      "http://user:pw@127.0.0.1:1",
+    ]) {
+      const refused = await agent(["capabilities", "--json"], { CAESAR_URL: url });
+      expect(refused.code, url).toBe(2);
+      expect(parseJsonOutput<Json>(refused).error.code, url).toBe("non_local_endpoint");
+    }
+  });
+});
+
+describe("caesar query against misbehaving endpoints", () => {
+  let stub: Server;
+  let port: number;
+  const seen: string[] = [];
+  let mode: "redirect" | "conflict" = "redirect";
+
+  beforeAll(async () => {
+    // A plain HTTP server standing in for a proxy or a racing workspace: the client's reaction is what is tested.
+    stub = createServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      if (mode === "redirect") {
+        response.writeHead(302, { Location: "http://example.com/api/agent/v1" }).end();
+        return;
+      }
+      if (request.method === "GET" && request.url === "/api/state") {
+        response
+          .writeHead(200, { "Content-Type": "application/json" })
+          .end(JSON.stringify({ runId: "8f0c5a55-3a53-4c68-9f0e-3a6b1b1f6b10", version: 3 }));
+        return;
+      }
+      response.writeHead(409, { "Content-Type": "application/json" }).end(
+        JSON.stringify({
+          error: {
+            code: "stale_revision",
+            summary: "Revision 3 is not the current revision (4).",
+            detail: "reread",
+          },
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => stub.listen(0, "127.0.0.1", resolve));
+    port = (stub.address() as AddressInfo).port;
+  });
+
+  afterAll(() => new Promise<void>((resolve) => stub.close(() => resolve())));
+
+  it("refuses to follow a redirect", async () => {
+    mode = "redirect";
+    const result = await agent(["capabilities", "--json"], { CAESAR_URL: `http://127.0.0.1:${port}` });
+    expect(result.code).toBe(1);
+    expect(parseJsonOutput<Json>(result).error.code).toBe("redirect_refused");
+    expect(seen.filter((line) => line.includes("example"))).toEqual([]);
+  });
+
+  it("reads the revision first, reports a conflict and does not retry", async () => {
+    mode = "conflict";
+    seen.length = 0;
+    const result = await agent(["change", "1", "--json"], { CAESAR_URL: `http://127.0.0.1:${port}` });
+    expect(result.code).toBe(1);
+    const error = parseJsonOutput<Json>(result).error;
+    expect(error.code).toBe("conflict");
+    expect(error.summary).toContain("409 stale_revision");
+    expect(error.detail).toContain("Not retried");
+    expect(seen).toEqual(["GET /api/state", "POST /api/agent/v1/query"]);
+  });
+
+  it("says when nothing listens", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, "127.0.0.1", () => {
+        const free = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(free));
+      });
+    });
+    const result = await agent(["capabilities", "--json"], { CAESAR_URL: `http://127.0.0.1:${closed}` });
+    expect(result.code).toBe(1);
+    expect(parseJsonOutput<Json>(result).error.code).toBe("server_unreachable");
+  });
+});
