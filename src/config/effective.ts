@@ -42,6 +42,25 @@ export const POLICY_DEFAULTS: Policy = {
   max_cost_per_day: null,
 };
 
+/** `[cluster]`: unset keys stay null (nats null: tasks run on this machine). */
+export const CLUSTER_DEFAULTS = {
+  nats: null as string[] | null,
+  remote: "origin",
+  credentials: null as string | null,
+  nkey: null as string | null,
+  token_file: null as string | null,
+  user: null as string | null,
+  password_file: null as string | null,
+  tls_ca: null as string | null,
+  tls_cert: null as string | null,
+  tls_key: null as string | null,
+  on_worker_loss: "retry" as "retry" | "fail",
+  max_attempts: 3,
+  heartbeat_timeout: "30s",
+  replicas: 1,
+  queue: null as string | null,
+};
+
 export const WORKTREE_DEFAULTS = { copy: [] as string[], link: [] as string[], setup: [] as string[] };
 
 export interface DelegateTarget {
@@ -70,6 +89,7 @@ export type EffectiveRole = { name: string } & { [K in keyof RoleFields]-?: Sour
 export interface EffectiveConfig {
   policy: { [K in keyof Policy]: Sourced<Policy[K]> };
   worktree: { [K in keyof typeof WORKTREE_DEFAULTS]: Sourced<string[]> };
+  cluster: { [K in keyof typeof CLUSTER_DEFAULTS]: Sourced<(typeof CLUSTER_DEFAULTS)[K]> };
   models: Record<string, Sourced<string>>;
   /** `[[agent]]` entries: the most specific layer's declaration of an id wins whole. */
   agents: Record<string, Sourced<CustomAgentConfig>>;
@@ -123,6 +143,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
   const config: EffectiveConfig = {
     policy: sourcedDefaults(POLICY_DEFAULTS),
     worktree: sourcedDefaults(WORKTREE_DEFAULTS),
+    cluster: sourcedDefaults(CLUSTER_DEFAULTS),
     models: {},
     agents: {},
     agentSettings: {},
@@ -136,6 +157,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     overlay(config.policy as Record<string, Sourced<unknown>>, file.policy, layer);
     overlay(config.worktree as Record<string, Sourced<unknown>>, file.worktree, layer);
     overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
+    overlay(config.cluster as Record<string, Sourced<unknown>>, clusterValues(file.cluster), layer);
     for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };
     for (const [id, settings] of Object.entries(file.agents ?? {})) {
       config.agentSettings[id] ??= {};
@@ -148,6 +170,13 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     for (const role of file.role ?? []) mergeRole(config, role, layer);
   }
   return config;
+}
+
+/** `nats` may be one URL or a list: always a list here. */
+function clusterValues(cluster: ConfigFile["cluster"]): object | undefined {
+  if (!cluster) return undefined;
+  const { nats, ...rest } = cluster;
+  return nats === undefined ? rest : { ...rest, nats: Array.isArray(nats) ? nats : [nats] };
 }
 
 const ROLE_FIELDS = [

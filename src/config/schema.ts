@@ -54,6 +54,57 @@ export const WorktreeSchema = z.strictObject({
   setup: z.array(z.string()).optional().describe("Commands run in the worktree before the agent starts."),
 });
 
+/**
+ * `[cluster]`: where tasks go when they leave this machine (NATS JetStream for the queue, a git remote for
+ * the code). Credentials are never written here as values: only the paths of files that hold them.
+ */
+export const ClusterSchema = z.strictObject({
+  nats: z
+    .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+    .optional()
+    .describe(
+      "NATS server URL(s), nats://host:4222 or tls://host:4222. When set, `caesar run` sends tasks there.",
+    ),
+  remote: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The git remote every machine reaches (a remote name or a URL; default origin)."),
+  credentials: z.string().min(1).optional().describe("A NATS credentials file (.creds: JWT and nkey seed)."),
+  nkey: z.string().min(1).optional().describe("A file holding an nkey seed (SU…)."),
+  token_file: z.string().min(1).optional().describe("A file holding a NATS token."),
+  user: z.string().min(1).optional().describe("A NATS user name (its password in password_file)."),
+  password_file: z.string().min(1).optional().describe("A file holding the NATS user's password."),
+  tls_ca: z.string().min(1).optional().describe("CA certificate file to verify the server with."),
+  tls_cert: z.string().min(1).optional().describe("Client certificate file (mutual TLS)."),
+  tls_key: z.string().min(1).optional().describe("Client key file (mutual TLS)."),
+  on_worker_loss: z
+    .enum(["retry", "fail"])
+    .optional()
+    .describe("A task whose worker was lost: run it again elsewhere, or conclude it failed (default retry)."),
+  max_attempts: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Workers a task may lose before it is concluded failed (default 3)."),
+  heartbeat_timeout: durationText
+    .optional()
+    .describe("A worker silent this long loses its tasks (default 30s; the queue's ack wait)."),
+  replicas: z
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .optional()
+    .describe("Copies of caesar's streams and buckets in a NATS cluster (default 1; 3 on a 3-node cluster)."),
+  queue: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "letters, digits, '-' and '_'")
+    .optional()
+    .describe("The queue's name (default: derived from the repository's first commit)."),
+});
+
 export const CustomAgentSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, '-' and '_'"),
   bin: z.string().min(1),
@@ -113,5 +164,6 @@ export const ConfigFileSchema = z.strictObject({
   agents: z.record(z.string(), AgentSettingsSchema).optional(),
   risk_profiles: z.record(z.string(), RiskProfileSchema).optional(),
   role: z.array(RoleSchema).optional(),
+  cluster: ClusterSchema.optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -15,11 +15,15 @@ export function findRole(config: EffectiveConfig, name: string): RoleConfig {
   });
 }
 
-/** A role picks the first agent of its list that is installed and allowed; each skip is explained. */
+/**
+ * A role picks the first agent of its list that is installed and allowed; each skip is explained. For a
+ * task sent to other machines (`installedHere` false), whether it is installed here does not matter.
+ */
 export async function pickRoleAgent(
   config: EffectiveConfig,
   role: RoleConfig,
   adapters: AgentAdapter[],
+  installedHere = true,
 ): Promise<AgentAdapter> {
   const candidates = role.agents ?? [];
   const skipped: string[] = [];
@@ -34,7 +38,7 @@ export async function pickRoleAgent(
       skipped.push(`${id}: ${admission.reason}`);
       continue;
     }
-    const detection = await adapter.detect();
+    const detection = installedHere ? await adapter.detect() : { installed: true };
     if (!detection.installed) {
       skipped.push(`${id}: not installed`);
       continue;

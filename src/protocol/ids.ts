@@ -22,9 +22,12 @@ export function assertTaskId(value: unknown, what = "task id"): string {
   return value;
 }
 
-/** A fresh task id: `t_` and eight hex digits (the hex also names the task's branch). */
-export function makeTaskId(): string {
-  return `t_${randomHex(4)}`;
+/**
+ * A fresh task id: `t_` and eight hex digits (the hex also names the task's branch). A task sent to a
+ * cluster gets sixteen (`bytes` 8): its id names it on every machine, among every submitter's tasks.
+ */
+export function makeTaskId(bytes = 4): string {
+  return `t_${randomHex(bytes)}`;
 }
 
 /** Question ids share the task-id rules: they name files under questions/ and answers/. */

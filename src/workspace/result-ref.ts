@@ -1,3 +1,4 @@
+import { CaesarError } from "../support/errors.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
 
 export function resultRefName(taskId: string): string {
@@ -19,4 +20,41 @@ export async function recordResultCommit(
   const commit = await gitOut(top, args, { env: CAESAR_GIT_IDENTITY });
   await git(top, ["update-ref", resultRefName(taskId), commit]);
   return commit;
+}
+
+/** Is this commit in the repository's object store? */
+export async function hasCommit(top: string, commit: string): Promise<boolean> {
+  return (await git(top, ["cat-file", "-e", `${commit}^{commit}`], { allowFailure: true })).code === 0;
+}
+
+/**
+ * Bring a task's result commit from the remote it was pushed to (`refs/caesar/tasks/<id>`), unless it is
+ * here already. Refuses a ref that names another commit than the one the task finished with.
+ */
+export async function fetchResultCommit(
+  top: string,
+  remote: string,
+  taskId: string,
+  commit: string,
+): Promise<void> {
+  if (await hasCommit(top, commit)) return;
+  const ref = resultRefName(taskId);
+  const fetched = await git(top, ["fetch", "--quiet", "--no-tags", remote, `+${ref}:${ref}`], {
+    allowFailure: true,
+  });
+  if (fetched.code !== 0) {
+    throw new CaesarError("result_fetch_failed", `Could not fetch ${ref} from ${remote}.`, {
+      detail: `${fetched.stderr.trim() || fetched.stdout.trim()}\nThe task's worker pushed its result there: check that this clone reaches the remote (git fetch ${remote}), then retry.`,
+    });
+  }
+  if (!(await hasCommit(top, commit))) {
+    const got = await gitOut(top, ["rev-parse", "--verify", "--quiet", ref]).catch(() => "");
+    throw new CaesarError(
+      "result_ref_mismatch",
+      `${ref} on ${remote} is ${got || "missing"}, not the task's result ${commit}.`,
+      {
+        detail: "Someone moved the ref after the task finished; the task's own result is not on the remote.",
+      },
+    );
+  }
 }

@@ -1,4 +1,4 @@
-import type { TaskState } from "../../engine/store/state.js";
+import { hasSeparateResult, type TaskState } from "../../engine/store/state.js";
 import type { IndexedTask } from "../index/indexed-task.js";
 
 /**
@@ -12,7 +12,7 @@ export function changeStatusOf(state: TaskState): ChangeStatus {
   if (state.phase !== "finished") return "running";
   if (state.applied) return "applied";
   const changes = state.report?.changes.length ?? 0;
-  if (!state.worktree) return changes > 0 ? "in_place" : "empty";
+  if (!hasSeparateResult(state)) return changes > 0 ? "in_place" : "empty";
   return changes > 0 ? "ready" : "empty";
 }
 
@@ -45,6 +45,7 @@ export function summarizeTask(task: IndexedTask) {
     applied: s.applied,
     cancelRequested: s.cancel_requested,
     waitingForSlot: s.waiting_for_slot?.map((holder) => holder.task_id) ?? null,
+    worker: s.remote?.worker?.id ?? null,
     events: task.spans.length,
     pendingQuestions: task.questions.filter((q) => q.answer === null).length,
     revision: task.revision,

@@ -32,19 +32,31 @@ import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } 
 import { returnChannelFor } from "./return-channel.js";
 import { acquireSlot } from "./slots.js";
 
+export interface ConductOptions {
+  /** Cancels the task (the agent's process group is ended, the task concluded `cancelled`). */
+  signal?: AbortSignal;
+  /** Take one of the project's `[policy] max_parallel` slots first (default true; a worker has its own cap). */
+  takeSlot?: boolean;
+}
+
 /**
- * The conductor: the one process that owns a task from its slot to its final state. Started detached by
- * any front end, so closing a terminal or an MCP session never orphans the task. It never leaves a task
- * "running": whatever happens, it writes a final state.
+ * The conductor: owns a task from its slot to its final state. Run by a detached process of its own
+ * (started by any front end, so closing a terminal or an MCP session never orphans the task), or inside a
+ * cluster worker beside its other tasks. It never leaves a task "running": whatever happens, it writes a
+ * final state.
  */
-export async function conduct(root: string, taskId: string): Promise<void> {
+export async function conduct(root: string, taskId: string, options: ConductOptions = {}): Promise<void> {
   const dir = taskDirOf(root, taskId);
   const plan = await loadPlan(dir);
   const paths = taskPaths(dir);
   const events = new EventWriter(paths.events, taskId);
   const cancel = new AbortController();
   const onSignal = () => cancel.abort(new Error("cancelled"));
-  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
+  // Without a signal of its own (the process is the task's), the process's signals cancel it.
+  const processSignals = options.signal ? [] : (["SIGTERM", "SIGINT", "SIGHUP"] as const);
+  for (const signal of processSignals) process.on(signal, onSignal);
+  options.signal?.addEventListener("abort", onSignal, { once: true });
+  if (options.signal?.aborted) onSignal();
 
   // The configuration loads while the state is written (its errors are thrown below, inside the try).
   const configLoad = loadConfig(root).then(
@@ -74,17 +86,19 @@ export async function conduct(root: string, taskId: string): Promise<void> {
     const { config } = loaded;
     const adapter = findAdapter(config, root, plan.agent);
     trace("conductor: config loaded");
-    release = await acquireSlot(
-      projectPaths(root).slots,
-      taskId,
-      config.policy.max_parallel.value,
-      (holders) =>
-        updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
-      cancel.signal,
-    ).catch((error) => {
-      if (cancel.signal.aborted) return undefined;
-      throw error;
-    });
+    if (options.takeSlot === false) release = async () => {};
+    else
+      release = await acquireSlot(
+        projectPaths(root).slots,
+        taskId,
+        config.policy.max_parallel.value,
+        (holders) =>
+          updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
+        cancel.signal,
+      ).catch((error) => {
+        if (cancel.signal.aborted) return undefined;
+        throw error;
+      });
     if (!release) {
       await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
       return;
@@ -94,7 +108,8 @@ export async function conduct(root: string, taskId: string): Promise<void> {
     await finishAfterCrash(dir, finish, error);
   } finally {
     await closeUp();
-    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, onSignal);
+    for (const signal of processSignals) process.off(signal, onSignal);
+    options.signal?.removeEventListener("abort", onSignal);
   }
 }
 

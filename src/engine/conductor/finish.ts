@@ -124,6 +124,8 @@ interface EndOfTask {
 }
 
 async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTask | undefined> {
+  // A remote task's workspace is on its worker: nothing here shows what it changed.
+  if (state.remote) return undefined;
   const top = state.worktree ?? plan.repo_top;
   if (!top || !state.start_tree) return undefined;
   // A fresh worktree starts at its base: when git sees it untouched, the end tree is the start tree.

@@ -56,8 +56,10 @@ export async function isolate(plan: TaskPlan, taskId: string): Promise<Isolation
       missing: [],
     };
   }
+  // A planned base (a task sent by another machine) is frozen in the plan; otherwise the HEAD of now.
+  const base = plan.base_commit ?? "HEAD";
   const [baseRef, baseTree] = (
-    await gitOut(plan.repo_top, ["rev-parse", "HEAD^{commit}", "HEAD^{tree}"])
+    await gitOut(plan.repo_top, ["rev-parse", `${base}^{commit}`, `${base}^{tree}`])
   ).split("\n") as [string, string];
   const { path, branch } = plannedWorktree(plan, taskId)!;
   await addWorktree(plan.repo_top, path, branch, baseRef);

@@ -32,6 +32,8 @@ export interface TaskView {
   applied: boolean;
   /** Tasks holding the slots this one waits for (`[policy] max_parallel`). */
   waiting_for_slot: string[] | null;
+  /** The worker a remote task runs on (null for a task of this machine, or one still in the queue). */
+  worker: string | null;
   error: { code: string; message: string } | null;
   /** The normalized report (changes verified by git), once the task has finished. */
   report: NormalizedReport | null;
@@ -65,6 +67,7 @@ export async function viewTask(record: TaskRecord, now = Date.now()): Promise<Ta
     change_number: state.change_number,
     applied: state.applied !== null,
     waiting_for_slot: state.waiting_for_slot?.map((holder) => holder.task_id) ?? null,
+    worker: state.remote?.worker?.id ?? null,
     error: state.error,
     report: state.report,
     open_questions: open,

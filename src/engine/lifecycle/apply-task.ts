@@ -1,4 +1,5 @@
 import { CaesarError } from "../../support/errors.js";
+import { hasSeparateResult } from "../store/state.js";
 import type { TaskRecord } from "../store/task-store.js";
 import { updateState } from "../store/task-store.js";
 import { readPlan } from "./live-task.js";
@@ -27,7 +28,7 @@ export async function applyTask(
       detail: `Wait for it to finish (caesar logs ${record.id} --follow), or cancel it first.`,
     });
   }
-  if (!state.worktree) {
+  if (!hasSeparateResult(state)) {
     throw new CaesarError(
       "apply_inplace",
       `Task ${record.id} ran in place: its changes are already in your working tree.`,

@@ -3,6 +3,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { withFileLock } from "../../support/file-lock.js";
 import { isProcessAlive } from "../../support/process.js";
 import { finishTask } from "../conductor/finish.js";
+import { ensureRelay } from "../conductor/relay.js";
 import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
@@ -12,9 +13,13 @@ import { readState, type TaskRecord } from "../store/task-store.js";
 /** A queued task whose conductor never recorded itself is abandoned after this long. */
 const UNCLAIMED_AFTER_MS = 60_000;
 
-/** Is this task's conductor proven gone while the task is not finished? */
+/**
+ * Is this task's conductor proven gone while the task is not finished? Never for a remote task: it lives
+ * on in the cluster whatever happens here (a worker lost is the cluster's to handle), and its relay is
+ * started again instead (see concludeIfAbandoned).
+ */
 export function isAbandoned(state: TaskState, now = Date.now()): boolean {
-  if (state.phase === "finished") return false;
+  if (state.phase === "finished" || state.remote) return false;
   if (state.conductor) return !isProcessAlive(state.conductor);
   return now - Date.parse(state.created_at) > UNCLAIMED_AFTER_MS;
 }
@@ -29,6 +34,10 @@ export async function concludeIfAbandoned(
   by: string,
   outcome: Outcome = "failed",
 ): Promise<TaskState> {
+  if (record.state.remote && record.state.phase !== "finished") {
+    ensureRelay(record.state.root);
+    return record.state;
+  }
   if (!isAbandoned(record.state)) return record.state;
   return withFileLock(join(record.dir, ".conclude.lock"), async () => {
     const state = await readState(record.dir);

@@ -3,7 +3,7 @@ import type { EffectiveConfig } from "../../config/effective.js";
 import type { CallerTask } from "../../policy/delegation.js";
 import type { Envelope } from "../../policy/escalation.js";
 import { isValidTaskId } from "../../protocol/ids.js";
-import { loadPlan, type TaskPlan } from "../store/task-plan.js";
+import { loadPlan, type RemotePlan, type TaskPlan } from "../store/task-plan.js";
 import { readState, taskDirOf } from "../store/task-store.js";
 import type { ParentContext } from "./request.js";
 
@@ -18,6 +18,8 @@ export interface ParentTask {
     workspace: string;
     /** The delegation tree (budget ledger) it draws from. */
     budgetTree: string;
+    /** The cluster it runs in (its children go there too), if any. */
+    remote: RemotePlan | null;
   };
   /** What the parent may do, for the no-escalation check of bounded children. */
   envelope?: Envelope;
@@ -62,6 +64,7 @@ export async function loadParent(
       worktree: state.worktree,
       workspace: state.workspace,
       budgetTree: plan.budget.tree ?? state.id,
+      remote: plan.remote,
     },
     envelope: {
       mode: plan.mode,

@@ -17,6 +17,7 @@ import { describeRepository } from "../../workspace/git.js";
 import { checkProjectRelativePath } from "../../workspace/materialise.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { loadParent, type ParentTask } from "./parent.js";
+import { resolveRemote } from "./remote-plan.js";
 import type { DelegationRequest } from "./request.js";
 
 export type { TaskPlan } from "../store/task-plan.js";
@@ -44,14 +45,23 @@ export async function resolvePlan(
     });
   }
   const role = request.role ? findRole(config, request.role) : undefined;
-  const adapter = await chooseAgent(config, root, request, role);
+  const parent = request.parent ? await loadParent(root, request.parent, config) : undefined;
+  const remote = resolveRemote(request.on, config, root, parent?.task?.remote ?? null, context.env);
+  // An agent sent to other machines need not be installed on this one.
+  const adapter = await chooseAgent(config, root, request, role, remote === null);
   assertAdmitted(config, adapter);
 
-  const parent = request.parent ? await loadParent(root, request.parent, config) : undefined;
   if (parent && !parent.task) checkDepth(config, parent.caller);
   const decision = parent?.task ? decideDelegation(config, parent.caller, adapter) : undefined;
   const bounded = decision?.mode === "bounded";
   const inherited = bounded ? parent?.envelope : undefined;
+  if (bounded && parent?.task?.remote && remote === null) {
+    throw new UsageError(
+      "cluster_child_local",
+      `Task ${parent.task.id} runs in a cluster: its bounded children share its budget there and run there too.`,
+      { detail: "Drop --on local (or pass --on with the parent's NATS servers)." },
+    );
+  }
 
   const mode = request.mode ?? role?.mode ?? inherited?.mode ?? config.policy.mode.value;
   const repo = await repositoryFor(root, parent);
@@ -59,7 +69,9 @@ export async function resolvePlan(
     request.isolation ??
     role?.isolation ??
     (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
-  const isolation = resolveIsolation(isolationRequest, mode, repo.kind, config);
+  const isolation = remote
+    ? remoteIsolation(request.isolation ?? role?.isolation, repo.kind)
+    : resolveIsolation(isolationRequest, mode, repo.kind, config);
   const networkRequest =
     request.network ??
     role?.network ??
@@ -142,6 +154,9 @@ export async function resolvePlan(
       worktree,
       system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
       requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
+      // A task sent to other machines starts from the commit of now, pushed for them to fetch.
+      base_commit: remote && repo.kind === "usable" ? repo.head : null,
+      remote,
     },
   };
 }
@@ -169,9 +184,10 @@ async function chooseAgent(
   root: string,
   request: DelegationRequest,
   role: RoleConfig | undefined,
+  installedHere: boolean,
 ): Promise<AgentAdapter> {
   if (request.agent) return findAdapter(config, root, request.agent);
-  if (role) return pickRoleAgent(config, role, listAdapters(config, root));
+  if (role) return pickRoleAgent(config, role, listAdapters(config, root), installedHere);
   throw new UsageError("no_agent", "No agent selected.", {
     detail:
       "Pass --agent <id> (try --agent reference, the bundled agent), or --role <name> (reviewer, implementer, investigator, or one of yours).",
@@ -213,6 +229,34 @@ async function readRolePrompt(
       },
     );
   }
+}
+
+/** A task on other machines runs in a worktree there: its result comes back as a commit. */
+function remoteIsolation(
+  requested: "auto" | "inplace" | "worktree" | undefined,
+  repo: "none" | "empty" | "usable",
+): "worktree" {
+  if (requested === "inplace") {
+    throw new UsageError("remote_inplace", "A task sent to other machines cannot run in place.", {
+      detail:
+        "It runs in a worktree on the worker, and its change comes back as a commit for `caesar apply`. Drop --isolation inplace, or run it here with --on local.",
+    });
+  }
+  if (repo !== "usable") {
+    throw new UsageError(
+      "remote_needs_git",
+      repo === "none"
+        ? "A task sent to other machines needs a git repository: its code travels through git."
+        : "A task sent to other machines needs a repository with at least one commit.",
+      {
+        detail:
+          repo === "none"
+            ? "Run caesar inside a clone of the repository the workers share, or run here with --on local."
+            : "Make a first commit and push it, or run here with --on local.",
+      },
+    );
+  }
+  return "worktree";
 }
 
 function resolveIsolation(

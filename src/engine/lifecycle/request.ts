@@ -24,6 +24,8 @@ export interface DelegationRequest {
   extraArgs?: string[];
   channel?: boolean;
   parent?: ParentContext;
+  /** Where to run: NATS server URL(s) of a pool of workers, or "local"; absent: `[cluster] nats` decides. */
+  on?: string;
   /** Who asked (for records): "cli", "mcp", "http", or the parent task id. */
   requestedBy?: string;
 }

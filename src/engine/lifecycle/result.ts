@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { CaesarError } from "../../support/errors.js";
 import { changedFiles, diffText, type ObservedChange } from "../../workspace/changes.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "../../workspace/git.js";
+import { fetchResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import type { TaskState } from "../store/state.js";
 
@@ -33,6 +34,7 @@ export async function taskResult(state: TaskState, repoTop: string | null): Prom
       },
     );
   }
+  if (state.remote) return remoteResult(state, repoTop ?? state.root);
   if (state.worktree && existsSync(state.worktree)) {
     const to = await snapshotTree(state.worktree, state.materialised);
     return {
@@ -75,6 +77,30 @@ export async function taskResult(state: TaskState, repoTop: string | null): Prom
       detail: "Its changes can no longer be shown or applied.",
     },
   );
+}
+
+/** A remote task's change: from its start tree to its result commit, fetched from the shared remote. */
+async function remoteResult(state: TaskState, top: string): Promise<TaskResult> {
+  const from = state.start_tree!;
+  if (state.end_tree && state.end_tree === from)
+    return { top, from, to: state.end_tree, changes: [], origin: "result-commit" };
+  if (!state.result_commit) {
+    throw new CaesarError(
+      state.phase === "finished" ? "result_gone" : "task_running",
+      state.phase === "finished"
+        ? `Task ${state.id} finished without a result commit on ${state.remote!.git_remote}.`
+        : `Task ${state.id} is still ${state.phase} on ${state.remote!.worker?.id ?? "the cluster"}.`,
+      {
+        detail:
+          state.phase === "finished"
+            ? "Its worker could not push it (see the task's error); its changes cannot be shown here."
+            : `Its change comes back when it finishes: caesar logs ${state.id} --follow.`,
+      },
+    );
+  }
+  await fetchResultCommit(top, state.remote!.git_remote, state.id, state.result_commit);
+  const to = await gitOut(top, ["rev-parse", `${state.result_commit}^{tree}`]);
+  return { top, from, to, changes: await changedFiles(top, from, to), origin: "result-commit" };
 }
 
 export async function taskPatch(result: TaskResult, options: { stat?: boolean } = {}): Promise<string> {

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { reserveBudget } from "../../policy/budget.js";
-import { makeTaskId } from "../../protocol/ids.js";
+import { assertTaskId, makeTaskId } from "../../protocol/ids.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { errnoOf } from "../../support/errors.js";
@@ -17,19 +17,31 @@ import { readState, type TaskRecord, updateState, writeState } from "../store/ta
 
 export const CONDUCTOR_LOG = "conductor.log";
 
+export interface CreateTaskOptions {
+  /**
+   * Reserve the task's place in its delegation tree's budget before its directory exists (a refusal leaves
+   * nothing behind). Default: the project's file ledger. A task of a cluster reserves in the cluster's.
+   */
+  reserve?: (taskId: string) => Promise<void>;
+  /** The task's id, when it was given (a worker creating the task it was sent). */
+  id?: string;
+  /** Make a fresh id (default `t_` and 8 hex digits). */
+  makeId?: () => string;
+  /** Fields of the initial state beside the plan's (the cluster's record, a conductor already known). */
+  state?: Partial<Pick<TaskState, "remote" | "conductor">>;
+}
+
 /**
- * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
- * the task runs on its own, whatever happens to the caller.
+ * Create the task directory for a resolved plan — `plan.json`, and `state.json` in phase `queued` — without
+ * starting anything: whoever conducts it (a conductor, a worker, a relay) takes it from there.
  */
-export async function startTask(
-  plan: TaskPlan,
-  options: { conductor?: PreparedConductor } = {},
-): Promise<TaskRecord> {
+export async function createTask(plan: TaskPlan, options: CreateTaskOptions = {}): Promise<TaskRecord> {
   const store = projectPaths(plan.root);
   await mkdir(store.tasks, { recursive: true });
-  const { id, dir } = await createTaskDir(store.tasks, (taskId) =>
-    reserveBudget(store.state, plan.budget.tree ?? taskId, taskId, plan.budget),
-  );
+  const reserve =
+    options.reserve ??
+    ((taskId: string) => reserveBudget(store.state, plan.budget.tree ?? taskId, taskId, plan.budget));
+  const { id, dir } = await createTaskDir(store.tasks, reserve, options.id, options.makeId ?? makeTaskId);
   const paths = taskPaths(dir);
   await writePlan(dir, plan);
   const now = new Date().toISOString();
@@ -72,8 +84,23 @@ export async function startTask(
     applied: null,
     cleaned_at: null,
     change_number: await nextChangeNumber(store.state),
+    remote: null,
+    ...options.state,
   };
   await writeState(dir, state);
+  return { id, dir, paths, state };
+}
+
+/**
+ * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
+ * the task runs on its own, whatever happens to the caller.
+ */
+export async function startTask(
+  plan: TaskPlan,
+  options: { conductor?: PreparedConductor } = {},
+): Promise<TaskRecord> {
+  const created = await createTask(plan);
+  const { id, dir, paths, state } = created;
   if (options.conductor) {
     // A prepared conductor records itself when it takes the task. Until then the task is unclaimed, so a
     // follower waits rather than concluding it: if this one ends without claiming it, it is replaced.
@@ -83,7 +110,7 @@ export async function startTask(
       if (prepared.pid !== undefined && (exit.code !== 0 || exit.signal !== null))
         return replaceUnstartedConductor(plan.root, id, dir, prepared.pid, exit);
     });
-    return { id, dir, paths, state };
+    return created;
   }
   const pid = launchConductor(plan.root, id, join(dir, CONDUCTOR_LOG));
   if (pid !== undefined) {
@@ -145,9 +172,17 @@ async function replaceUnstartedConductor(
 async function createTaskDir(
   tasksRoot: string,
   reserve: (id: string) => Promise<void>,
+  givenId: string | undefined,
+  makeId: () => string,
 ): Promise<{ id: string; dir: string }> {
+  if (givenId !== undefined) {
+    const dir = join(tasksRoot, assertTaskId(givenId));
+    await reserve(givenId);
+    await mkdir(dir);
+    return { id: givenId, dir };
+  }
   for (let attempt = 0; attempt < 20; attempt++) {
-    const id = makeTaskId();
+    const id = makeId();
     if (existsSync(join(tasksRoot, id))) continue;
     await reserve(id);
     const dir = join(tasksRoot, id);

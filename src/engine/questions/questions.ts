@@ -8,6 +8,7 @@ import { PROTOCOLS } from "../../protocol/versions.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { randomHex } from "../../support/random.js";
 import { EventWriter } from "../store/event-log.js";
+import { readState } from "../store/task-store.js";
 
 export interface QuestionWithAnswer {
   question: Question;
@@ -42,6 +43,14 @@ export async function listQuestions(dir: string): Promise<QuestionWithAnswer[]> 
     out.push({ question: question.value, answer: answer?.ok ? answer.value : null });
   }
   return out.sort((a, b) => a.question.asked_at.localeCompare(b.question.asked_at));
+}
+
+async function isRemoteTask(dir: string): Promise<boolean> {
+  try {
+    return (await readState(dir)).remote !== null;
+  } catch {
+    return false;
+  }
 }
 
 export async function pendingQuestions(dir: string): Promise<Question[]> {
@@ -100,11 +109,14 @@ export async function answerQuestion(
   } finally {
     await rm(temp, { force: true });
   }
-  await new EventWriter(paths.events, taskId).append({
-    type: "answer",
-    question_id: questionId,
-    answer: text,
-    by,
-  });
+  // A remote task's events are its worker's, mirrored here: the worker writes the `answer` event when
+  // the answer reaches it (the relay carries this file there).
+  if (!(await isRemoteTask(dir)))
+    await new EventWriter(paths.events, taskId).append({
+      type: "answer",
+      question_id: questionId,
+      answer: text,
+      by,
+    });
   return answer;
 }

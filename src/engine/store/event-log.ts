@@ -60,8 +60,9 @@ export class EventWriter {
     private readonly taskId: string,
   ) {}
 
-  append(body: EventBody): Promise<CaesarEvent> {
-    const result = this.chain.then(() => this.appendNow(body));
+  /** Append an event; `at` keeps the time it happened elsewhere (an event mirrored from a worker). */
+  append(body: EventBody, at?: string): Promise<CaesarEvent> {
+    const result = this.chain.then(() => this.appendNow(body, at));
     this.chain = result.catch(() => undefined);
     return result;
   }
@@ -78,12 +79,12 @@ export class EventWriter {
     await this.chain;
   }
 
-  private async appendNow(body: EventBody): Promise<CaesarEvent> {
+  private async appendNow(body: EventBody, at?: string): Promise<CaesarEvent> {
     await this.catchUp();
     const event = {
       protocol: PROTOCOLS.event,
       seq: this.nextSeq,
-      at: new Date().toISOString(),
+      at: at ?? new Date().toISOString(),
       task_id: this.taskId,
       ...body,
     } as CaesarEvent;

@@ -24,6 +24,34 @@ export type ProcessRecord = z.infer<typeof ProcessRecordSchema>;
 
 export const SlotHolderSchema = z.object({ task_id: z.string(), pid: z.number().int(), since: z.string() });
 
+/**
+ * A task sent to a pool of workers, as this machine follows it: the relay (engine/conductor/relay.ts)
+ * mirrors what the worker publishes into the task directory, so every front end reads it like any task.
+ */
+export const RemoteStateSchema = z.object({
+  /** The NATS servers (without credentials), for display. */
+  servers: z.string(),
+  queue: z.string(),
+  git_remote: z.string(),
+  /** The ref under which the starting point was pushed (refs/caesar/start/<id>), once it was. */
+  start_ref: z.string().nullable().default(null),
+  /** When the task was put in the queue (null: not yet). */
+  submitted_at: z.string().nullable().default(null),
+  /** The queue message's stream sequence (a cancel before any worker took the task removes it). */
+  queue_seq: z.number().int().nullable().default(null),
+  worker: z.object({ id: z.string(), host: z.string() }).nullable().default(null),
+  /** 1 for the first worker that took it; more after a worker was lost. */
+  attempt: z.number().int().nonnegative().default(0),
+  /** The agent's pid, on the worker's machine. */
+  agent_pid: z.number().int().nullable().default(null),
+  /** The worktree and branch, on the worker's machine. */
+  worktree: z.string().nullable().default(null),
+  branch: z.string().nullable().default(null),
+  /** Workers lost while they ran the task. */
+  lost: z.array(z.object({ worker: z.string(), attempt: z.number().int(), at: z.string() })).default([]),
+});
+export type RemoteState = z.infer<typeof RemoteStateSchema>;
+
 export const TaskStateSchema = z.object({
   version: z.literal(1),
   id: z.string(),
@@ -78,10 +106,17 @@ export const TaskStateSchema = z.object({
   cleaned_at: z.string().nullable().default(null),
   /** Sequential change number of this task's result (like a pull request number), assigned at creation. */
   change_number: z.number().int().positive().nullable().default(null),
+  /** Set when the task runs on a pool of workers (see RemoteStateSchema). */
+  remote: RemoteStateSchema.nullable().default(null),
 });
 
 export type TaskState = z.infer<typeof TaskStateSchema>;
 export type TaskStateInput = z.input<typeof TaskStateSchema>;
+
+/** Does the task keep its result apart from the working tree (a worktree here, or a remote worker's)? */
+export function hasSeparateResult(state: Pick<TaskState, "worktree" | "remote">): boolean {
+  return state.worktree !== null || state.remote !== null;
+}
 
 export function isTerminal(state: Pick<TaskState, "phase">): boolean {
   return state.phase === "finished";

@@ -8,6 +8,30 @@ import * as z from "../../support/zod.js";
 /** plan.json, in the task directory: what the conductor executes. */
 export const PLAN_FILE = "plan.json";
 
+/**
+ * Where a task runs when it leaves this machine: the NATS servers (and the files holding the credentials
+ * to reach them — paths only, never secrets), the git remote every machine reaches, and what happens when
+ * a worker is lost. Resolved from `--on` or `[cluster]` (docs/cluster.md).
+ */
+export const RemotePlanSchema = z.object({
+  servers: z.array(z.string().min(1)).min(1),
+  credentials: z.string().nullable().default(null),
+  nkey: z.string().nullable().default(null),
+  token_file: z.string().nullable().default(null),
+  user: z.string().nullable().default(null),
+  password_file: z.string().nullable().default(null),
+  tls_ca: z.string().nullable().default(null),
+  tls_cert: z.string().nullable().default(null),
+  tls_key: z.string().nullable().default(null),
+  git_remote: z.string().min(1),
+  queue: z.string().nullable().default(null),
+  on_worker_loss: z.enum(["retry", "fail"]).default("retry"),
+  max_attempts: z.number().int().positive().default(3),
+  heartbeat_ms: z.number().int().positive().default(30_000),
+  replicas: z.number().int().positive().default(1),
+});
+export type RemotePlan = z.infer<typeof RemotePlanSchema>;
+
 /** Everything decided before a task exists; written to plan.json for the conductor. */
 export const TaskPlanSchema = z.object({
   root: z.string(),
@@ -49,6 +73,10 @@ export const TaskPlanSchema = z.object({
   worktree: z.object({ copy: z.array(z.string()), link: z.array(z.string()), setup: z.array(z.string()) }),
   system_prompt: z.string().nullable(),
   requested_by: z.string(),
+  /** The commit a worktree starts from (null: the work tree's HEAD when the task is isolated). */
+  base_commit: z.string().nullable().default(null),
+  /** Set when the task runs on a pool of workers instead of this machine. */
+  remote: RemotePlanSchema.nullable().default(null),
 });
 export type TaskPlan = z.infer<typeof TaskPlanSchema>;
 

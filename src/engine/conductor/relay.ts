@@ -1,0 +1,52 @@
+import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CAESAR_BIN } from "../../support/package-paths.js";
+import { isProcessAlive } from "../../support/process.js";
+import { projectPaths } from "../store/project.js";
+
+/**
+ * The relay is the conductor of a project's remote tasks on the machine that sent them: one process per
+ * project (`caesar cluster relay`, in cluster/) that mirrors what workers publish into the task
+ * directories and carries cancels and answers back. Front ends start it; any command that reads a remote
+ * task whose relay is gone starts it again — the task itself lives on in the cluster.
+ */
+export function relayPaths(root: string): { lock: string; owner: string; log: string } {
+  const state = projectPaths(root).state;
+  const lock = join(state, "relay.lock");
+  return { lock, owner: join(lock, "owner.json"), log: join(state, "relay.log") };
+}
+
+/** Is a relay alive for this project (its lock's owner, by pid and start time)? */
+export function isRelayRunning(root: string): boolean {
+  try {
+    const owner = JSON.parse(readFileSync(relayPaths(root).owner, "utf8")) as { pid: number; start?: string };
+    return isProcessAlive(owner);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Start the project's relay unless one runs. Two callers racing start two: the second finds the lock
+ * taken and exits at once.
+ */
+export function ensureRelay(root: string): number | undefined {
+  if (isRelayRunning(root)) return undefined;
+  const paths = relayPaths(root);
+  mkdirSync(projectPaths(root).state, { recursive: true });
+  const log = openSync(paths.log, "a");
+  try {
+    const child = spawn(process.execPath, [CAESAR_BIN, "cluster", "relay", "--root", root], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", log, log],
+      env: process.env,
+    });
+    child.unref();
+    child.on("error", () => {});
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}
