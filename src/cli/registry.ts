@@ -4,6 +4,7 @@ import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { chatCommand } from "./commands/chat.js";
+import { clusterCommand } from "./commands/cluster.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
 import { doctorCommand } from "./commands/doctor.js";
@@ -22,6 +23,7 @@ import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
 import { statusCommand } from "./commands/status.js";
 import { watchCommand } from "./commands/watch.js";
+import { workerCommand } from "./commands/worker.js";
 
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
@@ -32,6 +34,7 @@ export const COMMANDS: CommandDefinition[] = [
   cancelCommand,
   returnChannelCommand,
   chatCommand,
+  clusterCommand,
   demoCommand,
   diffCommand,
   doctorCommand,
@@ -48,4 +51,5 @@ export const COMMANDS: CommandDefinition[] = [
   serveCommand,
   statusCommand,
   watchCommand,
+  workerCommand,
 ].sort((a, b) => a.name.localeCompare(b.name));

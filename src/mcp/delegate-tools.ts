@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentAdapter } from "../agents/adapter.js";
+import { startPlannedTask } from "../cluster/start.js";
 import { resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../engine/lifecycle/request.js";
-import { startTask } from "../engine/lifecycle/start.js";
 import { CaesarError, isCaesarError, messageOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
@@ -54,7 +54,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
           root: context.root,
           env: context.env,
         });
-        const record = await startTask(plan);
+        const record = await startPlannedTask(plan);
         return toolResult(
           describeStarted(record.id, record.dir, plan),
           `Started ${record.id} (${plan.agent}, ${plan.mode}, ${plan.isolation}). Wait for it with caesar_await {"task_ids": ["${record.id}"]}.`,
@@ -98,7 +98,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         const started: ReturnType<typeof describeStarted>[] = [];
         for (const { plan } of plans) {
           try {
-            const record = await startTask(plan);
+            const record = await startPlannedTask(plan);
             started.push(describeStarted(record.id, record.dir, plan));
           } catch (error) {
             throw new CaesarError(

@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { startPlannedTask } from "../cluster/start.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
 import { parentFromEnv } from "../engine/lifecycle/request.js";
-import { startTask } from "../engine/lifecycle/start.js";
 import { loadTask, type TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
@@ -83,7 +83,7 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
             context,
           );
           ids = [];
-          for (const { plan } of plans) ids.push((await startTask(plan)).id);
+          for (const { plan } of plans) ids.push((await startPlannedTask(plan)).id);
         }
         const stop = keepAlive(extra, "waiting for the race's contenders", args.timeout_ms);
         let waited: Awaited<ReturnType<typeof awaitTasks>>;

@@ -14,6 +14,8 @@ export interface RunRenderer {
   /** The first line: which task, which agent, how it runs. */
   header(state: Pick<TaskState, "id" | "agent" | "mode" | "isolation">): void;
   waiting(holders: { task_id: string; pid: number; since: string }[]): void;
+  /** Where a remote task is: in the cluster's queue, or on which worker (said again when it changes). */
+  remote(remote: NonNullable<TaskState["remote"]>): void;
   event(event: CaesarEvent): void;
   finished(state: TaskState): void;
 }
@@ -41,6 +43,7 @@ export function createRunRenderer(options: RunRendererOptions): RunRenderer {
     if (lines.length > 0) out.write(`${lines.join("\n")}\n`);
   };
   let lastWaiting = "";
+  let lastPlace = "";
   return {
     header(state) {
       const sep = ` ${theme.marks.sep} `;
@@ -81,6 +84,24 @@ export function createRunRenderer(options: RunRendererOptions): RunRenderer {
               { text: names, flex: true },
             ],
             bodyWidth,
+            theme,
+          ),
+      ]);
+    },
+    remote(remote) {
+      const place = remote.worker
+        ? `on worker ${remote.worker.id}${remote.worker.host ? ` (${remote.worker.host})` : ""}${remote.attempt > 1 ? `, attempt ${remote.attempt}` : ""}`
+        : remote.submitted_at
+          ? `in the queue of ${remote.servers}, waiting for a worker`
+          : `sending to ${remote.servers}`;
+      if (place === lastPlace) return;
+      lastPlace = place;
+      write([
+        theme.paint("muted", "where") +
+          " ".repeat(LABEL_WIDTH - 5) +
+          fitParts(
+            [{ text: place, flex: true }],
+            Math.max(20, (width ?? Number.POSITIVE_INFINITY) - LABEL_WIDTH),
             theme,
           ),
       ]);

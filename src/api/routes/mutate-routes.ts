@@ -1,8 +1,8 @@
 import { Hono } from "hono";
+import { startPlannedTask } from "../../cluster/start.js";
 import { applyTask } from "../../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../../engine/lifecycle/cancel.js";
 import { resolvePlan } from "../../engine/lifecycle/plan.js";
-import { startTask } from "../../engine/lifecycle/start.js";
 import { answerQuestion } from "../../engine/questions/questions.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
@@ -83,7 +83,7 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
         { ...rest, ...(timeoutMs === undefined ? {} : { timeoutMs }), requestedBy: BY },
         { root: ctx.root },
       );
-      const record = await startTask(plan);
+      const record = await startPlannedTask(plan);
       await index.refresh([record.id]);
       const task = index.task(record.id);
       return {

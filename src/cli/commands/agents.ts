@@ -185,6 +185,8 @@ export const agentsCommand: CommandDefinition = {
             mode: "read-only",
             timeoutMs: parseDuration(String(ctx.options.timeout), "--timeout"),
             requestedBy: "agents test",
+            // It tests the agent installed on this machine.
+            on: "local",
           },
           { root: ctx.root },
         );

@@ -21,7 +21,7 @@ export const demoCommand: CommandDefinition = {
         const repo = makeDemoRepository();
         ctx.out.notice(`Throwaway repository: ${repo}\nObjective: ${DEMO_OBJECTIVE}\n`);
         const { plan } = await resolvePlan(
-          { objective: DEMO_OBJECTIVE, agent: "reference", requestedBy: "demo" },
+          { objective: DEMO_OBJECTIVE, agent: "reference", requestedBy: "demo", on: "local" },
           { root: repo },
         );
         const record = await startTask(plan);

@@ -67,6 +67,7 @@ export const psCommand: CommandDefinition = {
             objective: s.objective,
             parent_id: s.parent_id,
             depth: s.depth,
+            worker: s.remote?.worker?.id ?? null,
           })),
           () => renderPs(shown, now),
         );
@@ -110,10 +111,11 @@ function renderPs(states: TaskState[], now: number): string {
     { header: "AGE", align: "right" },
     { header: "OBJECTIVE", flex: true },
   ];
+  // Where remote tasks run, when any is shown: `agent@worker` (or `agent@queue` while none took it).
   const rows = states.map((s) => [
     s.id,
     { text: describeState(s), role: roleOfState(s) },
-    s.agent,
+    s.remote ? `${s.agent}@${s.remote.worker?.id ?? "queue"}` : s.agent,
     formatElapsed(now - Date.parse(s.created_at)),
     s.objective.split("\n")[0]!,
   ]);

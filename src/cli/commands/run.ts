@@ -33,7 +33,11 @@ export const runCommand: CommandDefinition = {
         .option("--constraint <text>", "a constraint (repeatable)", collect, [])
         .option("--accept <criterion>", "an acceptance criterion (repeatable)", collect, [])
         .option("--channel", "give the agent the return channel (questions, progress, report)")
-        .option("--detach", "start the task and return its id at once"),
+        .option("--detach", "start the task and return its id at once")
+        .option(
+          "--on <nats-url|local>",
+          "run on the pool of workers behind this NATS server (default: [cluster] nats), or `local`",
+        ),
     ).action(
       handle(async (ctx, objective, extra) => {
         const extraArgs = argsAfterDoubleDash(ctx.command.args.length ? rawArgsOf(ctx.command) : []);

@@ -66,8 +66,19 @@ export function renderStatus(
   if (state.waiting_for_slot)
     row("waiting", `for a slot: ${state.waiting_for_slot.map((h) => h.task_id).join(", ")}`);
   row("parent", state.parent_id);
-  row("workspace", state.workspace);
-  row("branch", state.branch);
+  if (state.remote) {
+    const worker = state.remote.worker;
+    row(
+      "worker",
+      worker
+        ? `${worker.id}${worker.host ? ` (${worker.host})` : ""}${state.remote.attempt > 1 ? ` ${m.sep} attempt ${state.remote.attempt}` : ""}`
+        : `none yet ${m.sep} in the queue of ${state.remote.servers}`,
+    );
+    for (const lost of state.remote.lost) row("lost", `${lost.worker} (attempt ${lost.attempt}, ${lost.at})`);
+    row("on worker", state.remote.worktree);
+  }
+  row("workspace", state.remote ? null : state.workspace);
+  row("branch", state.remote ? state.remote.branch : state.branch);
   row("base", state.base_ref?.slice(0, 12));
   if (state.started_at) {
     const end = state.finished_at ? Date.parse(state.finished_at) : Date.now();

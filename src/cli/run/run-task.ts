@@ -1,9 +1,10 @@
+import { startPlannedTask } from "../../cluster/start.js";
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
 import type { PreparedConductor } from "../../engine/conductor/launch.js";
 import { followTask } from "../../engine/follow/follow.js";
 import { resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
 import { type DelegationRequest, parentFromEnv } from "../../engine/lifecycle/request.js";
-import { awaitClaim, startTask } from "../../engine/lifecycle/start.js";
+import { awaitClaim } from "../../engine/lifecycle/start.js";
 import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
 import type { Mode } from "../../protocol/task.js";
@@ -36,6 +37,7 @@ export async function requestFromOptions(
     acceptance: (o.accept as string[] | undefined) ?? [],
     extraArgs,
     channel: o.channel === true,
+    ...(o.on ? { on: String(o.on) } : {}),
     ...(parent ? { parent } : {}),
     requestedBy: parent ? parent.taskId : "cli",
   };
@@ -54,14 +56,14 @@ export async function runFromCli(
     trace("run: request built");
     ({ plan } = await resolvePlan(request, { root: ctx.root }));
     trace("run: planned");
-    record = await startTask(plan, { conductor });
+    record = await startPlannedTask(plan, { conductor });
   } catch (error) {
     conductor.abandon();
     throw error;
   }
   trace("run: task started");
   if (ctx.options.detach === true) {
-    await awaitClaim(record.dir, 5_000);
+    if (!plan.remote) await awaitClaim(record.dir, 5_000);
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
         `${record.id} started (${plan.agent}, ${plan.mode}, ${plan.isolation}).`,
@@ -105,6 +107,7 @@ export async function followAndRender(ctx: CommandContext, record: TaskRecord): 
       {
         onEvent: (event) => renderer.event(event),
         onState: (state) => {
+          if (state.remote) renderer.remote(state.remote);
           const key = state.waiting_for_slot?.map((h) => h.task_id).join(",") ?? "";
           if (state.waiting_for_slot && key !== waitingShown) {
             waitingShown = key;

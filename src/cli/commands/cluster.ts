@@ -1,0 +1,121 @@
+import type { Command } from "commander";
+import type { ClusterStatus } from "../../cluster/status.js";
+import { formatElapsed } from "../../ui/elapsed.js";
+import { type Column, renderTable } from "../../ui/table.js";
+import { detectTerminal } from "../../ui/terminal.js";
+import { makeTheme } from "../../ui/theme.js";
+import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+
+export const clusterCommand: CommandDefinition = {
+  name: "cluster",
+  group: "follow",
+  define(program: Command) {
+    const cluster = program
+      .command("cluster")
+      .description("the pool of workers behind a NATS server: `caesar cluster status`");
+    withCommonOptions(
+      cluster
+        .command("status")
+        .description("workers (agents, capacity, load, last heartbeat), queue depth, tasks per worker")
+        .option("--nats <url>", "the NATS server(s) (default: [cluster] nats)")
+        .option("--creds <file>", "a NATS credentials file (default: [cluster] credentials)"),
+    ).action(
+      handle(async (ctx) => {
+        const { loadConfig } = await import("../../config/effective.js");
+        const { clusterAccessFrom } = await import("../../cluster/access.js");
+        const { connectCluster } = await import("../../cluster/connection.js");
+        const { queueNameOf } = await import("../../cluster/names.js");
+        const { readClusterStatus } = await import("../../cluster/status.js");
+        const { gitOut } = await import("../../workspace/git.js");
+        const config = await loadConfig(ctx.root);
+        const access = clusterAccessFrom(
+          ctx.options as { nats?: string; creds?: string },
+          config,
+          ctx.root,
+          ctx.cwd,
+          "caesar cluster status",
+        );
+        const head = await gitOut(ctx.root, ["rev-parse", "HEAD"]).catch(() => "");
+        const queue = head ? await queueNameOf(ctx.root, head, access.queue) : (access.queue ?? "");
+        const connection = await connectCluster(access, "caesar cluster status");
+        try {
+          const status = await readClusterStatus(connection, queue);
+          ctx.out.result(status, () => renderClusterStatus(status));
+        } finally {
+          await connection.close();
+        }
+      }),
+    );
+    // Internal: the relay of a project's remote tasks, started by front ends (docs/cluster.md).
+    cluster
+      .command("relay", { hidden: true })
+      .option("--root <dir>", "the project")
+      .action(
+        handle(async (ctx) => {
+          const { runRelay } = await import("../../cluster/relay/relay.js");
+          const stop = new AbortController();
+          process.once("SIGTERM", () => stop.abort());
+          process.once("SIGINT", () => stop.abort());
+          await runRelay(ctx.root, { signal: stop.signal });
+          return 0;
+        }),
+      );
+    return cluster;
+  },
+};
+
+function renderClusterStatus(status: ClusterStatus): string {
+  const capabilities = detectTerminal(process.stdout);
+  const theme = makeTheme(capabilities);
+  const width = capabilities.isTTY ? (capabilities.width ?? 80) : Number.POSITIVE_INFINITY;
+  const lines = [
+    `NATS ${status.servers} (server ${status.server_version}) · this repository's queue: ${status.queue}`,
+    "",
+  ];
+  if (status.workers.length === 0) lines.push("No worker. Start one in a clone: caesar worker --nats <url>");
+  else {
+    const columns: Column[] = [
+      { header: "WORKER" },
+      { header: "HOST" },
+      { header: "AGENTS", flex: true },
+      { header: "LOAD", align: "right" },
+      { header: "HEARTBEAT", align: "right" },
+      { header: "QUEUE" },
+    ];
+    const rows = status.workers.map((w) => [
+      w.id,
+      w.host,
+      w.agents.join(","),
+      `${w.running.length}/${w.max_parallel}`,
+      {
+        text: `${formatElapsed(w.age_ms)} ago${w.stale ? " (stale)" : ""}`,
+        role: w.stale ? ("fail" as const) : undefined,
+      },
+      `${w.queue === status.queue ? "this" : w.queue}${w.draining ? " (draining)" : ""}`,
+    ]);
+    lines.push(...renderTable(columns, rows, { theme, width, frame: capabilities.isTTY }));
+  }
+  lines.push("");
+  if (status.queue_depth.length === 0) lines.push("Queue: empty.");
+  else {
+    const columns: Column[] = [
+      { header: "AGENT" },
+      { header: "WAITING", align: "right" },
+      { header: "RUNNING", align: "right" },
+      { header: "SERVED" },
+    ];
+    const rows = status.queue_depth.map((d) => [
+      d.agent,
+      String(d.waiting),
+      String(d.running),
+      d.served ? "yes" : "no worker yet",
+    ]);
+    lines.push(...renderTable(columns, rows, { theme, width, frame: capabilities.isTTY }));
+  }
+  const busy = Object.entries(status.tasks_per_worker).filter(([, ids]) => ids.length > 0);
+  if (busy.length > 0) {
+    lines.push("", "Tasks per worker:");
+    for (const [worker, ids] of busy) lines.push(`  ${worker}: ${ids.join(", ")}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,34 @@
+import { resolve } from "node:path";
+import type { EffectiveConfig } from "../config/effective.js";
+import { resolveRemote } from "../engine/lifecycle/remote-plan.js";
+import type { RemotePlan } from "../engine/store/task-plan.js";
+import { UsageError } from "../support/errors.js";
+
+/**
+ * The cluster a worker or `caesar cluster status` talks to: `--nats` (else `[cluster] nats`), with the
+ * credentials `[cluster]` names, and `--creds` (a credentials file) over them.
+ */
+export function clusterAccessFrom(
+  flags: { nats?: string; creds?: string; remote?: string },
+  config: EffectiveConfig,
+  root: string,
+  cwd: string,
+  command: string,
+): RemotePlan {
+  if (flags.nats === "local") {
+    throw new UsageError("invalid_option", `--nats local: ${command} needs a NATS server.`, {
+      detail: "Pass --nats nats://host:4222.",
+    });
+  }
+  const remote = resolveRemote(flags.nats, config, root, null);
+  if (!remote) {
+    throw new UsageError("no_cluster", `${command} needs a NATS server.`, {
+      detail: "Pass --nats nats://host:4222, or set [cluster] nats in the configuration (docs/cluster.md).",
+    });
+  }
+  return {
+    ...remote,
+    ...(flags.creds ? { credentials: resolve(cwd, flags.creds) } : {}),
+    ...(flags.remote ? { git_remote: flags.remote } : {}),
+  };
+}

@@ -1,0 +1,158 @@
+import { relayPaths } from "../../engine/conductor/relay.js";
+import { ChangeWatch } from "../../engine/store/change-watch.js";
+import { projectPaths } from "../../engine/store/project.js";
+import { loadPlan } from "../../engine/store/task-plan.js";
+import { listTaskIds, readState, taskDirOf } from "../../engine/store/task-store.js";
+import { messageOf } from "../../support/errors.js";
+import { acquireFileLock } from "../../support/file-lock.js";
+import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
+import { ensureInfrastructure } from "../setup.js";
+import { TaskMirror } from "./mirror.js";
+
+export interface RelayOptions {
+  /** Exit after this long without a remote task to follow (ms). */
+  idleMs?: number;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+}
+
+/**
+ * The relay of a project: follows every remote task of the project that has not finished (one mirror
+ * each, over one connection per cluster), picks up new ones as they are created, and exits once none is
+ * left for a while. One per project, held by a lock; a second one exits at once.
+ */
+export async function runRelay(root: string, options: RelayOptions = {}): Promise<"done" | "busy"> {
+  const log =
+    options.log ?? ((line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`));
+  let release = await tryLock(root);
+  if (!release) return "busy";
+  const stop = new AbortController();
+  options.signal?.addEventListener("abort", () => stop.abort(), { once: true });
+  const pool = new ClusterPool(stop.signal, log);
+  const mirrors = new Map<string, Promise<void>>();
+  const settled = new Set<string>();
+  const tasksDir = projectPaths(root).tasks;
+  const watch = new ChangeWatch(tasksDir, { pollMs: 1_000 });
+  const idleMs = options.idleMs ?? 10_000;
+  let idleSince = Date.now();
+  log(`[relay] started for ${root} (pid ${process.pid})`);
+  try {
+    for (;;) {
+      await attachNew(root, mirrors, settled, pool, stop.signal, log);
+      if (mirrors.size > 0) idleSince = Date.now();
+      else if (Date.now() - idleSince >= idleMs || stop.signal.aborted) {
+        // Let go of the lock first, then look once more: a task created meanwhile starts a relay of its
+        // own (it saw none), or is found here — never neither.
+        await release();
+        release = undefined;
+        await attachNew(root, mirrors, settled, pool, stop.signal, log);
+        if (mirrors.size === 0 || stop.signal.aborted) break;
+        release = await tryLock(root);
+        if (!release) break;
+        idleSince = Date.now();
+      }
+      await watch.next(1_000, stop.signal);
+    }
+  } finally {
+    watch.close();
+    stop.abort();
+    await Promise.allSettled(mirrors.values());
+    await pool.closeAll();
+    await release?.();
+    log(`[relay] stopped for ${root}`);
+  }
+  return "done";
+}
+
+async function tryLock(root: string): Promise<(() => Promise<void>) | undefined> {
+  try {
+    return await acquireFileLock(relayPaths(root).lock, { timeoutMs: 0 });
+  } catch {
+    return undefined;
+  }
+}
+
+async function attachNew(
+  root: string,
+  mirrors: Map<string, Promise<void>>,
+  settled: Set<string>,
+  pool: ClusterPool,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<void> {
+  for (const id of await listTaskIds(root)) {
+    if (mirrors.has(id) || settled.has(id) || signal.aborted) continue;
+    const dir = taskDirOf(root, id);
+    let access: ClusterAccess;
+    try {
+      const state = await readState(dir);
+      // A local task never becomes remote, and a finished one never runs again: skip them from now on.
+      if (!state.remote || state.phase === "finished") {
+        settled.add(id);
+        continue;
+      }
+      const plan = await loadPlan(dir);
+      if (!plan.remote) {
+        settled.add(id);
+        continue;
+      }
+      access = plan.remote;
+      // Connecting may wait for a server that is down: follow the others meanwhile.
+      const replicas = plan.remote.replicas;
+      const following = (async () => {
+        try {
+          const cluster = await pool.get(access, replicas);
+          if (cluster) await new TaskMirror(id, dir, cluster, log).run(signal);
+        } catch (error) {
+          log(`[relay] ${id}: ${messageOf(error)}`);
+        } finally {
+          const after = await readState(dir).catch(() => undefined);
+          if (!after || after.phase === "finished") settled.add(id);
+        }
+      })();
+      mirrors.set(id, following);
+      void following.finally(() => mirrors.delete(id));
+    } catch {
+      // a directory being created (no state yet), or damaged: looked at again on the next pass
+    }
+  }
+}
+
+/** One connection per cluster (tasks may name several), made on first use, retried while a server is down. */
+class ClusterPool {
+  private readonly clusters = new Map<string, Promise<Cluster | undefined>>();
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  get(access: ClusterAccess, replicas: number): Promise<Cluster | undefined> {
+    const key = JSON.stringify(access);
+    let cluster = this.clusters.get(key);
+    if (!cluster) {
+      cluster = this.connect(access, replicas);
+      this.clusters.set(key, cluster);
+    }
+    return cluster;
+  }
+
+  private async connect(access: ClusterAccess, replicas: number): Promise<Cluster | undefined> {
+    for (let delay = 500; !this.signal.aborted; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        const cluster = await connectCluster(access, "caesar relay");
+        await ensureInfrastructure(cluster, replicas);
+        return cluster;
+      } catch (error) {
+        this.log(`[relay] ${access.servers.join(",")}: ${messageOf(error)} (retrying)`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+    return undefined;
+  }
+
+  async closeAll(): Promise<void> {
+    const all = await Promise.all(this.clusters.values());
+    await Promise.allSettled(all.map((cluster) => cluster?.close()));
+  }
+}

@@ -1,0 +1,110 @@
+import { hostname } from "node:os";
+import { ensureRelay } from "../engine/conductor/relay.js";
+import { createTask } from "../engine/lifecycle/start.js";
+import type { RemoteState } from "../engine/store/state.js";
+import type { TaskPlan } from "../engine/store/task-plan.js";
+import { readState, type TaskRecord, updateState } from "../engine/store/task-store.js";
+import { makeTaskId } from "../protocol/ids.js";
+import { CaesarError, isCaesarError } from "../support/errors.js";
+import { type Cluster, connectCluster } from "./connection.js";
+import { pushStart } from "./git-refs.js";
+import { reserveClusterBudget, settleClusterBudget } from "./ledger.js";
+import { queueNameOf, taskSubject } from "./names.js";
+import { concludeHere } from "./relay/conclude-here.js";
+import { ensureInfrastructure } from "./setup.js";
+import { encode, type TaskMessage } from "./wire.js";
+
+/**
+ * Send a planned task to the cluster: reserve its place in the tree's budget (in the cluster's ledger),
+ * create its task directory here, push its starting point, put it in the work queue, and make sure the
+ * project's relay runs to follow it. Every refusal — the server unreachable, the budget spent — comes
+ * before the directory exists. A push that fails concludes the task failed, saying why; a queue that
+ * cannot be reached right now leaves it queued for the relay to send.
+ */
+export async function submitRemoteTask(plan: TaskPlan): Promise<TaskRecord> {
+  const remote = plan.remote!;
+  const top = plan.repo_top!;
+  const base = plan.base_commit!;
+  const queue = await queueNameOf(top, base, remote.queue);
+  const cluster = await connectCluster(remote, "caesar submit");
+  try {
+    await ensureInfrastructure(cluster, remote.replicas);
+    const initial: RemoteState = {
+      servers: remote.servers.join(","),
+      queue,
+      git_remote: remote.git_remote,
+      start_ref: null,
+      submitted_at: null,
+      queue_seq: null,
+      worker: null,
+      attempt: 0,
+      agent_pid: null,
+      worktree: null,
+      branch: null,
+      lost: [],
+    };
+    const record = await createTask(plan, {
+      makeId: () => makeTaskId(8),
+      reserve: (id) => reserveClusterBudget(cluster, queue, plan.budget.tree ?? id, id, plan.budget),
+      state: { remote: initial },
+    });
+    try {
+      await sendToQueue(cluster, record, plan);
+    } catch (error) {
+      if (isCaesarError(error) && error.code === "start_push_failed") {
+        await concludeHere(record.dir, plan, {
+          code: error.code,
+          message: `${error.message} ${error.detail}`,
+        });
+        await settleClusterBudget(cluster, queue, plan.budget.tree ?? record.id, record.id, false, 0).catch(
+          () => undefined,
+        );
+      }
+      // Otherwise the queue was out of reach for a moment: the relay sends it when it can.
+    }
+    ensureRelay(plan.root);
+    return { ...record, state: await readState(record.dir) };
+  } finally {
+    await cluster.close();
+  }
+}
+
+/**
+ * Push the starting point and put the task in the queue (both idempotent: the relay does this again for a
+ * task whose front end stopped half way), then record it in state.json.
+ */
+export async function sendToQueue(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">, plan: TaskPlan) {
+  const remote = plan.remote!;
+  const state = await readState(record.dir);
+  if (!state.remote) throw new CaesarError("not_remote", `Task ${record.id} is not a remote task.`);
+  const startRef = await pushStart(plan.repo_top!, remote.git_remote, record.id, plan.base_commit!);
+  const message: TaskMessage = {
+    protocol: "caesar.cluster.task/v1",
+    task_id: record.id,
+    submitted_at: state.created_at,
+    submitter: { host: hostname(), root: plan.root },
+    start: { ref: startRef, commit: plan.base_commit!, remote: remote.git_remote },
+    // The submitter's paths mean nothing on a worker, and its credentials' paths are its own business.
+    plan: { ...plan, root: "", repo_top: null, remote: null },
+    on_worker_loss: remote.on_worker_loss,
+    max_attempts: remote.max_attempts,
+  };
+  // The task id is the message id: sending again (after a lost reply) stores it once.
+  const ack = await cluster.js.publish(taskSubject(state.remote.queue, plan.agent), encode(message), {
+    msgID: record.id,
+    timeout: 10_000,
+  });
+  await updateState(record.dir, (current) =>
+    current.remote
+      ? {
+          ...current,
+          remote: {
+            ...current.remote,
+            start_ref: startRef,
+            submitted_at: current.remote.submitted_at ?? new Date().toISOString(),
+            queue_seq: ack.seq,
+          },
+        }
+      : undefined,
+  );
+}

@@ -1,0 +1,41 @@
+import type { KV } from "@nats-io/kv";
+import type { RemotePlan } from "../../engine/store/task-plan.js";
+import type { Cluster, ClusterAccess } from "../connection.js";
+import type { WorkerRef } from "../wire.js";
+
+/** What every task of a worker shares. */
+export interface WorkerContext {
+  cluster: Cluster;
+  access: ClusterAccess;
+  /** The worker's clone: its project root, and the top of its git work tree. */
+  root: string;
+  top: string;
+  gitRemote: string;
+  queue: string;
+  queueOverride: string | null;
+  replicas: number;
+  heartbeatMs: number;
+  me: WorkerRef;
+  claims: KV;
+  control: KV;
+  log(line: string): void;
+}
+
+/**
+ * The cluster as a task running on this worker sees it: its own delegations go back to the cluster
+ * (their budget is the tree's, kept there), through this worker's access to it.
+ */
+export function remotePlanFor(
+  context: WorkerContext,
+  policy: { on_worker_loss: "retry" | "fail"; max_attempts: number },
+): RemotePlan {
+  return {
+    ...context.access,
+    git_remote: context.gitRemote,
+    queue: context.queueOverride,
+    on_worker_loss: policy.on_worker_loss,
+    max_attempts: policy.max_attempts,
+    heartbeat_ms: context.heartbeatMs,
+    replicas: context.replicas,
+  };
+}

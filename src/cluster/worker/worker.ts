@@ -1,0 +1,247 @@
+import { hostname } from "node:os";
+import type { Consumer } from "@nats-io/jetstream";
+import { findAdapter, listAdapters } from "../../agents/registry.js";
+import type { EffectiveConfig } from "../../config/effective.js";
+import { concludeIfAbandoned } from "../../engine/lifecycle/conclude.js";
+import { loadAllTasks } from "../../engine/store/task-store.js";
+import { admissionOf } from "../../policy/admission.js";
+import { CaesarError, messageOf, UsageError } from "../../support/errors.js";
+import { gitOut } from "../../workspace/git.js";
+import { claimsBucket } from "../claims.js";
+import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
+import { CONTROL_BUCKET, queueNameOf, TASKS_STREAM, WORKERS_BUCKET, workerIdOf } from "../names.js";
+import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
+import { encode, type WorkerRecord } from "../wire.js";
+import { Capacity } from "./capacity.js";
+import type { WorkerContext } from "./context.js";
+import { type HeldTask, handleDelivery } from "./task-run.js";
+
+export interface WorkerOptions {
+  root: string;
+  config: EffectiveConfig;
+  access: ClusterAccess;
+  /** The agents to serve (default: every agent installed here and allowed by this clone's policy). */
+  agents?: string[];
+  maxParallel: number;
+  name?: string;
+  gitRemote: string;
+  queueOverride: string | null;
+  heartbeatMs: number;
+  replicas: number;
+  /** First abort: drain (take nothing new, finish what runs). Second: stop now (the queue re-runs them elsewhere). */
+  drain: AbortSignal;
+  stopNow: AbortSignal;
+  log(line: string): void;
+  /** Called once the worker takes tasks (its id, agents and queue). */
+  onReady?(info: { id: string; agents: string[]; queue: string }): void;
+}
+
+/** How long one pull waits for a task before it lets another agent's puller have the capacity. */
+const PULL_EXPIRES_MS = 5_000;
+const REGISTRY_EVERY_MS = 5_000;
+
+/**
+ * `caesar worker`: one long-lived process that takes tasks from the cluster's queue for the agents it
+ * has, at most `maxParallel` at once, and conducts each in-process exactly as a local task (worktree,
+ * adapters, recovery, reconciliation), publishing what happens as it happens.
+ */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const { root, log } = options;
+  const top = await gitOut(root, ["rev-parse", "--show-toplevel"]).catch(() => {
+    throw new UsageError("worker_needs_clone", `${root} is not a git clone.`, {
+      detail: "Run the worker in a clone of the remote the submitters push to (git clone <remote>).",
+    });
+  });
+  const agents = await selectAgents(options);
+  const head = await gitOut(top, ["rev-parse", "HEAD"]).catch(() => {
+    throw new UsageError("worker_needs_commit", `${top} has no commit.`, {
+      detail: "Clone the shared repository.",
+    });
+  });
+  const queue = await queueNameOf(top, head, options.queueOverride);
+  const id = workerIdOf(hostname(), process.pid, options.name);
+  const me = { id, host: hostname(), pid: process.pid };
+
+  // Tasks a previous worker in this clone left behind (killed): concluded here, their agents stopped.
+  for (const record of await loadAllTasks(root)) {
+    if (record.state.phase !== "finished" && !record.state.remote)
+      await concludeIfAbandoned(record, "worker").catch(() => undefined);
+  }
+
+  const cluster = await connectWithRetry(options.access, `caesar worker ${id}`, options.stopNow, log);
+  if (!cluster) return;
+  const held = new Map<string, HeldTask>();
+  const capacity = new Capacity(options.maxParallel);
+  try {
+    await ensureInfrastructure(cluster, options.replicas);
+    const context: WorkerContext = {
+      cluster,
+      access: options.access,
+      root,
+      top,
+      gitRemote: options.gitRemote,
+      queue,
+      queueOverride: options.queueOverride,
+      replicas: options.replicas,
+      heartbeatMs: options.heartbeatMs,
+      me,
+      claims: await claimsBucket(cluster),
+      control: await cluster.bucket(CONTROL_BUCKET),
+      log,
+    };
+    const consumers: { agent: string; consumer: Consumer }[] = [];
+    for (const agent of agents) {
+      const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
+      consumers.push({ agent, consumer: await cluster.js.consumers.get(TASKS_STREAM, name) });
+    }
+    const startedAt = new Date().toISOString();
+    const record = (draining: boolean): WorkerRecord => ({
+      id,
+      host: me.host,
+      pid: me.pid,
+      queue,
+      agents,
+      max_parallel: options.maxParallel,
+      running: [...held.keys()],
+      started_at: startedAt,
+      heartbeat_at: new Date().toISOString(),
+      heartbeat_ms: REGISTRY_EVERY_MS,
+      draining,
+    });
+    const workers = await cluster.bucket(WORKERS_BUCKET);
+    const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
+    await register();
+    const registry = setInterval(register, REGISTRY_EVERY_MS);
+    log(`[worker] ${id} serving ${agents.join(", ")} on queue ${queue} (max ${options.maxParallel} at once)`);
+    options.onReady?.({ id, agents, queue });
+
+    options.stopNow.addEventListener(
+      "abort",
+      () => {
+        for (const task of held.values()) {
+          task.abandoned = true;
+          task.abort.abort();
+        }
+      },
+      { once: true },
+    );
+    const inFlight = new Set<Promise<void>>();
+    await Promise.all(
+      consumers.map(({ agent, consumer }) =>
+        pull(agent, consumer, capacity, options.drain, log, (msg) => {
+          const handled = handleDelivery(context, msg, held)
+            .catch((error) => log(`[worker] ${messageOf(error)}`))
+            .finally(() => {
+              capacity.release();
+              inFlight.delete(handled);
+              void register();
+            });
+          inFlight.add(handled);
+          void register();
+        }),
+      ),
+    );
+    // Draining: what runs finishes (or is abandoned on the second signal), then the worker leaves.
+    await Promise.allSettled(inFlight);
+    clearInterval(registry);
+    await workers.delete(id).catch(() => undefined);
+    log(`[worker] ${id} stopped`);
+  } finally {
+    await cluster.close();
+  }
+}
+
+async function pull(
+  agent: string,
+  consumer: Consumer,
+  capacity: Capacity,
+  drain: AbortSignal,
+  log: (line: string) => void,
+  take: (msg: NonNullable<Awaited<ReturnType<Consumer["next"]>>>) => void,
+): Promise<void> {
+  while (!drain.aborted) {
+    if (!(await capacity.acquire(drain))) return;
+    let msg: Awaited<ReturnType<Consumer["next"]>> = null;
+    try {
+      msg = await consumer.next({ expires: PULL_EXPIRES_MS });
+    } catch (error) {
+      // The server is away (restarting): wait and pull again.
+      log(`[worker] pulling ${agent}: ${messageOf(error)}`);
+      capacity.release();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      continue;
+    }
+    if (!msg) {
+      capacity.release();
+      continue;
+    }
+    if (drain.aborted) {
+      // Taken just as the worker was told to stop: back to the queue at once, for another worker.
+      msg.nak();
+      capacity.release();
+      return;
+    }
+    take(msg);
+  }
+}
+
+/**
+ * The agents this worker serves: those asked for (each must be known, allowed by this clone's policy and
+ * installed here), or every agent that is installed and allowed.
+ */
+async function selectAgents(options: WorkerOptions): Promise<string[]> {
+  const { config, root } = options;
+  if (options.agents && options.agents.length > 0) {
+    const problems: string[] = [];
+    for (const id of options.agents) {
+      let adapter: ReturnType<typeof findAdapter>;
+      try {
+        adapter = findAdapter(config, root, id);
+      } catch (error) {
+        problems.push(messageOf(error));
+        continue;
+      }
+      const admission = admissionOf(config, id);
+      if (!admission.allowed) problems.push(`${id}: ${admission.reason} (${admission.remedy})`);
+      else if (!(await adapter.detect()).installed) problems.push(`${id}: not installed on this machine`);
+    }
+    if (problems.length > 0) {
+      throw new UsageError("worker_agents", `This worker cannot serve every agent asked for.`, {
+        detail: `${problems.join("\n")}\nA worker only takes tasks for agents it has: fix these, or leave them out of --agents.`,
+      });
+    }
+    return [...new Set(options.agents)];
+  }
+  const served: string[] = [];
+  for (const adapter of listAdapters(config, root)) {
+    if (!admissionOf(config, adapter.id).allowed) continue;
+    if ((await adapter.detect()).installed) served.push(adapter.id);
+  }
+  if (served.length === 0) {
+    throw new CaesarError(
+      "worker_no_agent",
+      "No agent is installed and allowed here: this worker would serve nothing.",
+      {
+        detail: "Install an agent CLI (see `caesar agents list`), or declare one under [[agent]].",
+      },
+    );
+  }
+  return served;
+}
+
+async function connectWithRetry(
+  access: ClusterAccess,
+  name: string,
+  stop: AbortSignal,
+  log: (line: string) => void,
+): Promise<Cluster | undefined> {
+  for (let delay = 500; !stop.aborted; delay = Math.min(delay * 2, 10_000)) {
+    try {
+      return await connectCluster(access, name);
+    } catch (error) {
+      log(`[worker] ${messageOf(error)} (retrying in ${Math.round(delay / 1000)} s)`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  return undefined;
+}
