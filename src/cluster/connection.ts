@@ -37,6 +37,11 @@ export interface Cluster {
   /** The servers, for messages. */
   servers: string;
   bucket(name: string): Promise<KV>;
+  /**
+   * Call `listener` each time the connection is re-established (a server restarted): consumers and
+   * watches made before are recreated from where their owner got to, rather than trusted to resume.
+   */
+  onReconnect(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -87,6 +92,12 @@ export async function connectCluster(access: ClusterAccess, name: string): Promi
   }
   const kvm = new Kvm(js);
   const buckets = new Map<string, Promise<KV>>();
+  const reconnectListeners = new Set<() => void>();
+  void (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "reconnect") for (const listener of [...reconnectListeners]) listener();
+    }
+  })().catch(() => undefined);
   return {
     nc,
     js,
@@ -101,6 +112,10 @@ export async function connectCluster(access: ClusterAccess, name: string): Promi
         bucket.catch(() => buckets.delete(bucketName));
       }
       return bucket;
+    },
+    onReconnect(listener) {
+      reconnectListeners.add(listener);
+      return () => reconnectListeners.delete(listener);
     },
     async close() {
       await nc.drain().catch(() => nc.close());

@@ -24,7 +24,8 @@ export async function pushStart(
   const pushed = await git(top, ["push", "--quiet", "--no-verify", remote, `${commit}:${ref}`], {
     allowFailure: true,
   });
-  if (pushed.code !== 0) {
+  // Pushed already (by another process sending the same task): the ref names the commit, as wanted.
+  if (pushed.code !== 0 && (await remoteRef(top, remote, ref).catch(() => "")) !== commit) {
     throw failure(
       "start_push_failed",
       `Could not push the task's starting point to ${remote}.`,

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { ensureRelay } from "../engine/conductor/relay.js";
 import { createTask } from "../engine/lifecycle/start.js";
 import type { RemoteState } from "../engine/store/state.js";
@@ -6,6 +7,7 @@ import type { TaskPlan } from "../engine/store/task-plan.js";
 import { readState, type TaskRecord, updateState } from "../engine/store/task-store.js";
 import { makeTaskId } from "../protocol/ids.js";
 import { CaesarError, isCaesarError } from "../support/errors.js";
+import { withFileLock } from "../support/file-lock.js";
 import { type Cluster, connectCluster } from "./connection.js";
 import { pushStart } from "./git-refs.js";
 import { reserveClusterBudget, settleClusterBudget } from "./ledger.js";
@@ -74,9 +76,15 @@ export async function submitRemoteTask(plan: TaskPlan): Promise<TaskRecord> {
  * task whose front end stopped half way), then record it in state.json.
  */
 export async function sendToQueue(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">, plan: TaskPlan) {
+  // The front end and the relay may both try: one at a time, and the second finds it sent.
+  await withFileLock(join(record.dir, ".submit.lock"), () => sendOnce(cluster, record, plan));
+}
+
+async function sendOnce(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">, plan: TaskPlan) {
   const remote = plan.remote!;
   const state = await readState(record.dir);
   if (!state.remote) throw new CaesarError("not_remote", `Task ${record.id} is not a remote task.`);
+  if (state.remote.submitted_at !== null || state.phase === "finished") return;
   const startRef = await pushStart(plan.repo_top!, remote.git_remote, record.id, plan.base_commit!);
   const message: TaskMessage = {
     protocol: "caesar.cluster.task/v1",

@@ -38,7 +38,7 @@ import { alreadyWritten, loadProgress, type MirrorProgress, saveProgress } from 
 
 const CLAIM_POLL_MS = 5_000;
 /** After the final claim, how long to wait for log messages still on their way before writing it. */
-const CATCH_UP_MS = 10_000;
+const CATCH_UP_MS = 30_000;
 
 /**
  * One remote task, followed by the relay: what its worker publishes (events, raw output, state, questions)
@@ -55,6 +55,8 @@ export class TaskMirror {
   private readonly answersSent = new Set<string>();
   private finishing: Promise<void> | undefined;
   private finalSeenAt = 0;
+  private restartLog: () => void = () => {};
+  private restartedForFinal = false;
 
   constructor(
     readonly id: string,
@@ -144,12 +146,17 @@ export class TaskMirror {
         const messages = await consumer.consume();
         const closeOnStop = () => void messages.close();
         this.stop.signal.addEventListener("abort", closeOnStop, { once: true });
+        // After a server restart (or when the final says more was published), start again from the last
+        // message applied.
+        const offReconnect = this.cluster.onReconnect(closeOnStop);
+        this.restartLog = closeOnStop;
         try {
           for await (const message of messages) {
             await this.apply(message);
             if (this.stop.signal.aborted) break;
           }
         } finally {
+          offReconnect();
           this.stop.signal.removeEventListener("abort", closeOnStop);
           await messages.close();
         }
@@ -282,13 +289,18 @@ export class TaskMirror {
           const watch = await claims.watch({ key: this.id });
           const closeOnStop = () => watch.stop();
           this.stop.signal.addEventListener("abort", closeOnStop, { once: true });
-          for await (const entry of watch) {
-            if (entry.operation !== "PUT") continue;
-            const claim = decode(ClaimSchema, entry.value);
-            if (claim) await this.onClaim(claim, plan);
-            if (this.stop.signal.aborted) break;
+          const offReconnect = this.cluster.onReconnect(closeOnStop);
+          try {
+            for await (const entry of watch) {
+              if (entry.operation !== "PUT") continue;
+              const claim = decode(ClaimSchema, entry.value);
+              if (claim) await this.onClaim(claim, plan);
+              if (this.stop.signal.aborted) break;
+            }
+          } finally {
+            offReconnect();
+            this.stop.signal.removeEventListener("abort", closeOnStop);
           }
-          this.stop.signal.removeEventListener("abort", closeOnStop);
         } catch {
           // re-established below
         }
@@ -330,12 +342,22 @@ export class TaskMirror {
   private maybeFinish(plan?: TaskPlan): void {
     const final = this.claim?.final;
     if (!final || this.finishing) return;
-    const caughtUp = this.progress.log_seq >= final.log_seq || Date.now() - this.finalSeenAt > CATCH_UP_MS;
-    if (!caughtUp) {
-      // Check again when the wait runs out, in case no message comes to trigger it.
+    const caughtUp = this.progress.log_seq >= final.log_seq;
+    const waited = Date.now() - this.finalSeenAt > CATCH_UP_MS;
+    if (!caughtUp && !waited) {
+      // Published, not here yet: read the log again from where the mirror is (once), and check again when
+      // the wait runs out, in case no message comes to trigger it.
+      if (!this.restartedForFinal) {
+        this.restartedForFinal = true;
+        this.restartLog();
+      }
       setTimeout(() => this.maybeFinish(plan), CATCH_UP_MS + 100).unref();
       return;
     }
+    if (!caughtUp)
+      this.log(
+        `[relay] ${this.id}: the log stops at ${this.progress.log_seq}, the worker published up to ${final.log_seq}`,
+      );
     const claim = this.claim!;
     this.finishing = (async () => {
       try {

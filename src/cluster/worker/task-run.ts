@@ -152,7 +152,6 @@ async function runAttempt(
     },
     Math.max(250, Math.floor(context.heartbeatMs / 3)),
   );
-  const lease = await remoteRef(context.top, context.gitRemote, resultRefName(id)).catch(() => "");
   try {
     await conduct(context.root, id, { signal: task.abort.signal, takeSlot: false });
   } finally {
@@ -169,7 +168,7 @@ async function runAttempt(
   const state = await readState(dir);
   const final = finalOf(state, logSeq);
   if (state.result_commit) {
-    const pushed = await pushResultFenced(context, id, state.result_commit, lease, token);
+    const pushed = await pushResultFenced(context, id, state.result_commit, token);
     if (pushed === "fenced") return;
     if (pushed !== "pushed") {
       final.result_commit = null;
@@ -284,17 +283,17 @@ function finalOf(state: TaskState, logSeq: number): Final {
 }
 
 /**
- * Push the result as `refs/caesar/tasks/<id>` over what the remote held when the task was taken; when
- * that changed (a worker that took over pushed first), check the claim is still ours before pushing over it.
+ * Push the result as `refs/caesar/tasks/<id>`, only where there is none yet; when there is one (pushed by
+ * a worker that was given up on, or by one that took over), check the claim is still ours before pushing
+ * over it: a worker that lost its claim never overwrites the result of the one that holds it.
  */
 async function pushResultFenced(
   context: WorkerContext,
   id: string,
   commit: string,
-  lease: string,
   token: number,
 ): Promise<"pushed" | "fenced" | string> {
-  let expected = lease;
+  let expected = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       if ((await pushResult(context.top, context.gitRemote, id, commit, expected)) === "pushed")
@@ -318,11 +317,16 @@ async function followControl(
   task: HeldTask,
 ): Promise<() => void> {
   let stopped = false;
+  let stopReconnect = () => {};
   let watch: Awaited<ReturnType<WorkerContext["control"]["watch"]>> | undefined;
   const loop = async () => {
     while (!stopped) {
       try {
         watch = await context.control.watch({ key: `${id}.>` });
+        const current = watch;
+        // After a server restart the watch starts again (it delivers what is there, then what comes).
+        const offReconnect = context.cluster.onReconnect(() => current.stop());
+        stopReconnect = offReconnect;
         for await (const entry of watch) {
           if (stopped) break;
           if (entry.operation !== "PUT") continue;
@@ -341,6 +345,7 @@ async function followControl(
       } catch {
         // the watch is re-established (a server restart)
       }
+      stopReconnect();
       if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   };
@@ -370,7 +375,9 @@ async function clearEarlierAttempt(context: WorkerContext, plan: TaskPlan, id: s
     await terminateGroup(state.agent_process.pid);
   const planned = plannedWorktree(plan, id);
   const worktree = state?.worktree ?? planned?.path;
-  if (worktree) await removeWorktree(context.top, worktree, state?.branch ?? planned?.branch ?? null);
+  // Only when there is something: three git commands per task add up on a busy worker.
+  if (worktree && (existsSync(worktree) || state))
+    await removeWorktree(context.top, worktree, state?.branch ?? planned?.branch ?? null);
   await rm(dir, { recursive: true, force: true });
 }
 

@@ -1,0 +1,335 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import {
+  cloneOf,
+  completedRuns,
+  eventually,
+  fixtureAgents,
+  freePort,
+  makeSharedRemote,
+  NatsServer,
+  natsServerPath,
+  readState,
+  readStates,
+  tempDir,
+  WorkerProcess,
+} from "../helpers/cluster.js";
+
+const NATS_SERVER = natsServerPath();
+if (!NATS_SERVER) {
+  if (process.env.CI === "true")
+    throw new Error("nats-server is not installed: .ci/run installs Debian's nats-server");
+  console.warn("test/cluster skipped: nats-server is not installed (apt-get install nats-server)");
+}
+
+const MINUTE = 60_000;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a git remote)", () => {
+  let lab: string;
+  let server: NatsServer;
+  let remote: string;
+  let runs: string;
+  let submitter: string;
+  let submitterHome: string;
+  const workers: WorkerProcess[] = [];
+
+  const caesar = (args: string[], root = submitter, timeoutMs = 2 * MINUTE): Promise<CliResult> =>
+    runCaesar(args, {
+      cwd: root,
+      env: { HOME: submitterHome, XDG_CONFIG_HOME: join(submitterHome, ".config") },
+      timeoutMs,
+    });
+
+  async function submit(agent: string, objective: string, root = submitter): Promise<string> {
+    const result = await caesar(
+      ["run", "--on", server.url, "--agent", agent, "--detach", "--json", objective],
+      root,
+    );
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    return parseJsonOutput<{ task_id: string }>(result).task_id;
+  }
+
+  async function finished(id: string, root = submitter, timeoutMs = 3 * MINUTE) {
+    await eventually(
+      () => readState(root, id).phase === "finished",
+      timeoutMs,
+      () => `${id} to finish: ${JSON.stringify(readState(root, id))}\n${workerLogs()}`,
+    );
+    return readState(root, id);
+  }
+
+  async function runningOnAWorker(id: string, root = submitter) {
+    await eventually(
+      () => {
+        const state = readState(root, id);
+        return state.phase === "running" && state.remote?.worker !== null && state.remote?.agent_pid !== null;
+      },
+      2 * MINUTE,
+      () => `${id} to run on a worker: ${JSON.stringify(readState(root, id))}\n${workerLogs()}`,
+    );
+    const state = readState(root, id);
+    const worker = workers.find((w) => w.name === state.remote!.worker!.id);
+    if (!worker) throw new Error(`no worker named ${state.remote!.worker!.id}`);
+    return { state, worker };
+  }
+
+  function workerLogs(): string {
+    return workers
+      .map(
+        (w) => `--- ${w.name}\n${existsSync(w.logPath) ? readFileSync(w.logPath, "utf8").slice(-3000) : ""}`,
+      )
+      .join("\n");
+  }
+
+  beforeAll(async () => {
+    lab = tempDir("caesar-cluster-");
+    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
+    await server.start();
+    runs = join(lab, "runs.log");
+    const config = [
+      "[cluster]",
+      'heartbeat_timeout = "6s"',
+      "",
+      "[policy]",
+      "max_parallel = 16",
+      "",
+      fixtureAgents(runs),
+      '[[agent]]\nid = "mid"',
+      `bin = "${join(import.meta.dirname, "../fixtures/bin/napper.sh")}"`,
+      `args = ["{{prompt}}"]\nenv = { NAP_S = "20", RUNS = "${runs}" }\n`,
+      '[[agent]]\nid = "six"',
+      `bin = "${join(import.meta.dirname, "../fixtures/bin/napper.sh")}"`,
+      `args = ["{{prompt}}"]\nenv = { NAP_S = "6", RUNS = "${runs}" }\n`,
+    ].join("\n");
+    remote = makeSharedRemote(lab, config);
+    submitter = cloneOf(remote, join(lab, "submitter"));
+    submitterHome = join(lab, "submitter-home");
+    mkdirSync(submitterHome, { recursive: true });
+    for (const n of [1, 2, 3]) {
+      const home = join(lab, `home-w${n}`);
+      mkdirSync(home, { recursive: true });
+      workers.push(
+        new WorkerProcess(`w${n}`, cloneOf(remote, join(lab, `clone-w${n}`)), home, [
+          "--nats",
+          server.url,
+          "--agents",
+          "nap,long,mid,six,asker",
+          "--max-parallel",
+          "4",
+        ]),
+      );
+    }
+    await Promise.all(workers.map((worker) => worker.start()));
+  }, 5 * MINUTE);
+
+  afterAll(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    // The submitters' relays exit on their own once idle; do not leave them for the next suite.
+    for (const root of [submitter, join(lab, "submitter-fail")]) {
+      const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
+      if (existsSync(owner)) {
+        const { pid } = JSON.parse(readFileSync(owner, "utf8")) as { pid: number };
+        if (isAlive(pid)) process.kill(pid, "SIGTERM");
+      }
+    }
+    await server?.stop();
+  }, 2 * MINUTE);
+
+  it(
+    "runs 30 tasks spread over three workers, each exactly once, and brings their changes back through git",
+    async () => {
+      const ids: string[] = [];
+      for (let batch = 0; batch < 5; batch++) {
+        ids.push(
+          ...(await Promise.all(Array.from({ length: 6 }, (_, i) => submit("nap", `nap ${batch * 6 + i}`)))),
+        );
+      }
+      await eventually(
+        () => ids.every((id) => readState(submitter, id).phase === "finished"),
+        5 * MINUTE,
+        () =>
+          `all 30 to finish: ${ids.filter((id) => readState(submitter, id).phase !== "finished").join(", ")}\n${workerLogs()}`,
+      );
+      const states = ids.map((id) => readState(submitter, id));
+      expect(states.map((s) => `${s.outcome}/${s.report_status}`)).toEqual(
+        ids.map(() => "succeeded/success"),
+      );
+      // Nothing lost, nothing run twice.
+      const completed = completedRuns(runs);
+      for (const id of ids) expect(completed.get(id), id).toHaveLength(1);
+      // Spread: every worker ran some (each takes at most 4 at once, so no one can take all 30).
+      const byWorker = new Map<string, number>();
+      for (const state of states)
+        byWorker.set(state.remote!.worker!.id, (byWorker.get(state.remote!.worker!.id) ?? 0) + 1);
+      expect([...byWorker.keys()].sort()).toEqual(["w1", "w2", "w3"]);
+      for (const id of ids)
+        expect(completed.get(id)![0]).toContain(`clone-${readState(submitter, id).remote!.worker!.id}`);
+
+      // The verified change comes back through the shared remote: diff and apply, as for a local task.
+      const diff = parseJsonOutput<{ changes: { path: string }[]; origin: string }>(
+        await caesar(["diff", ids[0]!, "--json"]),
+      );
+      expect(diff.changes.map((c) => c.path)).toEqual([`nap-${ids[0]}.txt`]);
+      expect(diff.origin).toBe("result-commit");
+      const applied = await caesar(["apply", ids[0]!, "--json"]);
+      expect(applied.code, applied.stderr + applied.stdout).toBe(0);
+      expect(readFileSync(join(submitter, `nap-${ids[0]}.txt`), "utf8")).toContain("napped");
+
+      // The front ends show where each task ran.
+      const ps = parseJsonOutput<{ id: string; worker: string | null }[]>(
+        await caesar(["ps", "--json", "--all"]),
+      );
+      expect(ps.filter((row) => ids.includes(row.id)).every((row) => /^w[123]$/.test(row.worker ?? ""))).toBe(
+        true,
+      );
+      const status = await caesar(["status", ids[1]!]);
+      expect(status.stdout).toMatch(/worker\s+w[123]/);
+      const cluster = parseJsonOutput<{ workers: { id: string; agents: string[]; max_parallel: number }[] }>(
+        await caesar(["cluster", "status", "--nats", server.url, "--json"]),
+      );
+      expect(cluster.workers.map((w) => w.id).sort()).toEqual(["w1", "w2", "w3"]);
+      expect(cluster.workers[0]!.max_parallel).toBe(4);
+    },
+    10 * MINUTE,
+  );
+
+  it(
+    "cancels a remote task: the cancel reaches the agent's process group on its worker",
+    async () => {
+      const id = await submit("long", "a long nap to cancel");
+      const { worker } = await runningOnAWorker(id);
+      const local = JSON.parse(
+        readFileSync(join(worker.clone, ".caesar", "tasks", id, "state.json"), "utf8"),
+      ) as {
+        agent_process: { pid: number };
+      };
+      expect(isAlive(local.agent_process.pid)).toBe(true);
+      const cancelled = await caesar(["cancel", id, "--json"]);
+      expect(parseJsonOutput<{ cancelled: boolean; outcome: string }>(cancelled)).toMatchObject({
+        cancelled: true,
+        outcome: "cancelled",
+      });
+      expect(isAlive(local.agent_process.pid)).toBe(false);
+      expect(readState(submitter, id).outcome).toBe("cancelled");
+      expect(completedRuns(runs).get(id)).toBeUndefined();
+    },
+    5 * MINUTE,
+  );
+
+  it(
+    "carries a remote task's question to the submitter and the answer back",
+    async () => {
+      const id = await submit("asker", "ask which colour");
+      const question = join(submitter, ".caesar", "tasks", id, "questions", "q_fixture01.json");
+      await eventually(
+        () => existsSync(question),
+        2 * MINUTE,
+        () => `the question of ${id}\n${workerLogs()}`,
+      );
+      const answered = await caesar(["answer", id, "q_fixture01", "blue"]);
+      expect(answered.code, answered.stderr).toBe(0);
+      const state = await finished(id);
+      expect(state.outcome).toBe("succeeded");
+      const diff = parseJsonOutput<{ patch: string }>(await caesar(["diff", id, "--json"]));
+      expect(diff.patch).toContain("+blue");
+      // The answer event came back from the worker: one, in order after the question.
+      const types = readFileSync(join(submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { type: string }).type);
+      expect(types.filter((t) => t === "question")).toHaveLength(1);
+      expect(types.filter((t) => t === "answer")).toHaveLength(1);
+      expect(types.indexOf("answer")).toBeGreaterThan(types.indexOf("question"));
+      expect(types.at(-1)).toBe("finished");
+    },
+    5 * MINUTE,
+  );
+
+  it(
+    "re-runs a task elsewhere when its worker is killed (kill -9), and it completes once",
+    async () => {
+      const id = await submit("mid", "a nap its worker will not see the end of");
+      const { worker } = await runningOnAWorker(id);
+      worker.kill9();
+      // Restarted as systemd would: it stops the agent its previous life left behind.
+      await worker.start();
+      const state = await finished(id);
+      expect(state.outcome).toBe("succeeded");
+      expect(state.remote!.attempt).toBe(2);
+      expect(state.remote!.lost.map((l) => l.worker)).toEqual([worker.name]);
+      expect(completedRuns(runs).get(id)).toHaveLength(1);
+      const events = readFileSync(join(submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8");
+      expect(events).toContain("the previous worker was lost");
+      expect(
+        events
+          .trim()
+          .split("\n")
+          .filter((line) => line.includes('"type":"finished"')),
+      ).toHaveLength(1);
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "loses nothing when the NATS server restarts mid-run",
+    async () => {
+      const ids = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => submit("six", `six-second nap ${i}`)),
+      );
+      await runningOnAWorker(ids[0]!);
+      await server.restart(1_500);
+      for (const id of ids) await finished(id);
+      const completed = completedRuns(runs);
+      for (const id of ids) {
+        const state = readState(submitter, id);
+        expect(`${state.outcome}/${state.report_status}`, id).toBe("succeeded/success");
+        expect(completed.get(id), id).toHaveLength(1);
+        const dir = join(submitter, ".caesar", "tasks", id);
+        const types = readFileSync(join(dir, "events.jsonl"), "utf8")
+          .trim()
+          .split("\n")
+          .map((line) => (JSON.parse(line) as { type: string }).type);
+        expect(types[0], id).toBe("started");
+        expect(
+          types.filter((t) => t === "finished"),
+          id,
+        ).toHaveLength(1);
+        expect(readFileSync(join(dir, "raw.log"), "utf8"), id).toContain("napped in");
+      }
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    'concludes a task failed, naming the lost worker, under [cluster] on_worker_loss = "fail"',
+    async () => {
+      const strict = cloneOf(remote, join(lab, "submitter-fail"));
+      writeFileSync(join(strict, ".caesar", "config.local.toml"), '[cluster]\non_worker_loss = "fail"\n');
+      const id = await submit("mid", "a nap not to be run twice", strict);
+      const { worker } = await runningOnAWorker(id, strict);
+      worker.kill9();
+      await worker.start();
+      const state = await finished(id, strict);
+      expect(state.outcome).toBe("failed");
+      expect(state.error?.code).toBe("worker_lost");
+      expect(state.error?.message).toContain(worker.name);
+      expect(state.error?.message).toContain('on_worker_loss = "fail"');
+      expect(completedRuns(runs).get(id)).toBeUndefined();
+      // Nothing anywhere is left running.
+      for (const root of [submitter, strict])
+        expect(readStates(root).filter((s) => s.phase !== "finished")).toEqual([]);
+    },
+    6 * MINUTE,
+  );
+});
