@@ -10,9 +10,9 @@ import {
   freePort,
   makeSharedRemote,
   NatsServer,
-  natsServerPath,
   readState,
   readStates,
+  requireNatsServer,
   tempDir,
   WorkerProcess,
 } from "../helpers/cluster.js";

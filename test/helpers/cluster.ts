@@ -175,7 +175,8 @@ export function makeSharedRemote(dir: string, config: string): string {
 }
 
 export function cloneOf(remote: string, dir: string): string {
-  execFileSync("git", ["clone", "--quiet", remote, dir]);
+  // --no-local: objects travel as over a network (a local clone would copy every object, reachable or not).
+  execFileSync("git", ["clone", "--quiet", "--no-local", remote, dir]);
   execFileSync("git", ["config", "user.name", "test"], { cwd: dir });
   execFileSync("git", ["config", "user.email", "test@example.com"], { cwd: dir });
   return dir;
@@ -259,3 +260,16 @@ export async function eventually(
 }
 
 export { tempDir };
+
+/**
+ * The suites that need a real NATS server skip, saying so in one line, where nats-server is missing —
+ * and fail under CI=true, where .ci/run installs it.
+ */
+export function requireNatsServer(suite: string): string | undefined {
+  const path = natsServerPath();
+  if (!path) {
+    if (process.env.CI === "true") throw new Error(`${suite}: nats-server is not installed (.ci/run installs Debian's nats-server)`);
+    console.warn(`${suite} skipped: nats-server is not installed (apt-get install nats-server)`);
+  }
+  return path;
+}

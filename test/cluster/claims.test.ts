@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ClaimDecision, finishClaim, holdsClaim, readClaim, takeClaim } from "../../src/cluster/claims.js";
+import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
+import { reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
+import { BUDGETS_BUCKET, CLAIMS_BUCKET } from "../../src/cluster/names.js";
+import { ensureInfrastructure } from "../../src/cluster/setup.js";
+import type { Final } from "../../src/cluster/wire.js";
+import { freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
+
+const NATS_SERVER = requireNatsServer("test/cluster/claims.test.ts");
+
+const access = (url: string) => ({
+  servers: [url],
+  credentials: null,
+  nkey: null,
+  token_file: null,
+  user: null,
+  password_file: null,
+  tls_ca: null,
+  tls_cert: null,
+  tls_key: null,
+});
+
+const worker = (n: number) => ({ id: `w${n}`, host: "test", pid: 1000 + n });
+const retry = { onWorkerLoss: "retry" as const, maxAttempts: 3 };
+
+const final: Final = {
+  outcome: "succeeded",
+  exit: { code: 0, signal: null },
+  report_status: null,
+  report: null,
+  error: null,
+  started_at: null,
+  finished_at: new Date().toISOString(),
+  deadline_at: null,
+  command: null,
+  base_ref: null,
+  start_tree: null,
+  end_tree: null,
+  result_commit: null,
+  log_seq: 0,
+};
+
+describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream (compare-and-set)", () => {
+  let server: NatsServer;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-claims-"));
+    await server.start();
+    cluster = await connectCluster(access(server.url), "test");
+    await ensureInfrastructure(cluster);
+  });
+
+  afterAll(async () => {
+    await cluster?.close();
+    await server?.stop();
+  });
+
+  it("gives a task to its first taker, and to a second one only as a new attempt that fences the first", async () => {
+    const kv = await cluster.bucket(CLAIMS_BUCKET);
+    const first = await takeClaim(kv, "t_claim01", 7, worker(1), retry);
+    expect(first).toMatchObject({ kind: "run", claim: { attempt: 1, worker: { id: "w1" } } });
+    // The queue delivered the same message again to w2: w1 stopped answering.
+    const second = await takeClaim(kv, "t_claim01", 7, worker(2), retry);
+    expect(second).toMatchObject({ kind: "run", claim: { attempt: 2, lost: [{ worker: "w1", attempt: 1 }] } });
+    const firstToken = (first as Extract<ClaimDecision, { kind: "run" }>).token;
+    const secondToken = (second as Extract<ClaimDecision, { kind: "run" }>).token;
+    // w1 comes back: it no longer holds the claim, and cannot record a result.
+    expect(await holdsClaim(kv, "t_claim01", firstToken)).toBe(false);
+    expect(await finishClaim(kv, (first as Extract<ClaimDecision, { kind: "run" }>).claim, firstToken, final)).toBe(false);
+    expect((await readClaim(kv, "t_claim01"))!.claim.state).toBe("running");
+    // w2 records it; the queue's next delivery only needs an ack.
+    expect(await finishClaim(kv, (second as Extract<ClaimDecision, { kind: "run" }>).claim, secondToken, final)).toBe(true);
+    expect(await takeClaim(kv, "t_claim01", 7, worker(3), retry)).toMatchObject({ kind: "finished" });
+  });
+
+  it("drops a second message for a task another message's claim holds", async () => {
+    const kv = await cluster.bucket(CLAIMS_BUCKET);
+    await takeClaim(kv, "t_claim02", 10, worker(1), retry);
+    expect(await takeClaim(kv, "t_claim02", 11, worker(2), retry)).toMatchObject({ kind: "duplicate" });
+  });
+
+  it('gives up a task whose worker was lost under on_worker_loss = "fail", and after max_attempts', async () => {
+    const kv = await cluster.bucket(CLAIMS_BUCKET);
+    await takeClaim(kv, "t_claim03", 1, worker(1), { onWorkerLoss: "fail", maxAttempts: 3 });
+    expect(await takeClaim(kv, "t_claim03", 1, worker(2), { onWorkerLoss: "fail", maxAttempts: 3 })).toMatchObject({
+      kind: "give-up",
+      claim: { lost: [{ worker: "w1" }] },
+    });
+    for (const n of [1, 2, 3]) expect((await takeClaim(kv, "t_claim04", 1, worker(n), retry)).kind).toBe("run");
+    expect(await takeClaim(kv, "t_claim04", 1, worker(4), retry)).toMatchObject({ kind: "give-up", claim: { attempt: 4 } });
+  });
+
+  it("keeps one line of ownership under concurrent takers: distinct attempts, only the last holds", async () => {
+    const kv = await cluster.bucket(CLAIMS_BUCKET);
+    const policy = { onWorkerLoss: "retry" as const, maxAttempts: 100 };
+    const decisions = await Promise.all(
+      Array.from({ length: 8 }, (_, n) => takeClaim(kv, "t_claim05", 3, worker(n), policy)),
+    );
+    const runs = decisions.filter((d): d is Extract<ClaimDecision, { kind: "run" }> => d.kind === "run");
+    expect(runs).toHaveLength(8);
+    expect(new Set(runs.map((d) => d.claim.attempt)).size).toBe(8);
+    const holders = [];
+    for (const d of runs) if (await holdsClaim(kv, "t_claim05", d.token)) holders.push(d.claim.attempt);
+    expect(holders).toEqual([8]);
+  });
+
+  it("reserves a tree's budget across concurrent submitters without ever exceeding it", async () => {
+    const limits = { max_tasks_per_hour: 3, max_cost_per_day: null };
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, n) => reserveClusterBudget(cluster, "q", "t_tree01", `t_child${n}`, limits)),
+    );
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
+    const refusals = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(refusals).toHaveLength(7);
+    for (const refusal of refusals) expect((refusal.reason as { code: string }).code).toBe("budget_tasks");
+    // A reservation whose agent never ran gives its place back.
+    const ledger = JSON.parse((await (await cluster.bucket(BUDGETS_BUCKET)).get("q.t_tree01"))!.string()) as {
+      entries: { task_id: string }[];
+    };
+    await settleClusterBudget(cluster, "q", "t_tree01", ledger.entries[0]!.task_id, false, 0);
+    await reserveClusterBudget(cluster, "q", "t_tree01", "t_child_late", limits);
+  });
+
+  it("refuses a tree that spent its daily cost, counting what settled runs reported", async () => {
+    const limits = { max_tasks_per_hour: null, max_cost_per_day: 1 };
+    await reserveClusterBudget(cluster, "q", "t_tree02", "t_a", limits);
+    await settleClusterBudget(cluster, "q", "t_tree02", "t_a", true, 1.25);
+    await expect(reserveClusterBudget(cluster, "q", "t_tree02", "t_b", limits)).rejects.toMatchObject({
+      code: "budget_cost",
+    });
+  });
+});
