@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClaimDecision, finishClaim, holdsClaim, readClaim, takeClaim } from "../../src/cluster/claims.js";
+import {
+  type ClaimDecision,
+  finishClaim,
+  holdsClaim,
+  readClaim,
+  takeClaim,
+} from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
 import { reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
 import { BUDGETS_BUCKET, CLAIMS_BUCKET } from "../../src/cluster/names.js";
@@ -63,15 +69,22 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
     expect(first).toMatchObject({ kind: "run", claim: { attempt: 1, worker: { id: "w1" } } });
     // The queue delivered the same message again to w2: w1 stopped answering.
     const second = await takeClaim(kv, "t_claim01", 7, worker(2), retry);
-    expect(second).toMatchObject({ kind: "run", claim: { attempt: 2, lost: [{ worker: "w1", attempt: 1 }] } });
+    expect(second).toMatchObject({
+      kind: "run",
+      claim: { attempt: 2, lost: [{ worker: "w1", attempt: 1 }] },
+    });
     const firstToken = (first as Extract<ClaimDecision, { kind: "run" }>).token;
     const secondToken = (second as Extract<ClaimDecision, { kind: "run" }>).token;
     // w1 comes back: it no longer holds the claim, and cannot record a result.
     expect(await holdsClaim(kv, "t_claim01", firstToken)).toBe(false);
-    expect(await finishClaim(kv, (first as Extract<ClaimDecision, { kind: "run" }>).claim, firstToken, final)).toBe(false);
+    expect(
+      await finishClaim(kv, (first as Extract<ClaimDecision, { kind: "run" }>).claim, firstToken, final),
+    ).toBe(false);
     expect((await readClaim(kv, "t_claim01"))!.claim.state).toBe("running");
     // w2 records it; the queue's next delivery only needs an ack.
-    expect(await finishClaim(kv, (second as Extract<ClaimDecision, { kind: "run" }>).claim, secondToken, final)).toBe(true);
+    expect(
+      await finishClaim(kv, (second as Extract<ClaimDecision, { kind: "run" }>).claim, secondToken, final),
+    ).toBe(true);
     expect(await takeClaim(kv, "t_claim01", 7, worker(3), retry)).toMatchObject({ kind: "finished" });
   });
 
@@ -84,12 +97,18 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
   it('gives up a task whose worker was lost under on_worker_loss = "fail", and after max_attempts', async () => {
     const kv = await cluster.bucket(CLAIMS_BUCKET);
     await takeClaim(kv, "t_claim03", 1, worker(1), { onWorkerLoss: "fail", maxAttempts: 3 });
-    expect(await takeClaim(kv, "t_claim03", 1, worker(2), { onWorkerLoss: "fail", maxAttempts: 3 })).toMatchObject({
+    expect(
+      await takeClaim(kv, "t_claim03", 1, worker(2), { onWorkerLoss: "fail", maxAttempts: 3 }),
+    ).toMatchObject({
       kind: "give-up",
       claim: { lost: [{ worker: "w1" }] },
     });
-    for (const n of [1, 2, 3]) expect((await takeClaim(kv, "t_claim04", 1, worker(n), retry)).kind).toBe("run");
-    expect(await takeClaim(kv, "t_claim04", 1, worker(4), retry)).toMatchObject({ kind: "give-up", claim: { attempt: 4 } });
+    for (const n of [1, 2, 3])
+      expect((await takeClaim(kv, "t_claim04", 1, worker(n), retry)).kind).toBe("run");
+    expect(await takeClaim(kv, "t_claim04", 1, worker(4), retry)).toMatchObject({
+      kind: "give-up",
+      claim: { attempt: 4 },
+    });
   });
 
   it("keeps one line of ownership under concurrent takers: distinct attempts, only the last holds", async () => {
@@ -109,7 +128,9 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
   it("reserves a tree's budget across concurrent submitters without ever exceeding it", async () => {
     const limits = { max_tasks_per_hour: 3, max_cost_per_day: null };
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, n) => reserveClusterBudget(cluster, "q", "t_tree01", `t_child${n}`, limits)),
+      Array.from({ length: 10 }, (_, n) =>
+        reserveClusterBudget(cluster, "q", "t_tree01", `t_child${n}`, limits),
+      ),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
     const refusals = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { startServer } from "../../src/api/server.js";
+import { CAESAR_BIN, type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   cloneOf,
   completedRuns,
@@ -16,13 +17,9 @@ import {
   tempDir,
   WorkerProcess,
 } from "../helpers/cluster.js";
+import { connectCaesar, dataOf } from "../helpers/mcp.js";
 
-const NATS_SERVER = natsServerPath();
-if (!NATS_SERVER) {
-  if (process.env.CI === "true")
-    throw new Error("nats-server is not installed: .ci/run installs Debian's nats-server");
-  console.warn("test/cluster skipped: nats-server is not installed (apt-get install nats-server)");
-}
+const NATS_SERVER = requireNatsServer("test/cluster/cluster.test.ts");
 
 const MINUTE = 60_000;
 
@@ -111,6 +108,14 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       '[[agent]]\nid = "six"',
       `bin = "${join(import.meta.dirname, "../fixtures/bin/napper.sh")}"`,
       `args = ["{{prompt}}"]\nenv = { NAP_S = "6", RUNS = "${runs}" }\n`,
+      // An agent that delegates through caesar itself, from wherever it runs.
+      '[[agent]]\nid = "delegator"',
+      `bin = "${join(import.meta.dirname, "../fixtures/bin/delegator.mjs")}"`,
+      `args = ["{{prompt}}"]\nenv = { CAESAR_BIN = "${CAESAR_BIN}" }\n`,
+      // Each delegation tree may start 2 tasks an hour: a parent and one child.
+      "[risk_profiles.default]",
+      'delegation_policy = { mode = "allow" }',
+      "max_tasks_per_hour = 2",
     ].join("\n");
     remote = makeSharedRemote(lab, config);
     submitter = cloneOf(remote, join(lab, "submitter"));
@@ -124,7 +129,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
           "--nats",
           server.url,
           "--agents",
-          "nap,long,mid,six,asker",
+          "nap,long,mid,six,asker,delegator",
           "--max-parallel",
           "4",
         ]),
@@ -136,7 +141,12 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
   afterAll(async () => {
     await Promise.all(workers.map((worker) => worker.stop()));
     // The submitters' relays exit on their own once idle; do not leave them for the next suite.
-    for (const root of [submitter, join(lab, "submitter-fail")]) {
+    for (const root of [
+      submitter,
+      join(lab, "submitter-fail"),
+      join(lab, "submitter-mcp"),
+      ...workers.map((w) => w.clone),
+    ]) {
       const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
       if (existsSync(owner)) {
         const { pid } = JSON.parse(readFileSync(owner, "utf8")) as { pid: number };
@@ -329,6 +339,91 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       // Nothing anywhere is left running.
       for (const root of [submitter, strict])
         expect(readStates(root).filter((s) => s.phase !== "finished")).toEqual([]);
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "governs a delegation tree across machines: a child of a remote task runs in the cluster, one level deeper, within the tree's budget",
+    async () => {
+      const objective = JSON.stringify({
+        name: "parent",
+        calls: [
+          { agent: "nap", objective: "first child" },
+          { agent: "nap", objective: "second child" },
+        ],
+      });
+      const id = await submit("delegator", objective);
+      const state = await finished(id, submitter, 5 * MINUTE);
+      expect(state.outcome).toBe("succeeded");
+      const report = JSON.parse(readFileSync(join(submitter, ".caesar", "tasks", id, "state.json"), "utf8"))
+        .report as {
+        details: string;
+      };
+      const [first, second] = JSON.parse(report.details) as {
+        exit: number;
+        task_id: string | null;
+        report_status: string | null;
+        error: { code: string } | null;
+      }[];
+      // The parent and its first child spend the tree's two tasks an hour, wherever they run…
+      expect(first).toMatchObject({ exit: 0, report_status: "success" });
+      // …so the second child is refused before anything exists, by the ledger the cluster keeps.
+      expect(second?.exit).toBe(1);
+      expect(second?.error?.code).toBe("budget_tasks");
+      // The child was sent by the parent's worker to the cluster, one level deeper.
+      const parentWorker = workers.find((w) => w.name === state.remote!.worker!.id)!;
+      const child = JSON.parse(
+        readFileSync(join(parentWorker.clone, ".caesar", "tasks", first!.task_id!, "state.json"), "utf8"),
+      ) as { depth: number; parent_id: string; remote: { worker: { id: string } } | null };
+      expect(child).toMatchObject({ depth: 1, parent_id: id });
+      expect(child.remote?.worker.id).toMatch(/^w[123]$/);
+    },
+    8 * MINUTE,
+  );
+
+  it(
+    "serves remote tasks to MCP clients and the dashboard like local ones, [cluster] nats making the cluster the default",
+    async () => {
+      const root = cloneOf(remote, join(lab, "submitter-mcp"));
+      writeFileSync(join(root, ".caesar", "config.local.toml"), `[cluster]\nnats = "${server.url}"\n`);
+      const mcp = await connectCaesar(["mcp", "serve"], {
+        cwd: root,
+        env: { HOME: submitterHome, XDG_CONFIG_HOME: join(submitterHome, ".config") },
+      });
+      let id: string;
+      try {
+        id = dataOf<{ task_id: string }>(
+          await mcp.call("caesar_delegate", { objective: "nap for MCP", agent: "nap" }),
+        ).task_id;
+        const awaited = dataOf<{ status: string; results: { worker: string | null; outcome: string }[] }>(
+          await mcp.call("caesar_await", { task_ids: [id], timeout_ms: 120_000 }),
+        );
+        expect(awaited.status).toBe("complete");
+        expect(awaited.results[0]).toMatchObject({
+          outcome: "succeeded",
+          worker: expect.stringMatching(/^w[123]$/),
+        });
+        const diff = dataOf<{ changes: { path: string }[] }>(await mcp.call("caesar_diff", { task_id: id }));
+        expect(diff.changes.map((c) => c.path)).toEqual([`nap-${id}.txt`]);
+      } finally {
+        await mcp.close();
+      }
+      const api = await startServer({ root, version: "test", port: 0, writeAddress: false });
+      try {
+        const list = (await (await fetch(new URL("/api/tasks", api.url))).json()) as {
+          tasks: { id: string; worker: string | null; changeStatus: string }[];
+        };
+        expect(list.tasks.find((t) => t.id === id)).toMatchObject({
+          worker: expect.stringMatching(/^w[123]$/),
+          changeStatus: "ready",
+        });
+        const diff = await fetch(new URL(`/api/tasks/${id}/diff`, api.url));
+        expect(diff.status).toBe(200);
+        expect(await diff.text()).toContain(`nap-${id}.txt`);
+      } finally {
+        await api.close();
+      }
     },
     6 * MINUTE,
   );

@@ -7,7 +7,7 @@ import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
 import { resolveRemote } from "../../src/engine/lifecycle/remote-plan.js";
 import { git, makeRepo, tempDir, writeConfig } from "../helpers/repo.js";
 
-const config = (layers: [("global" | "project" | "local"), ConfigFile][]) =>
+const config = (layers: ["global" | "project" | "local", ConfigFile][]) =>
   mergeLayers(layers.map(([layer, file]) => [layer, `/${layer}.toml`, file]));
 
 describe("where a task runs: --on, [cluster], the parent's cluster", () => {
@@ -19,7 +19,17 @@ describe("where a task runs: --on, [cluster], the parent's cluster", () => {
 
   it("takes --on (several servers, comma-separated) with [cluster]'s settings, and `local` over everything", () => {
     const withCluster = config([
-      ["project", { cluster: { nats: "nats://a:4222", remote: "shared", on_worker_loss: "fail", heartbeat_timeout: "10s" } }],
+      [
+        "project",
+        {
+          cluster: {
+            nats: "nats://a:4222",
+            remote: "shared",
+            on_worker_loss: "fail",
+            heartbeat_timeout: "10s",
+          },
+        },
+      ],
     ]);
     expect(resolveRemote(undefined, withCluster, "/p", null)).toMatchObject({
       servers: ["nats://a:4222"],
@@ -28,7 +38,10 @@ describe("where a task runs: --on, [cluster], the parent's cluster", () => {
       heartbeat_ms: 10_000,
       max_attempts: 3,
     });
-    expect(resolveRemote("nats://b:1,tls://c:2", withCluster, "/p", null)?.servers).toEqual(["nats://b:1", "tls://c:2"]);
+    expect(resolveRemote("nats://b:1,tls://c:2", withCluster, "/p", null)?.servers).toEqual([
+      "nats://b:1",
+      "tls://c:2",
+    ]);
     expect(resolveRemote("local", withCluster, "/p", null)).toBeNull();
   });
 
@@ -71,9 +84,16 @@ describe("a remote plan", () => {
       { objective: "x", agent: "writer", mode: "read-only", on: "nats://127.0.0.1:4222" },
       { root },
     );
-    expect(plan).toMatchObject({ isolation: "worktree", base_commit: head, remote: { servers: ["nats://127.0.0.1:4222"] } });
+    expect(plan).toMatchObject({
+      isolation: "worktree",
+      base_commit: head,
+      remote: { servers: ["nats://127.0.0.1:4222"] },
+    });
     await expect(
-      resolvePlan({ objective: "x", agent: "writer", isolation: "inplace", on: "nats://127.0.0.1:4222" }, { root }),
+      resolvePlan(
+        { objective: "x", agent: "writer", isolation: "inplace", on: "nats://127.0.0.1:4222" },
+        { root },
+      ),
     ).rejects.toMatchObject({ code: "remote_inplace" });
     const bare = tempDir();
     await expect(
@@ -83,11 +103,17 @@ describe("a remote plan", () => {
 
   it("needs no agent installed here to pick a role's agent for other machines", async () => {
     const root = makeRepo();
-    writeConfig(root, '[[role]]\nname = "far"\nagents = ["nowhere-here"]\n\n[[agent]]\nid = "nowhere-here"\nbin = "/no/such/bin"\n');
+    writeConfig(
+      root,
+      '[[role]]\nname = "far"\nagents = ["nowhere-here"]\n\n[[agent]]\nid = "nowhere-here"\nbin = "/no/such/bin"\n',
+    );
     await expect(resolvePlan({ objective: "x", role: "far", on: "local" }, { root })).rejects.toMatchObject({
       code: "role_no_agent",
     });
-    const { plan } = await resolvePlan({ objective: "x", role: "far", on: "nats://127.0.0.1:4222" }, { root });
+    const { plan } = await resolvePlan(
+      { objective: "x", role: "far", on: "nats://127.0.0.1:4222" },
+      { root },
+    );
     expect(plan.agent).toBe("nowhere-here");
   });
 });

@@ -268,7 +268,8 @@ export { tempDir };
 export function requireNatsServer(suite: string): string | undefined {
   const path = natsServerPath();
   if (!path) {
-    if (process.env.CI === "true") throw new Error(`${suite}: nats-server is not installed (.ci/run installs Debian's nats-server)`);
+    if (process.env.CI === "true")
+      throw new Error(`${suite}: nats-server is not installed (.ci/run installs Debian's nats-server)`);
     console.warn(`${suite} skipped: nats-server is not installed (apt-get install nats-server)`);
   }
   return path;

@@ -1,5 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
 import { conduct } from "../../engine/conductor/conductor.js";
 import { plannedWorktree } from "../../engine/conductor/isolate.js";
@@ -113,10 +114,15 @@ async function runAttempt(
     remote: remotePlanFor(context, message),
   };
   let prepared: Final | undefined;
+  const localId = localIdFor(context, id);
   try {
-    await clearEarlierAttempt(context, plan, id);
+    await clearEarlierAttempt(context, plan, localId);
     await fetchStart(context.top, context.gitRemote, id, message.start.commit);
-    await createTask(plan, { id, reserve: async () => {}, state: { conductor: recordProcess(process.pid) } });
+    await createTask(plan, {
+      id: localId,
+      reserve: async () => {},
+      state: { conductor: recordProcess(process.pid) },
+    });
   } catch (error) {
     prepared = {
       ...emptyFinal("failed"),
@@ -131,11 +137,11 @@ async function runAttempt(
     return;
   }
 
-  const dir = taskDirOf(context.root, id);
+  const dir = taskDirOf(context.root, localId);
   const outbox = new Outbox(context.cluster.js, id, claim.attempt, context.me.id);
   const publisher = new TaskPublisher(dir, outbox);
   publisher.start();
-  const stopControl = await followControl(context, id, dir, task);
+  const stopControl = await followControl(context, id, localId, dir, task);
   let fenced = false;
   // The claim is checked as often as the queue is told the task is in progress: a worker given up on
   // stops its agent and publishes nothing more.
@@ -153,7 +159,7 @@ async function runAttempt(
     Math.max(250, Math.floor(context.heartbeatMs / 3)),
   );
   try {
-    await conduct(context.root, id, { signal: task.abort.signal, takeSlot: false });
+    await conduct(context.root, localId, { signal: task.abort.signal, takeSlot: false });
   } finally {
     clearInterval(fence);
     stopControl();
@@ -309,10 +315,25 @@ async function pushResultFenced(
   return `The remote kept refusing ${resultRefName(id)}.`;
 }
 
+/**
+ * The task's id in this clone's store: its own, unless this very clone sent it (an agent running here
+ * delegated it, and this worker took it back): that id names the relay's mirror of it here, and the
+ * run gets `<id>.run` beside it.
+ */
+function localIdFor(context: WorkerContext, id: string): string {
+  const mirror = join(taskDirOf(context.root, id), "state.json");
+  try {
+    return (JSON.parse(readFileSync(mirror, "utf8")) as { remote?: unknown }).remote ? `${id}.run` : id;
+  } catch {
+    return id;
+  }
+}
+
 /** Cancels and answers for this task, from the other side, as they come. */
 async function followControl(
   context: WorkerContext,
   id: string,
+  localId: string,
   dir: string,
   task: HeldTask,
 ): Promise<() => void> {
