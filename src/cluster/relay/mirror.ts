@@ -270,7 +270,7 @@ export class TaskMirror {
   private async applyQuestion(data: Uint8Array): Promise<void> {
     const question = decode(QuestionSchema, data);
     // Asked under the id of the run on the worker (the same, or `<id>.run`): here it is this task's.
-    if (!question || !question.task_id.startsWith(this.id) || !isValidQuestionId(question.id)) return;
+    if (!question?.task_id.startsWith(this.id) || !isValidQuestionId(question.id)) return;
     const questions = taskPaths(this.dir).questions;
     await mkdir(questions, { recursive: true });
     await writeJsonAtomic(join(questions, `${question.id}.json`), { ...question, task_id: this.id });

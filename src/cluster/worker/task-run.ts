@@ -359,9 +359,13 @@ async function followControl(
           const questionId = entry.key.slice(`${id}.answer.`.length);
           const answer = decode(AnswerSchema, entry.value);
           if (!entry.key.startsWith(`${id}.answer.`) || !isValidQuestionId(questionId) || !answer) continue;
-          await answerQuestion(dir, id, questionId, answer.answer, answer.answered_by ?? "cluster").catch(
-            () => undefined,
-          );
+          await answerQuestion(
+            dir,
+            localId,
+            questionId,
+            answer.answer,
+            answer.answered_by ?? "cluster",
+          ).catch(() => undefined);
         }
       } catch {
         // the watch is re-established (a server restart)
