@@ -33,7 +33,9 @@ const RUNS = option("runs", 8);
 const CONCURRENT = option("concurrent", 20);
 
 const caesar = fileURLToPath(new URL("../bin/caesar.js", import.meta.url));
-const natsServer = ["/usr/sbin/nats-server", "/usr/local/bin/nats-server", "/usr/bin/nats-server"].find(existsSync);
+const natsServer = ["/usr/sbin/nats-server", "/usr/local/bin/nats-server", "/usr/bin/nats-server"].find(
+  existsSync,
+);
 if (!natsServer) {
   console.error("bench/cluster needs nats-server (apt-get install nats-server).");
   process.exit(2);
@@ -61,7 +63,10 @@ async function waitFor(check, what, timeoutMs = 600_000) {
 }
 
 const git = (cwd, ...rest) =>
-  execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@b", ...rest], { cwd, encoding: "utf8" }).trim();
+  execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@b", ...rest], {
+    cwd,
+    encoding: "utf8",
+  }).trim();
 
 // The shared remote, its first commit declaring the agents, and clones: one submitter, three workers.
 const remote = join(scratch, "remote.git");
@@ -101,7 +106,10 @@ children.push(
     stdio: ["ignore", openSync(natsLog, "a"), openSync(natsLog, "a")],
   }),
 );
-await waitFor(() => existsSync(natsLog) && readFileSync(natsLog, "utf8").includes("Server is ready"), "nats-server");
+await waitFor(
+  () => existsSync(natsLog) && readFileSync(natsLog, "utf8").includes("Server is ready"),
+  "nats-server",
+);
 
 function startWorker(dir, name, parallel) {
   let out = "";
@@ -136,19 +144,23 @@ async function submitMany(count, agentId, label) {
   const ids = [];
   // A few at a time: each is a Node process; the queue fills while no worker runs.
   for (let i = 0; i < count; i += 6) {
-    const batch = Array.from({ length: Math.min(6, count - i) }, (_, k) =>
-      new Promise((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          [caesar, "run", "--on", url, "--agent", agentId, "--detach", "--json", `${label} ${i + k}`],
-          { cwd: submitter },
-        );
-        let out = "";
-        child.stdout.setEncoding("utf8").on("data", (chunk) => {
-          out += chunk;
-        });
-        child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out).task_id) : reject(new Error(out))));
-      }),
+    const batch = Array.from(
+      { length: Math.min(6, count - i) },
+      (_, k) =>
+        new Promise((resolve, reject) => {
+          const child = spawn(
+            process.execPath,
+            [caesar, "run", "--on", url, "--agent", agentId, "--detach", "--json", `${label} ${i + k}`],
+            { cwd: submitter },
+          );
+          let out = "";
+          child.stdout.setEncoding("utf8").on("data", (chunk) => {
+            out += chunk;
+          });
+          child.on("exit", (code) =>
+            code === 0 ? resolve(JSON.parse(out).task_id) : reject(new Error(out)),
+          );
+        }),
     );
     ids.push(...(await Promise.all(batch)));
   }
@@ -173,7 +185,8 @@ async function drain(label, names) {
   const seconds = (performance.now() - started) / 1000;
   await Promise.all(workers.map(stopWorker));
   const failed = ids.filter((id) => stateOf(id).outcome !== "succeeded");
-  if (failed.length > 0) throw new Error(`${label}: ${failed.length} task(s) did not succeed: ${failed.slice(0, 3)}`);
+  if (failed.length > 0)
+    throw new Error(`${label}: ${failed.length} task(s) did not succeed: ${failed.slice(0, 3)}`);
   return seconds;
 }
 
@@ -193,7 +206,9 @@ async function sampledRss(pid) {
 }
 
 try {
-  console.log(`bench/cluster · nats-server ${url} · ${TASKS} tasks of ${SLEEP_S}s · --max-parallel ${PARALLEL}`);
+  console.log(
+    `bench/cluster · nats-server ${url} · ${TASKS} tasks of ${SLEEP_S}s · --max-parallel ${PARALLEL}`,
+  );
 
   // 1. Throughput: one worker, then three.
   const one = await drain("one", ["w1"]);
@@ -235,7 +250,9 @@ try {
   const busy = await sampledRss(big.child.pid);
   const perTask = (busy - idle) / CONCURRENT;
   // A local task of the same agent, for comparison: its conductor's peak, as its conductor.log says.
-  const localId = JSON.parse(run(submitter, ["run", "--on", "local", "--json", "--agent", "noop", "one local"]).stdout).task_id;
+  const localId = JSON.parse(
+    run(submitter, ["run", "--on", "local", "--json", "--agent", "noop", "one local"]).stdout,
+  ).task_id;
   const conductorLog = readFileSync(join(submitter, ".caesar", "tasks", localId, "conductor.log"), "utf8");
   const conductorKiB = Number(/max RSS (\d+) KiB/.exec(conductorLog)?.[1] ?? Number.NaN);
   console.log(

@@ -83,7 +83,8 @@ export function showTaskList(view, status) {
           { dataset: { taskId: task.id, status: describeStatus(task) }, "data-testid": "task-row" },
           h("td", {}, task.changeNumber ?? ""),
           h("td", {}, h("a", { href: taskHref(task.id) }, task.id)),
-          h("td", {}, task.agent),
+          // A remote task shows the worker it runs on (docs/cluster.md).
+          h("td", {}, task.worker ? `${task.agent}@${task.worker}` : task.agent),
           h("td", {}, h("span", { class: `badge ${describeStatus(task)}` }, describeStatus(task))),
           h("td", { class: "objective" }, task.objective.split("\n")[0]),
           h(

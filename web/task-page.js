@@ -95,7 +95,7 @@ export function showTaskPage(view, id, status) {
       h(
         "p",
         { class: "meta" },
-        `${task.agent}${task.role ? ` (role ${task.role})` : ""} · ${task.mode} · ${task.isolation}${task.branch ? ` · ${task.branch}` : ""}`,
+        `${task.agent}${task.role ? ` (role ${task.role})` : ""} · ${task.mode} · ${task.isolation}${task.branch ? ` · ${task.branch}` : ""}${task.worker ? ` · on worker ${task.worker}` : ""}`,
       ),
       h("pre", { class: "objective", "data-testid": "objective" }, task.objective),
       task.error ? h("p", { class: "error" }, task.error.message) : null,
