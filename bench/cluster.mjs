@@ -76,7 +76,7 @@ mkdirSync(join(seed, ".caesar"), { recursive: true });
 const sleeper = join(scratch, "sleeper.sh");
 writeFileSync(
   sleeper,
-  '#!/bin/sh\nsleep "${SLEEP_S:-0}"\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"slept"}\' > "$CAESAR_REPORT_PATH"\n',
+  '#!/bin/sh\nsleep "$SLEEP_S"\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"slept"}\' > "$CAESAR_REPORT_PATH"\n',
   { mode: 0o755 },
 );
 for (let i = 0; i < 200; i++) writeFileSync(join(seed, `file-${i}.txt`), `content ${i}\n`);

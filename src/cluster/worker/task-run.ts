@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
@@ -159,7 +159,15 @@ async function runAttempt(
     Math.max(250, Math.floor(context.heartbeatMs / 3)),
   );
   try {
-    await conduct(context.root, localId, { signal: task.abort.signal, takeSlot: false });
+    // In this process, beside the worker's other tasks: its own cancel, and its own conductor.log.
+    const log = join(dir, "conductor.log");
+    appendFileSync(log, `[caesar worker ${context.me.id}] ${id}: attempt ${claim.attempt}\n`);
+    await conduct(context.root, localId, {
+      signal: task.abort.signal,
+      env: process.env,
+      log: (line) => appendFileSync(log, `${line}\n`),
+      takeSlot: false,
+    });
   } finally {
     clearInterval(fence);
     stopControl();

@@ -33,30 +33,32 @@ import { returnChannelFor } from "./return-channel.js";
 import { acquireSlot } from "./slots.js";
 
 export interface ConductOptions {
-  /** Cancels the task (the agent's process group is ended, the task concluded `cancelled`). */
+  /** Cancels the task: the agent's process group is ended and the task concluded `cancelled`. */
   signal?: AbortSignal;
+  /** The environment the agent inherits (less a parent task's CAESAR_* variables); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Where this task's diagnostics go (with CAESAR_TRACE=1, its phase timings); default stderr. */
+  log?: (line: string) => void;
   /** Take one of the project's `[policy] max_parallel` slots first (default true; a worker has its own cap). */
   takeSlot?: boolean;
 }
 
 /**
- * The conductor: owns a task from its slot to its final state. Run by a detached process of its own
- * (started by any front end, so closing a terminal or an MCP session never orphans the task), or inside a
- * cluster worker beside its other tasks. It never leaves a task "running": whatever happens, it writes a
- * final state.
+ * The conductor: owns a task from its slot to its final state. It touches no process-wide state — its
+ * cancel, its agent's environment and its diagnostics are given to it — so one process can conduct one
+ * task (the detached conductor, process.ts, which turns the process's signals into the cancel) or many
+ * (a cluster worker). It never leaves a task "running": whatever happens, it writes a final state.
  */
 export async function conduct(root: string, taskId: string, options: ConductOptions = {}): Promise<void> {
   const dir = taskDirOf(root, taskId);
   const plan = await loadPlan(dir);
   const paths = taskPaths(dir);
   const events = new EventWriter(paths.events, taskId);
+  const note = phaseNote(options.log);
   const cancel = new AbortController();
-  const onSignal = () => cancel.abort(new Error("cancelled"));
-  // Without a signal of its own (the process is the task's), the process's signals cancel it.
-  const processSignals = options.signal ? [] : (["SIGTERM", "SIGINT", "SIGHUP"] as const);
-  for (const signal of processSignals) process.on(signal, onSignal);
-  options.signal?.addEventListener("abort", onSignal, { once: true });
-  if (options.signal?.aborted) onSignal();
+  const onCancel = () => cancel.abort(new Error("cancelled"));
+  options.signal?.addEventListener("abort", onCancel, { once: true });
+  if (options.signal?.aborted) onCancel();
 
   // The configuration loads while the state is written (its errors are thrown below, inside the try).
   const configLoad = loadConfig(root).then(
@@ -64,7 +66,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     (error: unknown) => ({ error }),
   );
   const initial = await updateState(dir, (state) => ({ ...state, conductor: recordProcess(process.pid) }));
-  trace("conductor: state recorded");
+  note("conductor: state recorded");
   if (initial.phase === "finished") return;
   if (initial.cancel_requested) cancel.abort(new Error("cancelled"));
 
@@ -85,7 +87,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     if ("error" in loaded) throw loaded.error;
     const { config } = loaded;
     const adapter = findAdapter(config, root, plan.agent);
-    trace("conductor: config loaded");
+    note("conductor: config loaded");
     if (options.takeSlot === false) release = async () => {};
     else
       release = await acquireSlot(
@@ -103,13 +105,24 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
       return;
     }
-    await runTask({ finish, root, taskId, dir, plan, adapter, events, raw, cancel: cancel.signal });
+    await runTask({
+      finish,
+      root,
+      taskId,
+      dir,
+      plan,
+      adapter,
+      events,
+      raw,
+      cancel: cancel.signal,
+      env: options.env ?? process.env,
+      note,
+    });
   } catch (error) {
     await finishAfterCrash(dir, finish, error);
   } finally {
     await closeUp();
-    for (const signal of processSignals) process.off(signal, onSignal);
-    options.signal?.removeEventListener("abort", onSignal);
+    options.signal?.removeEventListener("abort", onCancel);
   }
 }
 
@@ -125,6 +138,8 @@ interface RunInput {
   events: EventWriter;
   raw: WriteStream;
   cancel: AbortSignal;
+  env: NodeJS.ProcessEnv;
+  note: (phase: string) => void;
 }
 
 async function runTask(input: RunInput): Promise<void> {
@@ -143,7 +158,7 @@ async function runTask(input: RunInput): Promise<void> {
   }
 
   const isolation = await isolate(plan, taskId);
-  trace("conductor: isolated");
+  input.note("conductor: isolated");
   const task = makeTask(plan, taskId, dir, isolation);
   await Promise.all([
     writeJsonAtomic(paths.task, task),
@@ -159,7 +174,7 @@ async function runTask(input: RunInput): Promise<void> {
     })),
   ]);
 
-  const env = agentEnvironment(plan, task, dir, input.root);
+  const env = agentEnvironment(input.env, plan, task, dir, input.root);
   if (plan.worktree.setup.length > 0 && isolation.worktree) {
     const failure = await runSetup(plan.worktree.setup, isolation.workspace, env, raw, cancel);
     if (failure) {
@@ -205,7 +220,7 @@ async function runTask(input: RunInput): Promise<void> {
     }));
   }
   const translator = adapter.createTranslator(launch);
-  trace("conductor: command built");
+  input.note("conductor: command built");
   await runAgent({ ...input, launch, command, translator });
 }
 
@@ -297,7 +312,7 @@ async function runAgent(
   );
 
   const exit = await agent.done;
-  trace("conductor: agent done");
+  input.note("conductor: agent done");
   clearTimeout(deadline);
   clearInterval(stall);
   cancel.removeEventListener("abort", onCancel);
@@ -361,11 +376,26 @@ function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolat
   };
 }
 
-/** The agent's environment: the caller's, minus a parent task's CAESAR_* protocol variables, plus this task's. */
-function agentEnvironment(plan: TaskPlan, task: Task, dir: string, root: string): Record<string, string> {
+/** With CAESAR_TRACE=1, a phase and its time into the task's log (stderr by default). */
+function phaseNote(log: ((line: string) => void) | undefined): (phase: string) => void {
+  if (!log) return trace;
+  return (phase) => {
+    if (process.env.CAESAR_TRACE === "1")
+      log(`[trace] ${Date.now() % 100000} (+${performance.now().toFixed(0)}) ${phase}`);
+  };
+}
+
+/** The agent's environment: the given one, minus a parent task's CAESAR_* protocol variables, plus this task's. */
+function agentEnvironment(
+  base: NodeJS.ProcessEnv,
+  plan: TaskPlan,
+  task: Task,
+  dir: string,
+  root: string,
+): Record<string, string> {
   const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR"]);
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
+  for (const [key, value] of Object.entries(base)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;
   }
   return {

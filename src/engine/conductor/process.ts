@@ -50,8 +50,16 @@ export async function runConductorProcess(argv: readonly string[]): Promise<void
     process.stderr.write("usage: conductor <root> <task-id> | --await-task\n");
     return process.exit(2);
   }
+  // This process is the task's: its signals cancel it (caesar cancel sends SIGTERM).
+  const cancel = new AbortController();
+  const onSignal = () => cancel.abort();
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
   try {
-    await conduct(root, taskId);
+    await conduct(root, taskId, {
+      signal: cancel.signal,
+      env: process.env,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
   } catch (error) {
     process.stderr.write(
       `[caesar conductor] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
