@@ -39,7 +39,8 @@ export async function runRelay(root: string, options: RelayOptions = {}): Promis
   try {
     for (;;) {
       await attachNew(root, mirrors, settled, pool, stop.signal, log);
-      if (mirrors.size > 0) idleSince = Date.now();
+      const paused = [...pausedUntil.keys()].some((id) => !settled.has(id));
+      if (mirrors.size > 0 || paused) idleSince = Date.now();
       else if (Date.now() - idleSince >= idleMs || stop.signal.aborted) {
         // Let go of the lock first, then look once more: a task created meanwhile starts a relay of its
         // own (it saw none), or is found here — never neither.
@@ -64,6 +65,9 @@ export async function runRelay(root: string, options: RelayOptions = {}): Promis
   return "done";
 }
 
+/** Tasks whose mirror ended early, and when to follow them again. */
+const pausedUntil = new Map<string, number>();
+
 async function tryLock(root: string): Promise<(() => Promise<void>) | undefined> {
   try {
     return await acquireFileLock(relayPaths(root).lock, { timeoutMs: 0 });
@@ -82,6 +86,7 @@ async function attachNew(
 ): Promise<void> {
   for (const id of await listTaskIds(root)) {
     if (mirrors.has(id) || settled.has(id) || signal.aborted) continue;
+    if ((pausedUntil.get(id) ?? 0) > Date.now()) continue;
     const dir = taskDirOf(root, id);
     let access: ClusterAccess;
     try {
@@ -108,6 +113,8 @@ async function attachNew(
         } finally {
           const after = await readState(dir).catch(() => undefined);
           if (!after || after.phase === "finished") settled.add(id);
+          // Ended without finishing it (an error, logged): follow it again, but not in a tight loop.
+          else pausedUntil.set(id, Date.now() + 5_000);
         }
       })();
       mirrors.set(id, following);

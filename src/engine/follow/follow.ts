@@ -43,8 +43,9 @@ export async function followTask(
         return state;
       }
       if (signal?.aborted) return state;
+      // A dead conductor concludes the task; a remote task's relay that died is started again.
       if (
-        state.conductor &&
+        (state.conductor || state.remote) &&
         (await concludeIfAbandoned({ id, dir, paths, state }, "run")).phase === "finished"
       )
         continue;
