@@ -1,36 +1,25 @@
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
 import { conduct } from "../../engine/conductor/conductor.js";
-import { plannedWorktree } from "../../engine/conductor/isolate.js";
-import { terminateGroup } from "../../engine/conductor/terminate.js";
 import { createTask } from "../../engine/lifecycle/start.js";
-import { answerQuestion } from "../../engine/questions/questions.js";
-import type { TaskState } from "../../engine/store/state.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, taskDirOf } from "../../engine/store/task-store.js";
-import { AnswerSchema } from "../../protocol/channel-documents.js";
-import { isValidQuestionId } from "../../protocol/ids.js";
 import { messageOf } from "../../support/errors.js";
-import { isProcessAlive, recordProcess } from "../../support/process.js";
+import { recordProcess } from "../../support/process.js";
 import { resultRefName } from "../../workspace/result-ref.js";
 import { removeWorktree } from "../../workspace/worktree.js";
-import { finishClaim, holdsClaim, takeClaim } from "../claims.js";
-import { fetchStart, pushResult, remoteRef } from "../git-refs.js";
+import { holdsClaim, takeClaim } from "../claims.js";
+import { fetchStart } from "../git-refs.js";
 import { cancelKey } from "../names.js";
 import { Outbox } from "../outbox.js";
 import { type Claim, decode, type Final, type TaskMessage, TaskMessageSchema } from "../wire.js";
 import { remotePlanFor, type WorkerContext } from "./context.js";
+import { followControl } from "./control.js";
+import { HeldTask, retrying } from "./held-task.js";
+import { clearEarlierAttempt, localIdFor } from "./local-store.js";
+import { ackFor, emptyFinal, finalOf, publishFinal, pushResultFenced } from "./publish-final.js";
 import { TaskPublisher } from "./publisher.js";
-
-/** A task this worker holds: the queue delivery it acts on (a redelivery here replaces it), its cancel. */
-export class HeldTask {
-  readonly abort = new AbortController();
-  /** The worker is stopping without finishing it: publish nothing, let the queue give it to another. */
-  abandoned = false;
-  constructor(public msg: JsMsg) {}
-}
 
 /**
  * Handle one delivery of the work queue: take the task's claim, then run it (or, by the claim's
@@ -226,210 +215,4 @@ async function giveUp(
       message: `Its worker ${last?.worker ?? "?"} was lost: it stopped answering for longer than the heartbeat timeout (${Math.round(context.heartbeatMs / 1000)} s). The task was not run again: ${why}.`,
     },
   });
-}
-
-/**
- * Record the end in the claim (only with our token: false when another worker took over), then ack the
- * queue message. A crash between the two is safe: the redelivery finds the claim finished and only acks.
- */
-async function publishFinal(
-  context: WorkerContext,
-  task: HeldTask,
-  claim: Claim,
-  token: number,
-  final: Final,
-): Promise<boolean> {
-  const recorded = await retrying(context, `finish ${claim.task_id}`, () =>
-    finishClaim(context.claims, claim, token, final),
-  );
-  if (recorded === undefined) return false; // the server stayed away: the queue gives the task out again
-  if (!recorded) {
-    context.log(`[worker] ${claim.task_id}: not published — its claim belongs to another worker now`);
-    return false;
-  }
-  await ackFor(context, task, claim.task_id);
-  context.log(
-    `[worker] ${claim.task_id}: ${final.outcome}${final.report ? ` (${final.report.status})` : ""}`,
-  );
-  return true;
-}
-
-async function ackFor(context: WorkerContext, task: HeldTask, id: string): Promise<void> {
-  await retrying(context, `ack ${id}`, () => task.msg.ackAck({ timeout: 5_000 }));
-}
-
-function emptyFinal(outcome: Final["outcome"]): Final {
-  return {
-    outcome,
-    exit: null,
-    report_status: null,
-    report: null,
-    error: null,
-    started_at: null,
-    finished_at: new Date().toISOString(),
-    deadline_at: null,
-    command: null,
-    base_ref: null,
-    start_tree: null,
-    end_tree: null,
-    result_commit: null,
-    log_seq: 0,
-  };
-}
-
-function finalOf(state: TaskState, logSeq: number): Final {
-  return {
-    outcome: state.outcome ?? "failed",
-    exit: state.exit,
-    report_status: state.report_status,
-    report: state.report,
-    error: state.error,
-    started_at: state.started_at,
-    finished_at: state.finished_at ?? new Date().toISOString(),
-    deadline_at: state.deadline_at,
-    command: state.command,
-    base_ref: state.base_ref,
-    start_tree: state.start_tree,
-    end_tree: state.end_tree,
-    result_commit: state.result_commit,
-    log_seq: logSeq,
-  };
-}
-
-/**
- * Push the result as `refs/caesar/tasks/<id>`, only where there is none yet; when there is one (pushed by
- * a worker that was given up on, or by one that took over), check the claim is still ours before pushing
- * over it: a worker that lost its claim never overwrites the result of the one that holds it.
- */
-async function pushResultFenced(
-  context: WorkerContext,
-  id: string,
-  commit: string,
-  token: number,
-): Promise<"pushed" | "fenced" | string> {
-  let expected = "";
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      if ((await pushResult(context.top, context.gitRemote, id, commit, expected)) === "pushed")
-        return "pushed";
-    } catch (error) {
-      if (attempt === 4) return messageOf(error);
-      await new Promise((resolve) => setTimeout(resolve, 1_000 * (attempt + 1)));
-      continue;
-    }
-    if (!(await holdsClaim(context.claims, id, token).catch(() => false))) return "fenced";
-    expected = await remoteRef(context.top, context.gitRemote, resultRefName(id)).catch(() => expected);
-  }
-  return `The remote kept refusing ${resultRefName(id)}.`;
-}
-
-/**
- * The task's id in this clone's store: its own, unless this very clone sent it (an agent running here
- * delegated it, and this worker took it back): that id names the relay's mirror of it here, and the
- * run gets `<id>.run` beside it.
- */
-function localIdFor(context: WorkerContext, id: string): string {
-  const mirror = join(taskDirOf(context.root, id), "state.json");
-  try {
-    return (JSON.parse(readFileSync(mirror, "utf8")) as { remote?: unknown }).remote ? `${id}.run` : id;
-  } catch {
-    return id;
-  }
-}
-
-/** Cancels and answers for this task, from the other side, as they come. */
-async function followControl(
-  context: WorkerContext,
-  id: string,
-  localId: string,
-  dir: string,
-  task: HeldTask,
-): Promise<() => void> {
-  let stopped = false;
-  let stopReconnect = () => {};
-  let watch: Awaited<ReturnType<WorkerContext["control"]["watch"]>> | undefined;
-  const loop = async () => {
-    while (!stopped) {
-      try {
-        watch = await context.control.watch({ key: `${id}.>` });
-        const current = watch;
-        // After a server restart the watch starts again (it delivers what is there, then what comes).
-        const offReconnect = context.cluster.onReconnect(() => current.stop());
-        stopReconnect = offReconnect;
-        for await (const entry of watch) {
-          if (stopped) break;
-          if (entry.operation !== "PUT") continue;
-          if (entry.key === cancelKey(id)) {
-            context.log(`[worker] ${id}: cancel received`);
-            task.abort.abort();
-            continue;
-          }
-          const questionId = entry.key.slice(`${id}.answer.`.length);
-          const answer = decode(AnswerSchema, entry.value);
-          if (!entry.key.startsWith(`${id}.answer.`) || !isValidQuestionId(questionId) || !answer) continue;
-          await answerQuestion(
-            dir,
-            localId,
-            questionId,
-            answer.answer,
-            answer.answered_by ?? "cluster",
-          ).catch(() => undefined);
-        }
-      } catch {
-        // the watch is re-established (a server restart)
-      }
-      stopReconnect();
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, 1_000));
-    }
-  };
-  void loop();
-  return () => {
-    stopped = true;
-    watch?.stop();
-  };
-}
-
-/**
- * A task this worker ran before (its earlier attempt, before a restart): its agent stopped, its worktree
- * and directory removed — what it did is in the log already, and the new attempt starts clean.
- */
-async function clearEarlierAttempt(context: WorkerContext, plan: TaskPlan, id: string): Promise<void> {
-  const dir = taskDirOf(context.root, id);
-  const state = existsSync(dir) ? await readState(dir).catch(() => undefined) : undefined;
-  if (
-    state?.conductor &&
-    state.phase !== "finished" &&
-    state.conductor.pid !== process.pid &&
-    isProcessAlive(state.conductor)
-  ) {
-    throw new Error(`process ${state.conductor.pid} still conducts ${id} in this clone`);
-  }
-  if (state?.agent_process && isProcessAlive(state.agent_process))
-    await terminateGroup(state.agent_process.pid);
-  const planned = plannedWorktree(plan, id);
-  const worktree = state?.worktree ?? planned?.path;
-  // Only when there is something: three git commands per task add up on a busy worker.
-  if (worktree && (existsSync(worktree) || state))
-    await removeWorktree(context.top, worktree, state?.branch ?? planned?.branch ?? null);
-  await rm(dir, { recursive: true, force: true });
-}
-
-/** Run a NATS operation, retrying while the server is away (a restart), for a minute at most. */
-async function retrying<T>(
-  context: WorkerContext,
-  what: string,
-  operation: () => Promise<T>,
-): Promise<T | undefined> {
-  const deadline = Date.now() + 60_000;
-  for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
-    try {
-      return await operation();
-    } catch (error) {
-      if (Date.now() > deadline) {
-        context.log(`[worker] ${what}: ${messageOf(error)} (giving up)`);
-        return undefined;
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
 }

@@ -14,7 +14,8 @@ import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
 import { encode, type WorkerRecord } from "../wire.js";
 import { Capacity } from "./capacity.js";
 import type { WorkerContext } from "./context.js";
-import { type HeldTask, handleDelivery } from "./task-run.js";
+import type { HeldTask } from "./held-task.js";
+import { handleDelivery } from "./task-run.js";
 
 export interface WorkerOptions {
   root: string;
