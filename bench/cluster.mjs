@@ -8,7 +8,8 @@
 //      interleaved run by run;
 //   3. memory per running task: one worker's resident memory with 20 tasks running at once, against the same
 //      worker idle (after one task, so code loaded once is not counted). Target: <= 15 MiB per task —
-//      a local task costs a Node conductor process of its own (its peak is printed beside).
+//      a local task costs a Node conductor process of its own (its peak is printed beside);
+//   4. cancel: from the cancel recorded here to the agent's process group gone on its worker.
 //
 //   npm run build && node bench/cluster.mjs [--tasks 60] [--sleep 3] [--parallel 4] [--runs 8] [--concurrent 20]
 //
@@ -258,7 +259,23 @@ try {
   console.log(
     `memory      worker idle ${(idle / MiB).toFixed(1)} MiB · with ${CONCURRENT} tasks running ${(busy / MiB).toFixed(1)} MiB · ${(perTask / MiB).toFixed(2)} MiB per running task (target <= 15) · a local task's own conductor: ${(conductorKiB / 1024).toFixed(1)} MiB`,
   );
-  for (const id of held) run(submitter, ["cancel", id]);
+  // 4. Cancel: from the request recorded here to the agent's process gone on the worker.
+  const latencies = [];
+  for (const id of held.slice(0, 5)) {
+    const local = JSON.parse(
+      readFileSync(join(workerClones[1], ".caesar", "tasks", id, "state.json"), "utf8"),
+    );
+    const pid = local.agent_process.pid;
+    const cancelling = spawn(process.execPath, [caesar, "cancel", id], { cwd: submitter, stdio: "ignore" });
+    await waitFor(() => !existsSync(`/proc/${pid}`), `agent ${pid} to end`, 60_000);
+    const gone = Date.now();
+    await new Promise((resolve) => cancelling.once("exit", resolve));
+    latencies.push(gone - Date.parse(stateOf(id).cancel_requested.at));
+  }
+  console.log(
+    `cancel      request recorded here → agent's process group gone on the worker, median of ${latencies.length}: ${median(latencies)} ms (all: ${latencies.join(", ")} ms)`,
+  );
+  for (const id of held.slice(5)) run(submitter, ["cancel", id]);
   await stopWorker(big);
 } finally {
   for (const child of children.reverse()) if (child.exitCode === null) child.kill("SIGTERM");

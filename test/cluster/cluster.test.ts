@@ -241,16 +241,27 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
     "carries a remote task's question to the submitter and the answer back",
     async () => {
       const id = await submit("asker", "ask which colour");
+      // Followed live from the start, as for a local task.
+      const following = caesar(["logs", id, "--follow", "--json"], submitter, 3 * MINUTE);
       const question = join(submitter, ".caesar", "tasks", id, "questions", "q_fixture01.json");
       await eventually(
         () => existsSync(question),
         2 * MINUTE,
         () => `the question of ${id}\n${workerLogs()}`,
       );
+      const watched = await caesar(["watch", id, "--once", "--json"]);
+      expect(watched.stdout).toContain("Which colour should the button be?");
       const answered = await caesar(["answer", id, "q_fixture01", "blue"]);
       expect(answered.code, answered.stderr).toBe(0);
       const state = await finished(id);
       expect(state.outcome).toBe("succeeded");
+      const followed = (await following).stdout
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { type: string }).type);
+      expect(followed).toContain("question");
+      expect(followed).toContain("answer");
+      expect(followed.at(-1)).toBe("finished");
       const diff = parseJsonOutput<{ patch: string }>(await caesar(["diff", id, "--json"]));
       expect(diff.patch).toContain("+blue");
       // The answer event came back from the worker: one, in order after the question.
