@@ -1,4 +1,5 @@
 import type { KV } from "@nats-io/kv";
+import type { EffectiveConfig } from "../../config/effective.js";
 import type { RemotePlan } from "../../engine/store/task-plan.js";
 import type { Cluster, ClusterAccess } from "../connection.js";
 import type { WorkerRef } from "../wire.js";
@@ -16,6 +17,9 @@ export interface WorkerContext {
   replicas: number;
   heartbeatMs: number;
   me: WorkerRef;
+  /** The agents this worker serves, and its clone's configuration (its own policy). */
+  agents: readonly string[];
+  config: EffectiveConfig;
   claims: KV;
   control: KV;
   log(line: string): void;

@@ -14,6 +14,7 @@ import { fetchStart } from "../git-refs.js";
 import { cancelKey } from "../names.js";
 import { Outbox } from "../outbox.js";
 import { type Claim, decode, type Final, type TaskMessage, TaskMessageSchema } from "../wire.js";
+import { refusalOf, subjectAgent } from "./admit.js";
 import { remotePlanFor, type WorkerContext } from "./context.js";
 import { followControl } from "./control.js";
 import { HeldTask, retrying } from "./held-task.js";
@@ -39,6 +40,14 @@ export async function handleDelivery(
     return;
   }
   const id = message.task_id;
+  // Published on one agent's subject for another agent: not a task this queue's workers take.
+  if (subjectAgent(msg.subject) !== message.plan.agent) {
+    context.log(
+      `[worker] dropped task ${id}: published for ${subjectAgent(msg.subject)}, planned for ${message.plan.agent}`,
+    );
+    msg.term();
+    return;
+  }
   const running = held.get(id);
   if (running) {
     // Delivered again to this very worker (its heartbeats were late): carry on with the new delivery.
@@ -93,6 +102,11 @@ async function runAttempt(
         message: "Cancelled before its worker started it: the agent never ran.",
       },
     });
+    return;
+  }
+  const refusal = refusalOf(message, context.agents, context.config, context.me.id);
+  if (refusal) {
+    await publishFinal(context, task, claim, token, { ...emptyFinal("failed"), error: refusal });
     return;
   }
   const plan: TaskPlan = {

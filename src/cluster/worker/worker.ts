@@ -86,6 +86,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       replicas: options.replicas,
       heartbeatMs: options.heartbeatMs,
       me,
+      agents,
+      config: options.config,
       claims: await claimsBucket(cluster),
       control: await cluster.bucket(CONTROL_BUCKET),
       log,

@@ -1,0 +1,45 @@
+import { isAbsolute, normalize, sep } from "node:path";
+import type { EffectiveConfig } from "../../config/effective.js";
+import { admissionOf } from "../../policy/admission.js";
+import { checkProjectRelativePath } from "../../workspace/materialise.js";
+import type { TaskMessage } from "../wire.js";
+
+/**
+ * What a worker checks of a task before it runs it. A message in the queue is untrusted input like any
+ * other: the submitter resolved its plan against its own policy, and the worker holds it to its own —
+ * the agent must be one it serves and allows, the delegation depth within its `[policy] max_depth`, and
+ * every path inside the worktree. Undefined: admitted; otherwise why not (the task is concluded failed).
+ */
+export function refusalOf(
+  message: TaskMessage,
+  served: readonly string[],
+  config: EffectiveConfig,
+  workerId: string,
+): { code: string; message: string } | undefined {
+  const { plan } = message;
+  const refuse = (text: string) => ({
+    code: "refused_by_worker",
+    message: `Worker ${workerId} refused the task: ${text}`,
+  });
+  if (!served.includes(plan.agent)) return refuse(`it does not serve agent "${plan.agent}".`);
+  const admission = admissionOf(config, plan.agent);
+  if (!admission.allowed) return refuse(`agent "${plan.agent}" is ${admission.reason} in its clone.`);
+  const maxDepth = config.policy.max_depth.value;
+  if (plan.depth > maxDepth)
+    return refuse(`delegation depth ${plan.depth} exceeds its [policy] max_depth (${maxDepth}).`);
+  const prefix = normalize(plan.repo_prefix || ".");
+  if (isAbsolute(plan.repo_prefix) || prefix === ".." || prefix.startsWith(`..${sep}`))
+    return refuse(`the task's workspace ${JSON.stringify(plan.repo_prefix)} is outside the repository.`);
+  try {
+    for (const path of plan.worktree.copy) checkProjectRelativePath(path, "copy");
+    for (const path of plan.worktree.link) checkProjectRelativePath(path, "link");
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+  return undefined;
+}
+
+/** The agent a queue message was published for: the last token of its subject. */
+export function subjectAgent(subject: string): string {
+  return subject.slice(subject.lastIndexOf(".") + 1);
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import type { TaskMessage } from "../../src/cluster/wire.js";
+import { refusalOf, subjectAgent } from "../../src/cluster/worker/admit.js";
+import { mergeLayers } from "../../src/config/effective.js";
+import type { ConfigFile } from "../../src/config/schema.js";
+
+const config = (file: ConfigFile = {}) => mergeLayers([["project", "/p.toml", file]]);
+
+function message(plan: Partial<TaskMessage["plan"]> = {}): TaskMessage {
+  return {
+    protocol: "caesar.cluster.task/v1",
+    task_id: "t_0123456789abcdef",
+    submitted_at: "2030-01-01T00:00:00.000Z",
+    submitter: { host: "h", root: "/r" },
+    start: { ref: "refs/caesar/start/t_0123456789abcdef", commit: "a".repeat(40), remote: "origin" },
+    plan: {
+      root: "",
+      objective: "x",
+      context: "",
+      constraints: [],
+      acceptance: [],
+      agent: "codex",
+      role: null,
+      mode: "write",
+      isolation: "worktree",
+      network: true,
+      findings: [],
+      tools: { allowed: null, excluded: [] },
+      timeout_ms: 60_000,
+      stall_ms: 60_000,
+      model: null,
+      extra_args: [],
+      channel: false,
+      parent_id: null,
+      depth: 0,
+      kind: "root",
+      bounded: false,
+      budget: { tree: null, max_tasks_per_hour: null, max_cost_per_day: null },
+      repo_top: null,
+      repo_prefix: "",
+      worktree: { copy: [], link: [], setup: [] },
+      system_prompt: null,
+      requested_by: "cli",
+      base_commit: null,
+      remote: null,
+      ...plan,
+    },
+    on_worker_loss: "retry",
+    max_attempts: 3,
+  };
+}
+
+describe("a worker holds each task to its own policy", () => {
+  it("admits a task for an agent it serves and allows", () => {
+    expect(refusalOf(message(), ["codex"], config(), "w1")).toBeUndefined();
+  });
+
+  it("refuses an agent it does not serve, or that its clone denies, or too deep a delegation", () => {
+    expect(refusalOf(message({ agent: "claude" }), ["codex"], config(), "w1")?.message).toContain(
+      'does not serve agent "claude"',
+    );
+    expect(
+      refusalOf(message(), ["codex"], config({ policy: { denied: ["codex"] } }), "w1")?.message,
+    ).toContain("denied by [policy] denied");
+    expect(
+      refusalOf(message({ depth: 2 }), ["codex"], config({ policy: { max_depth: 1 } }), "w1"),
+    ).toMatchObject({
+      code: "refused_by_worker",
+      message: expect.stringContaining("depth 2 exceeds its [policy] max_depth (1)"),
+    });
+  });
+
+  it("refuses paths that leave the worktree", () => {
+    expect(refusalOf(message({ repo_prefix: "../../etc" }), ["codex"], config(), "w1")?.message).toContain(
+      "outside the repository",
+    );
+    expect(refusalOf(message({ repo_prefix: "/etc" }), ["codex"], config(), "w1")).toBeDefined();
+    expect(
+      refusalOf(
+        message({ worktree: { copy: ["../secret"], link: [], setup: [] } }),
+        ["codex"],
+        config(),
+        "w1",
+      ),
+    ).toBeDefined();
+    expect(refusalOf(message({ repo_prefix: "packages/app" }), ["codex"], config(), "w1")).toBeUndefined();
+  });
+
+  it("reads the agent a message was published for from its subject", () => {
+    expect(subjectAgent("caesar.tasks.r0123.codex")).toBe("codex");
+  });
+});
