@@ -66,6 +66,16 @@ export async function connectCluster(access: ClusterAccess, name: string): Promi
   try {
     nc = await connect(options);
   } catch (error) {
+    if (/authori[sz]ation|authentication/i.test(messageOf(error))) {
+      throw new CaesarError(
+        "nats_auth_refused",
+        `The NATS server at ${access.servers.join(", ")} refused caesar's credentials.`,
+        {
+          detail: `${messageOf(error)}. Check the credentials file, nkey, token or user and password_file in [cluster] (or --creds), and that this user may use JetStream (see docs/cluster.md).`,
+          cause: error,
+        },
+      );
+    }
     throw new CaesarError(
       "nats_unreachable",
       `Cannot reach the NATS server at ${access.servers.join(", ")}.`,

@@ -48,6 +48,8 @@ export class NatsServer {
     private readonly bin: string,
     readonly port: number,
     dir: string,
+    /** More command-line options (authentication, TLS). */
+    private readonly extraArgs: string[] = [],
   ) {
     this.storeDir = join(dir, "jetstream");
     this.logPath = join(dir, "nats-server.log");
@@ -67,7 +69,16 @@ export class NatsServer {
       existsSync(this.logPath) ? readFileSync(this.logPath, "utf8").split("Server is ready").length - 1 : 0;
     const before = readyCount();
     const log = openSync(this.logPath, "a");
-    this.child = spawn(this.bin, ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir], {
+    this.child = spawn(this.bin, [
+        "-js",
+        "-a",
+        "127.0.0.1",
+        "-p",
+        String(this.port),
+        "-sd",
+        this.storeDir,
+        ...this.extraArgs,
+      ], {
       stdio: ["ignore", log, log],
     });
     await waitFor(() => readyCount() > before, 30_000, "nats-server to be ready");
