@@ -69,18 +69,13 @@ export class NatsServer {
       existsSync(this.logPath) ? readFileSync(this.logPath, "utf8").split("Server is ready").length - 1 : 0;
     const before = readyCount();
     const log = openSync(this.logPath, "a");
-    this.child = spawn(this.bin, [
-        "-js",
-        "-a",
-        "127.0.0.1",
-        "-p",
-        String(this.port),
-        "-sd",
-        this.storeDir,
-        ...this.extraArgs,
-      ], {
-      stdio: ["ignore", log, log],
-    });
+    this.child = spawn(
+      this.bin,
+      ["-js", "-a", "127.0.0.1", "-p", String(this.port), "-sd", this.storeDir, ...this.extraArgs],
+      {
+        stdio: ["ignore", log, log],
+      },
+    );
     await waitFor(() => readyCount() > before, 30_000, "nats-server to be ready");
   }
 
