@@ -128,6 +128,19 @@ describe.skipIf(!NATS_SERVER)("NATS authentication and TLS, as NATS clients take
         "test",
       ),
     ).rejects.toMatchObject({ code: "nats_credentials_unreadable" });
+    // tls:// to a server without TLS: refused, never plain text instead.
+    const plain = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-nats-plain-"));
+    await plain.start();
+    try {
+      await expect(
+        connectCluster(
+          { ...NO_ACCESS, servers: [`tls://127.0.0.1:${plain.port}`], tls_ca: certs.ca },
+          "test",
+        ),
+      ).rejects.toMatchObject({ code: "nats_unreachable", detail: expect.stringMatching(/tls/i) });
+    } finally {
+      await plain.stop();
+    }
   });
 
   it("takes them from [cluster] in the configuration: caesar cluster status and caesar worker", async () => {
