@@ -18,6 +18,7 @@ import {
   WorkerProcess,
 } from "../helpers/cluster.js";
 import { connectCaesar, dataOf } from "../helpers/mcp.js";
+import { git } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/cluster.test.ts");
 
@@ -108,6 +109,10 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       '[[agent]]\nid = "six"',
       `bin = "${join(import.meta.dirname, "../fixtures/bin/napper.sh")}"`,
       `args = ["{{prompt}}"]\nenv = { NAP_S = "6", RUNS = "${runs}" }\n`,
+      // Installed on every machine, but no worker is asked to serve it.
+      '[[agent]]\nid = "rare"',
+      `bin = "${join(import.meta.dirname, "../fixtures/bin/napper.sh")}"`,
+      `args = ["{{prompt}}"]\nenv = { NAP_S = "1", RUNS = "${runs}" }\n`,
       // An agent that delegates through caesar itself, from wherever it runs.
       '[[agent]]\nid = "delegator"',
       `bin = "${join(import.meta.dirname, "../fixtures/bin/delegator.mjs")}"`,
@@ -165,12 +170,23 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
           ...(await Promise.all(Array.from({ length: 6 }, (_, i) => submit("nap", `nap ${batch * 6 + i}`)))),
         );
       }
+      // How many tasks each worker has at once, sampled from its clone's task store all along.
+      const most = new Map<string, number>();
+      const sampler = setInterval(() => {
+        for (const worker of workers) {
+          const active = readStates(worker.clone).filter((s) => s.phase !== "finished").length;
+          most.set(worker.name, Math.max(most.get(worker.name) ?? 0, active));
+        }
+      }, 100);
       await eventually(
         () => ids.every((id) => readState(submitter, id).phase === "finished"),
         5 * MINUTE,
         () =>
           `all 30 to finish: ${ids.filter((id) => readState(submitter, id).phase !== "finished").join(", ")}\n${workerLogs()}`,
       );
+      clearInterval(sampler);
+      // Never more than its --max-parallel 4 at once.
+      for (const worker of workers) expect(most.get(worker.name), worker.name).toBeLessThanOrEqual(4);
       const states = ids.map((id) => readState(submitter, id));
       expect(states.map((s) => `${s.outcome}/${s.report_status}`)).toEqual(
         ids.map(() => "succeeded/success"),
@@ -212,6 +228,35 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       expect(cluster.workers[0]!.max_parallel).toBe(4);
     },
     10 * MINUTE,
+  );
+
+  it(
+    "leaves a task for an agent no worker serves in the queue, shown by cluster status, and cancels it there",
+    async () => {
+      const id = await submit("rare", "a nap nobody takes");
+      type Depth = { agent: string; waiting: number; running: number; served: boolean };
+      const depthOf = async () =>
+        parseJsonOutput<{ queue_depth: Depth[] }>(
+          await caesar(["cluster", "status", "--nats", server.url, "--json"]),
+        ).queue_depth.find((row) => row.agent === "rare");
+      await eventually(
+        () => readState(submitter, id).remote !== null,
+        2 * MINUTE,
+        () => JSON.stringify(readState(submitter, id)),
+      );
+      // Every worker has the agent installed, none was asked to serve it: the task waits, untaken.
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      expect(await depthOf()).toMatchObject({ waiting: 1, running: 0, served: false });
+      expect(readState(submitter, id)).toMatchObject({ phase: "queued", remote: { worker: null } });
+      const cancelled = await caesar(["cancel", id, "--json"]);
+      expect(cancelled.code, cancelled.stderr + cancelled.stdout).toBe(0);
+      const state = await finished(id);
+      expect(state.outcome).toBe("cancelled");
+      expect(state.error?.code).toBe("cancelled_in_queue");
+      expect((await depthOf())?.waiting ?? 0).toBe(0);
+      expect(completedRuns(runs).get(id)).toBeUndefined();
+    },
+    5 * MINUTE,
   );
 
   it(
@@ -298,6 +343,46 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
           .split("\n")
           .filter((line) => line.includes('"type":"finished"')),
       ).toHaveLength(1);
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "fences a worker that was given up on and comes back (a partition, a stopped process): it publishes nothing",
+    async () => {
+      const id = await submit("mid", "a nap whose first worker freezes");
+      const { state: running, worker } = await runningOnAWorker(id);
+      const agentPid = running.remote!.agent_pid!;
+      // The worker and its agent freeze: no heartbeat, as if its machine were cut off.
+      process.kill(worker.pid!, "SIGSTOP");
+      process.kill(-agentPid, "SIGSTOP");
+      try {
+        const state = await finished(id);
+        expect(state.outcome).toBe("succeeded");
+        expect(state.remote!.attempt).toBe(2);
+        expect(state.remote!.lost.map((l) => l.worker)).toEqual([worker.name]);
+        expect(state.remote!.worker!.id).not.toBe(worker.name);
+      } finally {
+        process.kill(worker.pid!, "SIGCONT");
+      }
+      const result = git(remote, "rev-parse", `refs/caesar/tasks/${id}`);
+      // Back, it finds its claim taken over, stops its (still frozen) agent, and publishes nothing.
+      await eventually(
+        () => readFileSync(worker.logPath, "utf8").includes(`${id}: another worker took the task over`),
+        2 * MINUTE,
+        () => `${worker.name} to see it lost ${id}\n${workerLogs()}`,
+      );
+      await eventually(
+        () => !isAlive(agentPid),
+        MINUTE,
+        () => `the frozen agent ${agentPid} to be ended`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(git(remote, "rev-parse", `refs/caesar/tasks/${id}`)).toBe(result);
+      expect(readState(submitter, id)).toMatchObject({ outcome: "succeeded", result_commit: result });
+      expect(completedRuns(runs).get(id)).toHaveLength(1);
+      const events = readFileSync(join(submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8");
+      expect(events.split("\n").filter((line) => line.includes('"type":"finished"'))).toHaveLength(1);
     },
     6 * MINUTE,
   );
