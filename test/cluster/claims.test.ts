@@ -7,10 +7,11 @@ import {
   takeClaim,
 } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
+import { isHolderAlive } from "../../src/cluster/holder.js";
 import { reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
-import { BUDGETS_BUCKET, CLAIMS_BUCKET } from "../../src/cluster/names.js";
+import { BUDGETS_BUCKET, CLAIMS_BUCKET, WORKERS_BUCKET } from "../../src/cluster/names.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
-import type { Final } from "../../src/cluster/wire.js";
+import { encode, type Final, type WorkerRecord } from "../../src/cluster/wire.js";
 import { freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/claims.test.ts");
@@ -86,6 +87,45 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
       await finishClaim(kv, (second as Extract<ClaimDecision, { kind: "run" }>).claim, secondToken, final),
     ).toBe(true);
     expect(await takeClaim(kv, "t_claim01", 7, worker(3), retry)).toMatchObject({ kind: "finished" });
+  });
+
+  it("counts a redelivered task's holder as lost only when the registry agrees it is gone", async () => {
+    const claims = await cluster.bucket(CLAIMS_BUCKET);
+    const workers = await cluster.bucket(WORKERS_BUCKET);
+    const taken = await takeClaim(claims, "t_holder01", 7, worker(1), retry);
+    expect(taken.kind).toBe("run");
+    const now = Date.parse("2030-01-01T00:01:00.000Z");
+    const record = (over: Partial<WorkerRecord>): WorkerRecord => ({
+      ...worker(1),
+      queue: "q",
+      agents: ["nap"],
+      max_parallel: 4,
+      running: ["t_holder01"],
+      started_at: "2030-01-01T00:00:00.000Z",
+      heartbeat_at: "2030-01-01T00:00:55.000Z",
+      heartbeat_ms: 5_000,
+      draining: false,
+      ...over,
+    });
+    const alive = () => isHolderAlive(claims, workers, "t_holder01", 7, now);
+    // No record at all: gone.
+    expect(await alive()).toBe(false);
+    await workers.put("w1", encode(record({})));
+    expect(await alive()).toBe(true);
+    // Another message for the task, not the one its claim holds: not this holder's concern.
+    expect(await isHolderAlive(claims, workers, "t_holder01", 8, now)).toBe(false);
+    // Silent for three periods, restarted (another pid), or no longer listing the task: gone.
+    await workers.put("w1", encode(record({ heartbeat_at: "2030-01-01T00:00:44.000Z" })));
+    expect(await alive()).toBe(false);
+    await workers.put("w1", encode(record({ pid: 4242 })));
+    expect(await alive()).toBe(false);
+    await workers.put("w1", encode(record({ running: [] })));
+    expect(await alive()).toBe(false);
+    // Finished: nothing to leave to anyone.
+    await workers.put("w1", encode(record({})));
+    if (taken.kind !== "run") throw new Error("not taken");
+    expect(await finishClaim(claims, taken.claim, taken.token, final)).toBe(true);
+    expect(await alive()).toBe(false);
   });
 
   it("drops a second message for a task another message's claim holds", async () => {

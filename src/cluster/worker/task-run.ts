@@ -11,7 +11,8 @@ import { resultRefName } from "../../workspace/result-ref.js";
 import { removeWorktree } from "../../workspace/worktree.js";
 import { holdsClaim, takeClaim } from "../claims.js";
 import { fetchStart } from "../git-refs.js";
-import { cancelKey } from "../names.js";
+import { isHolderAlive } from "../holder.js";
+import { cancelKey, WORKERS_BUCKET } from "../names.js";
 import { Outbox } from "../outbox.js";
 import { type Claim, decode, type Final, type TaskMessage, TaskMessageSchema } from "../wire.js";
 import { refusalOf, subjectAgent } from "./admit.js";
@@ -52,6 +53,13 @@ export async function handleDelivery(
   if (running) {
     // Delivered again to this very worker (its heartbeats were late): carry on with the new delivery.
     running.msg = msg;
+    return;
+  }
+  // Redelivered while its holder still runs it (a server restart outlasted the ack wait): not lost.
+  const workers = await context.cluster.bucket(WORKERS_BUCKET).catch(() => undefined);
+  if (workers && (await isHolderAlive(context.claims, workers, id, msg.seq).catch(() => false))) {
+    context.log(`[worker] ${id}: redelivered, but its worker still runs it; leaving it there`);
+    msg.nak(context.heartbeatMs);
     return;
   }
   const task = new HeldTask(msg);

@@ -115,6 +115,12 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     await register();
     const registry = setInterval(register, REGISTRY_EVERY_MS);
+    // Back from a server restart: say at once that this worker and its tasks are alive, before the queue's
+    // ack wait hands them to others.
+    const offReconnect = cluster.onReconnect(() => {
+      for (const task of held.values()) task.msg.working();
+      void register();
+    });
     log(`[worker] ${id} serving ${agents.join(", ")} on queue ${queue} (max ${options.maxParallel} at once)`);
     options.onReady?.({ id, agents, queue });
 
@@ -147,6 +153,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     // Draining: what runs finishes (or is abandoned on the second signal), then the worker leaves.
     await Promise.allSettled(inFlight);
     clearInterval(registry);
+    offReconnect();
     await workers.delete(id).catch(() => undefined);
     log(`[worker] ${id} stopped`);
   } finally {
