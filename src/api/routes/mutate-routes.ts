@@ -46,9 +46,10 @@ export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
 
   app.post(
     PATHS.mutate,
-    requireOperatorHeader,
-    requireSameOrigin,
+    // A browser's cross-site request is refused for what it is, before the operator header is looked at.
     refuseCrossSiteForms(),
+    requireSameOrigin,
+    requireOperatorHeader,
     requireAuthentication(ctx, { mutation: true }),
     async (c) => {
       const raw = await readJsonBody(c.req.raw).catch((error) => {

@@ -63,9 +63,10 @@ export function sessionRoutes(ctx: ApiContext): Hono<ApiEnv> {
 
   app.post(
     PATHS.loginLinks,
-    requireOperatorHeader,
-    requireSameOrigin,
+    // A browser's cross-site request is refused for what it is, before the operator header is looked at.
     refuseCrossSiteForms(),
+    requireSameOrigin,
+    requireOperatorHeader,
     requireAuthentication(ctx, { mutation: true }),
     (c) => {
       if (c.get("authentication") !== "bearer") {
