@@ -149,6 +149,20 @@ describe("caesar serve login", () => {
       .toBe(url);
   });
 
+  it("caesar serve --open hands the printed login URL to $BROWSER", async () => {
+    const seen = join(makeRepo(), "opened.txt");
+    const browser = join(makeRepo(), "browser.sh");
+    writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`, { mode: 0o755 });
+    const other = await startServe(makeRepo(), ["--port", "0", "--open"], { BROWSER: `${browser} %s` });
+    try {
+      await expect
+        .poll(() => (existsSync(seen) ? readFileSync(seen, "utf8") : ""), { timeout: 30_000 })
+        .toBe(other.loginUrl);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it("with no server running, says so", async () => {
     const empty = makeRepo();
     const result = await runCaesar(["serve", "login", "--json"], {
