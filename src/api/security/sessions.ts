@@ -54,10 +54,6 @@ export class LoginSessions {
   static csrfMatches(session: Session, presented: string | undefined): boolean {
     return presented !== undefined && tokenMatches(presented, session.csrf);
   }
-
-  end(session: string): void {
-    this.sessions.delete(hash(session));
-  }
 }
 
 /**
