@@ -67,6 +67,8 @@ export interface ChannelServer {
   args: string[];
   /** The server's own environment (the task directory travels here or in args, never by inheritance). */
   env: Record<string, string>;
+  /** The tools it serves (an ACP agent's permission requests for them are granted). */
+  tools?: string[];
 }
 
 /** Everything the engine decided, handed to the adapter to build its command line. */
@@ -135,6 +137,11 @@ export interface StreamOutcome {
    * when the process ended (closed as `failed`), so every `started` has its end.
    */
   events?: TranslatedEvents;
+  /**
+   * How the run went, when a session adapter knows better than the exit code: an ACP agent is a server
+   * that caesar ends once its session is over, so its exit status says nothing about the work.
+   */
+  processOutcome?: "succeeded" | "failed";
 }
 
 /** Turns an agent CLI's native output into caesar.event/v1 events, one line at a time. */
@@ -144,7 +151,55 @@ export interface StreamTranslator {
   finish(exit: ProcessExit): Promise<StreamOutcome>;
 }
 
-export interface AgentAdapter {
+/**
+ * The conductor's side of a session an adapter drives over the agent's stdin and stdout (ACP): the runner
+ * still owns the process group, raw.log, the deadline, cancellation and recovery; the driver owns the
+ * conversation.
+ */
+export interface SessionHost {
+  /** Write one message to the agent's stdin (a newline is added). */
+  send(line: string): void;
+  /** Append events to events.jsonl, in order. */
+  emit(events: TranslatedEvents): void;
+  /** Aborted when the task is cancelled or its deadline passes: the driver cancels the session. */
+  stopping: AbortSignal;
+  /** The session is over: the runner closes stdin and ends the process group. */
+  done(): void;
+  /** A line for raw.log (caesar's own notes, prefixed `[caesar]`). */
+  note(text: string): void;
+  /**
+   * Ask the person following the task (a question in the task directory: any front end can answer it).
+   * Resolves with the chosen option, or undefined when nobody answered before the task's deadline.
+   * Present only when the task asks a person about permissions (`caesar acp`).
+   */
+  askPerson?(question: string, options: string[]): Promise<string | undefined>;
+  /**
+   * After a turn ends well, the next prompt to send in the same session, if any (a follow-up turn, e.g.
+   * after failing checks). Absent or resolving undefined: the session is over.
+   */
+  nextPrompt?(turn: SessionTurn): Promise<string | undefined>;
+}
+
+/** How one prompt turn of a session ended. */
+export interface SessionTurn {
+  /** The agent's stop reason (`end_turn`, `max_tokens`, `refusal`, …). */
+  stopReason: string;
+  /** The agent's last message in that turn. */
+  finalText?: string;
+  /** 1 for the brief, 2 for the first follow-up, … */
+  turn: number;
+}
+
+/** What a session adapter gives the runner: the agent's output goes in, the outcome comes out. */
+export interface SessionDriver {
+  /** A line the agent wrote on stdout (already teed to raw.log). */
+  stdout(line: string): void;
+  stderr?(line: string): void;
+  /** The process has ended and its output is drained: settle what is pending and say how it went. */
+  finish(exit: ProcessExit): Promise<StreamOutcome>;
+}
+
+interface AdapterBase {
   /** The id users type (`--agent codex`). */
   id: string;
   displayName: string;
@@ -152,8 +207,23 @@ export interface AgentAdapter {
   kind: "builtin" | "custom";
   /** The agent "product", used by the recursion rule (claude → claude). */
   product: string;
+  /** `acp` for agents driven over the Agent Client Protocol; absent for the CLIs whose output is translated. */
+  protocol?: "acp";
   capabilities: AgentCapabilities;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
-  createTranslator(launch: LaunchContext): StreamTranslator;
 }
+
+/** An agent whose native output is translated line by line (the five CLIs' exec modes, custom agents). */
+export interface LineAgentAdapter extends AdapterBase {
+  createTranslator(launch: LaunchContext): StreamTranslator;
+  drive?: undefined;
+}
+
+/** An agent driven through a session on its stdin and stdout (ACP): the runner uses `drive`, not a translator. */
+export interface SessionAgentAdapter extends AdapterBase {
+  drive(launch: LaunchContext, host: SessionHost): SessionDriver;
+  createTranslator?: undefined;
+}
+
+export type AgentAdapter = LineAgentAdapter | SessionAgentAdapter;

@@ -1,5 +1,5 @@
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
@@ -18,7 +18,7 @@ import { detectCli } from "./version.js";
  * `--model`, `--dangerously-skip-permissions` (approvals only; it also approves sandbox bypasses, see
  * google-antigravity/antigravity-cli#36), `--sandbox`.
  */
-export const antigravityAdapter: AgentAdapter = {
+export const antigravityAdapter: LineAgentAdapter = {
   id: "antigravity",
   displayName: "Antigravity CLI (agy)",
   kind: "builtin",

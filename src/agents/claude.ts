@@ -1,5 +1,5 @@
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
@@ -20,7 +20,7 @@ const STRUCTURED_OUTPUT = "StructuredOutput";
  * Anthropic Claude Code: `claude --print --output-format stream-json --verbose`. Write mode pre-approves
  * its tools by name (--dangerously-skip-permissions is refused as root); tool ends carry only the call id.
  */
-export const claudeAdapter: AgentAdapter = {
+export const claudeAdapter: LineAgentAdapter = {
   id: "claude",
   displayName: "Claude Code",
   kind: "builtin",

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, readNativeOutput, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
@@ -16,7 +16,7 @@ const VERIFIED = "0.171.0";
  * OpenAI Codex CLI: `codex exec --json`. The most deterministic stream of the five: items start and
  * complete with their id; the final message can be constrained by --output-schema and written with -o.
  */
-export const codexAdapter: AgentAdapter = {
+export const codexAdapter: LineAgentAdapter = {
   id: "codex",
   displayName: "Codex CLI",
   kind: "builtin",

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { readNativeOutput } from "./native-report.js";
@@ -16,7 +16,7 @@ const VERIFIED = "1.0.102";
  * GitHub Copilot CLI: `copilot --prompt … --output-format json`, a verbose session-event log in which
  * many lines are marked `ephemeral` (deltas, background-task notices) and are skipped.
  */
-export const copilotAdapter: AgentAdapter = {
+export const copilotAdapter: LineAgentAdapter = {
   id: "copilot",
   displayName: "GitHub Copilot CLI",
   kind: "builtin",

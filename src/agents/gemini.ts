@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
@@ -19,7 +19,7 @@ const VERIFIED = "0.61.0";
  * its home (GEMINI_CLI_HOME) whose settings add the server to the user's and whose other entries link
  * back to the user's own (credentials included), so nothing of the user's is modified.
  */
-export const geminiAdapter: AgentAdapter = {
+export const geminiAdapter: LineAgentAdapter = {
   id: "gemini",
   displayName: "Gemini CLI",
   kind: "builtin",

@@ -1,6 +1,6 @@
 import { relative } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
@@ -16,7 +16,7 @@ const VERIFIED = "1.18.33";
  * (OPENCODE_CONFIG_CONTENT), merged over the caller's own. Its JSON stream reports a tool only once it
  * has finished, so caesar shows the start and the end of each tool at the same moment.
  */
-export const opencodeAdapter: AgentAdapter = {
+export const opencodeAdapter: LineAgentAdapter = {
   id: "opencode",
   displayName: "OpenCode",
   kind: "builtin",

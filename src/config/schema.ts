@@ -57,7 +57,13 @@ export const WorktreeSchema = z.strictObject({
 export const CustomAgentSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, '-' and '_'"),
   bin: z.string().min(1),
-  args: z.array(z.string()).default(["{{prompt}}"]),
+  /**
+   * How caesar talks with it: `oacp` (its files and its output; the default) or `acp` (the Agent Client
+   * Protocol over stdin/stdout).
+   */
+  protocol: z.enum(["oacp", "acp"]).default("oacp"),
+  /** Default: ["{{prompt}}"] for an OACP agent, none for an ACP agent (the brief goes in session/prompt). */
+  args: z.array(z.string()).optional(),
   cwd_mode: z.enum(["process", "flag"]).default("process"),
   display_name: z.string().optional(),
   env: z.record(z.string(), z.string()).optional(),

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type {
-  AgentAdapter,
   ChannelServer,
   LaunchContext,
+  LineAgentAdapter,
   StreamOutcome,
   ToolLists,
 } from "../../src/agents/adapter.js";
@@ -34,7 +34,7 @@ export const LIVE_SKIP_REASON =
   "the pinned agent CLIs are not installed: run `npm ci --prefix test/agent-clis` (CI does)";
 
 export interface LiveRunOptions {
-  adapter: AgentAdapter;
+  adapter: LineAgentAdapter;
   /** Built-in scenario name or a scenario object. */
   scenario: string | Scenario;
   /** Fixture name; recorded under test/fixtures/agents/<cli>/<version>/<case>.jsonl. */

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AgentAdapter } from "../../src/agents/adapter.js";
+import type { LineAgentAdapter } from "../../src/agents/adapter.js";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { createdByCaesarRun, runCaesarLive } from "./caesar-run-live.js";
@@ -34,7 +34,7 @@ export interface LiveExpectations {
  * this CLI version yet.
  */
 export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
-  const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as AgentAdapter;
+  const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as LineAgentAdapter;
   if (!agentBinAvailable(cli)) {
     describe(`live ${cli}`, () => {
       it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});

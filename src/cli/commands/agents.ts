@@ -80,9 +80,17 @@ export const agentsCommand: CommandDefinition = {
           )
           .argument("<id>", "its id (lower-case letters, digits, - and _)")
           .requiredOption("--bin <path>", "the program (on PATH, absolute, or ./relative to the project)")
+          .addOption(
+            new Option(
+              "--protocol <protocol>",
+              "oacp: it reads its brief and writes its report (files, output); acp: the Agent Client Protocol on stdio",
+            )
+              .choices(["oacp", "acp"])
+              .default("oacp"),
+          )
           .option(
             "--arg <arg>",
-            'an argument (repeatable; tokens {{prompt}} {{workspace}} {{taskDir}} {{reportPath}} {{model}}; default "{{prompt}}")',
+            'an argument (repeatable; tokens {{prompt}} {{workspace}} {{taskDir}} {{reportPath}} {{model}}; default "{{prompt}}", none for acp)',
             collect,
             [],
           )
@@ -97,7 +105,7 @@ export const agentsCommand: CommandDefinition = {
     ).action(
       handle(async (ctx, id) => {
         const { CustomAgentSchema } = await import("../../config/schema.js");
-        const { validateArgTokens } = await import("../../agents/arg-tokens.js");
+        const { makeCustomAdapter } = await import("../../agents/custom.js");
         const { addCustomAgent } = await import("../../config/edits.js");
         const { layerFromFlags } = await import("../../config/write.js");
         const o = ctx.options;
@@ -107,10 +115,12 @@ export const agentsCommand: CommandDefinition = {
           if (at <= 0) throw new UsageError("invalid_env", `--env ${pair}: expected KEY=VALUE.`);
           env[pair.slice(0, at)] = pair.slice(at + 1);
         }
+        const acp = o.protocol === "acp";
         const parsed = CustomAgentSchema.safeParse({
           id,
           bin: o.bin,
-          args: (o.arg as string[]).length > 0 ? o.arg : ["{{prompt}}"],
+          protocol: o.protocol,
+          args: (o.arg as string[]).length > 0 ? o.arg : acp ? [] : ["{{prompt}}"],
           cwd_mode: o.cwdMode,
           ...(o.displayName ? { display_name: o.displayName } : {}),
           ...(Object.keys(env).length > 0 ? { env } : {}),
@@ -120,7 +130,8 @@ export const agentsCommand: CommandDefinition = {
             detail: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n"),
           });
         }
-        validateArgTokens(parsed.data.id, parsed.data.args, parsed.data.cwd_mode);
+        // Refuses what the adapter would refuse at run time (unknown tokens, a missing or misplaced prompt).
+        makeCustomAdapter(parsed.data, ctx.root);
         const edit = await addCustomAgent(ctx.root, layerFromFlags(ctx.options), parsed.data);
         ctx.out.result(
           { agent: parsed.data, ...edit },

@@ -1,13 +1,7 @@
 import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type {
-  AgentAdapter,
-  LaunchContext,
-  ProcessExit,
-  StreamOutcome,
-  StreamTranslator,
-} from "../../agents/adapter.js";
+import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
 import { writeLaunchFiles } from "../../agents/launch-files.js";
 import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
@@ -26,6 +20,7 @@ import type { Outcome } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
+import { type AgentStream, makeAgentStream } from "./agent-stream.js";
 import { makeBrief } from "./brief.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
@@ -189,30 +184,27 @@ async function runTask(input: RunInput): Promise<void> {
       materialised: [...state.materialised, ...command.materialised!],
     }));
   }
-  const translator = adapter.createTranslator(launch);
   trace("conductor: command built");
-  await runAgent({ ...input, launch, command, translator });
+  await runAgent({ ...input, launch, command });
 }
 
 async function runAgent(
-  input: RunInput & {
-    launch: LaunchContext;
-    command: ReturnType<AgentAdapter["buildCommand"]>;
-    translator: StreamTranslator;
-  },
+  input: RunInput & { launch: LaunchContext; command: ReturnType<AgentAdapter["buildCommand"]> },
 ): Promise<void> {
-  const { dir, plan, events, raw, cancel, command, translator, launch, finish } = input;
+  const { dir, plan, events, raw, cancel, command, launch, finish, adapter, taskId } = input;
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
-  const safely = (fn: () => EventBody[]): EventBody[] => {
-    try {
-      return fn();
-    } catch (error) {
-      raw.write(`[caesar] the stream translator failed on a line: ${messageOf(error)}\n`);
-      return [];
-    }
-  };
+  // A line translator, or a session the adapter drives over stdio (ACP): the rest of the run is shared.
+  const stream: AgentStream = makeAgentStream({
+    adapter,
+    launch,
+    dir,
+    taskId,
+    raw,
+    emit,
+    ...(plan.ask_permissions ? { askPermissionsUntil: Date.now() + plan.timeout_ms } : {}),
+  });
   let lastOutput = Date.now();
   let agent: AgentProcess;
   try {
@@ -222,12 +214,14 @@ async function runAgent(
       cwd: command.cwd,
       env: { ...launch.env, ...command.env },
       raw,
-      onStdoutLine: (line) => emit(safely(() => translator.stdout(line))),
-      onStderrLine: (line) => emit(safely(() => translator.stderr?.(line) ?? [])),
+      stdinPipe: stream.stdinPipe,
+      onStdoutLine: (line) => stream.stdout(line),
+      onStderrLine: (line) => stream.stderr(line),
       onOutput: () => {
         lastOutput = Date.now();
       },
     });
+    stream.attach(agent);
   } catch (error) {
     await finish({
       stream: {},
@@ -261,7 +255,7 @@ async function runAgent(
   const stop = (reason: Outcome) => {
     if (stopReason) return;
     stopReason = reason;
-    void agent.terminate();
+    stream.stop(agent);
   };
   const deadline = setTimeout(() => stop("timed_out"), plan.timeout_ms);
   const onCancel = () => stop("cancelled");
@@ -303,22 +297,23 @@ async function runAgent(
     });
     return;
   }
-  let stream: StreamOutcome = {};
+  let said: StreamOutcome = {};
   try {
-    stream = await translator.finish({ code: exit.code, signal: exit.signal } satisfies ProcessExit);
+    said = await stream.finish({ code: exit.code, signal: exit.signal } satisfies ProcessExit);
   } catch (error) {
     raw.write(`[caesar] the stream translator failed at the end: ${messageOf(error)}\n`);
   }
+  await events.flush();
   // What the stream still held: text being accumulated, tools left open (closed as failed).
-  for (const body of stream.events ?? []) await events.append(body);
-  if (stream.failure)
+  for (const body of said.events ?? []) await events.append(body);
+  if (said.failure)
     await events.append({
       type: "error",
-      message: stream.failure.message,
-      ...(stream.failure.code ? { code: stream.failure.code } : {}),
+      message: said.failure.message,
+      ...(said.failure.code ? { code: said.failure.code } : {}),
     });
-  const outcome: Outcome = stopReason ?? (exit.code === 0 ? "succeeded" : "failed");
-  await finish({ stream, outcome, exit: { code: exit.code, signal: exit.signal } });
+  const outcome: Outcome = stopReason ?? said.processOutcome ?? (exit.code === 0 ? "succeeded" : "failed");
+  await finish({ stream: said, outcome, exit: { code: exit.code, signal: exit.signal } });
 }
 
 function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {

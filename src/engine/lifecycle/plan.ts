@@ -125,6 +125,7 @@ export async function resolvePlan(
       model,
       extra_args: request.extraArgs ?? [],
       channel: request.channel ?? false,
+      ask_permissions: request.askPermissions ?? false,
       parent_id: request.parent?.taskId ?? null,
       depth: request.parent ? (parent?.task?.depth ?? request.parent.depth) + 1 : 0,
       kind: decision?.kind ?? (request.parent ? "delegate" : "root"),

@@ -23,6 +23,11 @@ export interface DelegationRequest {
   acceptance?: string[];
   extraArgs?: string[];
   channel?: boolean;
+  /**
+   * Permission requests of an ACP agent that caesar's policy allows go to a person (a question in the
+   * task directory) instead of being granted at once: set by `caesar acp`, whose editor asks its user.
+   */
+  askPermissions?: boolean;
   parent?: ParentContext;
   /** Who asked (for records): "cli", "mcp", "http", or the parent task id. */
   requestedBy?: string;

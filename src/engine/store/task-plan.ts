@@ -30,6 +30,8 @@ export const TaskPlanSchema = z.object({
   model: z.string().nullable(),
   extra_args: z.array(z.string()),
   channel: z.boolean(),
+  /** An ACP agent's permission requests that the policy allows are asked of a person (`caesar acp`). */
+  ask_permissions: z.boolean().default(false),
   parent_id: z.string().nullable(),
   depth: z.number().int().nonnegative(),
   /** root: started by a person or a program; spawn: an agent re-running itself; delegate: another agent. */

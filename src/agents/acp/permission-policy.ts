@@ -1,0 +1,95 @@
+import type { Mode } from "../../protocol/task.js";
+import { isReadOnlyCommand } from "./read-only-command.js";
+import { commandOf, cwdOf, type KnownToolCall } from "./tool-calls.js";
+import { isInside, resolveReal } from "./workspace-fs.js";
+
+/** What caesar's policy says to one permission request, and why (the why is recorded). */
+export interface PermissionVerdict {
+  allow: boolean;
+  reason: string;
+}
+
+export interface PermissionContext {
+  mode: Mode;
+  /** The task's workspace: the only place a write task may change. */
+  workspace: string;
+  /** Other directories the agent may write in whatever the mode (the task directory, for its report). */
+  writableDirs: string[];
+  /** Tool names of caesar's own return channel: always allowed (they only talk to caesar). */
+  channelTools: string[];
+}
+
+const WRITING_KINDS = new Set(["edit", "delete", "move"]);
+const READING_KINDS = new Set(["read", "search", "think", "fetch"]);
+
+/**
+ * Answer an ACP agent's permission request by caesar's policy. Read-only: reads and provably read-only
+ * commands pass, every edit and any other command is refused. Write: edits only inside the workspace (or
+ * the task directory), commands only from inside it. Paths are resolved (symbolic links followed) before
+ * they are compared; an edit whose path cannot be told is refused.
+ */
+export async function decidePermission(
+  call: KnownToolCall,
+  context: PermissionContext,
+): Promise<PermissionVerdict> {
+  const workspace = await resolveReal(context.workspace);
+  const writable = await Promise.all(context.writableDirs.map((dir) => resolveReal(dir)));
+  const inWorkspace = async (path: string) => isInside(workspace, await resolveReal(path));
+  const inWritable = async (path: string) => {
+    const real = await resolveReal(path);
+    return isInside(workspace, real) || writable.some((dir) => isInside(dir, real));
+  };
+  const outside = async (paths: string[], test: (path: string) => Promise<boolean>) => {
+    for (const path of paths) if (!(await test(path))) return path;
+    return undefined;
+  };
+
+  if (isChannelCall(call, context.channelTools)) return { allow: true, reason: "caesar's return channel" };
+
+  if (WRITING_KINDS.has(call.kind)) {
+    if (call.paths.length === 0) return { allow: false, reason: "an edit whose path the agent did not say" };
+    const stray = await outside(call.paths, inWritable);
+    if (stray) return { allow: false, reason: `${stray} is outside the task's workspace` };
+    if (context.mode === "read-only") {
+      const inTree = await outside(call.paths, async (path) => !(await inWorkspace(path)));
+      // The task directory (the report) stays writable in a read-only task; the workspace does not.
+      if (inTree) return { allow: false, reason: "a read-only task changes no file in the workspace" };
+    }
+    return { allow: true, reason: "an edit inside the workspace" };
+  }
+
+  if (call.kind === "execute") {
+    const cwd = cwdOf(call);
+    if (cwd && !(await inWritable(cwd)))
+      return { allow: false, reason: `runs in ${cwd}, outside the workspace` };
+    if (context.mode === "write") return { allow: true, reason: "a command in a write task" };
+    const command = commandOf(call) ?? call.title;
+    return isReadOnlyCommand(command)
+      ? { allow: true, reason: "a read-only command" }
+      : { allow: false, reason: "a read-only task runs only commands that provably change nothing" };
+  }
+
+  if (READING_KINDS.has(call.kind)) {
+    const stray = await outside(call.paths, inWritable);
+    if (stray) return { allow: false, reason: `${stray} is outside the task's workspace` };
+    return { allow: true, reason: `a ${call.kind} inside the workspace` };
+  }
+
+  if (context.mode === "read-only") {
+    return {
+      allow: false,
+      reason:
+        call.kind === "switch_mode"
+          ? "a read-only task does not let the agent change its own mode"
+          : `a read-only task refuses tools of unknown effect (${call.kind})`,
+    };
+  }
+  return { allow: true, reason: `a ${call.kind} tool in a write task` };
+}
+
+/** A call to caesar's own MCP server (the return channel), whatever prefix the agent gave its name. */
+function isChannelCall(call: KnownToolCall, channelTools: string[]): boolean {
+  if (WRITING_KINDS.has(call.kind) || call.kind === "execute") return false;
+  const names = [call.name ?? "", call.title].join(" ");
+  return channelTools.some((tool) => new RegExp(`(^|[^A-Za-z0-9])${tool}([^A-Za-z0-9]|$)`).test(names));
+}
