@@ -99,14 +99,16 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     expect(body.report.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
 
     const received = project.received();
-    const init = received.find((entry) => entry.event === "initialize") as { params: Record<string, any> };
+    const init = received.find((entry) => entry.event === "initialize") as {
+      params: { clientCapabilities: unknown; clientInfo: { name: string } };
+    };
     expect(init.params.clientCapabilities).toMatchObject({
       fs: { readTextFile: true, writeTextFile: true },
       terminal: false,
     });
     expect(init.params.clientInfo.name).toBe("caesar");
     const session = received.find((entry) => entry.event === "session/new") as {
-      params: Record<string, any>;
+      params: { cwd: string; mcpServers: unknown[] };
     };
     expect(session.params.cwd).toBe(body.state.worktree);
     expect(session.params.mcpServers).toEqual([]);
