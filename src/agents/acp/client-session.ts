@@ -230,7 +230,9 @@ export class AcpClientSession implements SessionDriver {
       mode: this.launch.mode,
       workspace: this.launch.task.workspace,
       writableDirs: this.launch.extraDirs,
-      channelTools: this.launch.channel?.tools ?? [],
+      ...(this.launch.channel
+        ? { channel: { name: this.launch.channel.name, tools: this.launch.channel.tools ?? [] } }
+        : {}),
     });
     if (verdict.allow && this.host.askPerson) {
       const answer = await this.host.askPerson(

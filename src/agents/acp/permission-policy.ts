@@ -15,8 +15,8 @@ export interface PermissionContext {
   workspace: string;
   /** Other directories the agent may write in whatever the mode (the task directory, for its report). */
   writableDirs: string[];
-  /** Tool names of caesar's own return channel: always allowed (they only talk to caesar). */
-  channelTools: string[];
+  /** caesar's own return channel (its server name and tools): always allowed, it only talks to caesar. */
+  channel?: { name: string; tools: string[] };
 }
 
 const WRITING_KINDS = new Set(["edit", "delete", "move"]);
@@ -44,7 +44,8 @@ export async function decidePermission(
     return undefined;
   };
 
-  if (isChannelCall(call, context.channelTools)) return { allow: true, reason: "caesar's return channel" };
+  if (context.channel && isChannelCall(call, context.channel))
+    return { allow: true, reason: "caesar's return channel" };
 
   if (WRITING_KINDS.has(call.kind)) {
     if (call.paths.length === 0) return { allow: false, reason: "an edit whose path the agent did not say" };
@@ -87,9 +88,20 @@ export async function decidePermission(
   return { allow: true, reason: `a ${call.kind} tool in a write task` };
 }
 
-/** A call to caesar's own MCP server (the return channel), whatever prefix the agent gave its name. */
-function isChannelCall(call: KnownToolCall, channelTools: string[]): boolean {
-  if (WRITING_KINDS.has(call.kind) || call.kind === "execute") return false;
-  const names = [call.name ?? "", call.title].join(" ");
-  return channelTools.some((tool) => new RegExp(`(^|[^A-Za-z0-9])${tool}([^A-Za-z0-9]|$)`).test(names));
+/**
+ * A call to caesar's own MCP server, as each agent names it: `mcp__caesar__ask_orchestrator` (claude),
+ * `mcp_caesar_…` (gemini), `caesar_…` (opencode), `caesar-…` (copilot), or the bare tool name (a title
+ * like `ask_orchestrator (caesar MCP Server)`). Never a command or an edit, whatever its name.
+ */
+function isChannelCall(call: KnownToolCall, channel: { name: string; tools: string[] }): boolean {
+  if (WRITING_KINDS.has(call.kind) || call.kind === "execute" || channel.tools.length === 0) return false;
+  const server = escapeRegExp(channel.name);
+  const tools = channel.tools.map(escapeRegExp).join("|");
+  const pattern = new RegExp(`^(?:mcp__${server}__|mcp_${server}_|${server}_|${server}-)?(?:${tools})$`);
+  const names = [call.name ?? "", call.title.split(/\s+/)[0] ?? ""].filter(Boolean);
+  return names.some((name) => pattern.test(name));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
