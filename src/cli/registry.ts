@@ -1,4 +1,5 @@
 import type { CommandDefinition } from "./command.js";
+import { acpCommand } from "./commands/acp.js";
 import { agentsCommand } from "./commands/agents.js";
 import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
@@ -26,6 +27,7 @@ import { watchCommand } from "./commands/watch.js";
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
   queryCommand,
+  acpCommand,
   agentsCommand,
   answerCommand,
   applyCommand,
