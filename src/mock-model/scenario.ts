@@ -133,6 +133,16 @@ export const BUILTIN_SCENARIOS: Record<string, Scenario> = {
       { text: "Report submitted. The orchestrator said: {{result:1}}" },
     ],
   },
+  "edit-attempt": {
+    name: "edit-attempt",
+    description:
+      "Try to write hello.txt with the shell and forbidden.txt with the file tool, then report: a read-only task must refuse both.",
+    steps: [
+      { shell: "echo OK > hello.txt", description: "Write hello.txt" },
+      { write: { path: "forbidden.txt", content: "x\n" } },
+      { report: { status: "success", summary: "Reviewed." } },
+    ],
+  },
   "fail-401": {
     name: "fail-401",
     description: "Answer every request with 401 Unauthorized.",

@@ -33,6 +33,15 @@ export const created: string[] = [];
 export const LIVE_SKIP_REASON =
   "the pinned agent CLIs are not installed: run `npm ci --prefix test/agent-clis` (CI does)";
 
+/**
+ * Why a live suite cannot run here (its pinned executable is missing), or undefined when it can. A live
+ * suite skips only with this reason, and under CI=true a missing pinned CLI is a failure.
+ */
+export function liveSkipReason(executable: string): string | undefined {
+  if (agentBinAvailable(executable)) return undefined;
+  return `${executable} is not in test/agent-clis/node_modules/.bin: run \`npm install --prefix test/agent-clis\` (CI does)`;
+}
+
 export interface LiveRunOptions {
   adapter: LineAgentAdapter;
   /** Built-in scenario name or a scenario object. */

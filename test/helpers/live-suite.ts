@@ -7,7 +7,7 @@ import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { createdByCaesarRun, runCaesarLive } from "./caesar-run-live.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
-import { agentBinAvailable, created, LIVE_SKIP_REASON, runLive } from "./live-agent.js";
+import { created, liveSkipReason, runLive } from "./live-agent.js";
 
 const PROBE = fileURLToPath(new URL("../fixtures/mcp-probe.mjs", import.meta.url));
 /** Generous: the machines have two cores shared by parallel suites; opencode alone starts in ~10 s. */
@@ -35,9 +35,13 @@ export interface LiveExpectations {
  */
 export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
   const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as LineAgentAdapter;
-  if (!agentBinAvailable(cli)) {
+  const skip = liveSkipReason(cli);
+  if (skip) {
     describe(`live ${cli}`, () => {
-      it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
+      // Under CI=true the pinned CLIs must be there: a missing one fails instead of skipping.
+      it.skipIf(process.env.CI !== "true")(`skipped: ${skip}`, () => {
+        throw new Error(`CI=true and ${skip}`);
+      });
     });
     return;
   }

@@ -22,7 +22,7 @@ export interface AcpClientOptions {
 }
 
 /** Stop reasons after which the work counts as done (the report says how well). */
-const FINISHED = new Set(["end_turn", "max_tokens", "max_turn_requests"]);
+const FINISHED = new Set(["end_turn", "max_tokens", "max_turn_requests", "cancelled"]);
 
 /**
  * caesar as the ACP client of one agent process: `initialize` (declaring only what it serves),
@@ -75,8 +75,16 @@ export class AcpClientSession implements SessionDriver {
         exit.signal ? "agent_killed" : "agent_error",
       );
     }
-    const outcome = this.events.outcome(exit);
-    const finished = this.stopReason !== undefined && FINISHED.has(this.stopReason) && !state.failure;
+    // Once the turn is over, or the task is being stopped, caesar ends the process itself: how it ended
+    // (SIGTERM, exit code) is caesar's doing, not the agent's failure.
+    const endedByCaesar = this.stopReason !== undefined || this.host.stopping.aborted;
+    const outcome = this.events.outcome(endedByCaesar ? { code: 0, signal: null } : exit);
+    // A cancel caesar asked for is the runner's outcome (cancelled, timed out), never "succeeded".
+    const finished =
+      this.stopReason !== undefined &&
+      FINISHED.has(this.stopReason) &&
+      !state.failure &&
+      !this.host.stopping.aborted;
     return { ...outcome, processOutcome: finished ? "succeeded" : "failed" };
   }
 
@@ -153,6 +161,15 @@ export class AcpClientSession implements SessionDriver {
       this.events.promptResult(result);
       this.stopReason = result.stopReason;
       if (result.stopReason === "refusal") this.events.state.fail("the agent refused to continue");
+      if (result.stopReason === "cancelled" && !this.host.stopping.aborted) {
+        // Some agents end their turn when a permission is refused (codex's "abort", copilot): the work
+        // is over, as far as it goes; the report (or its absence) says how far.
+        this.events.state.addFinding({
+          severity: "medium",
+          title: "The agent ended its turn itself (stop reason: cancelled)",
+          detail: "caesar did not cancel it; agents do this when a permission they asked for is refused.",
+        });
+      }
       if (result.stopReason === "max_tokens" || result.stopReason === "max_turn_requests") {
         this.events.state.addFinding({
           severity: "medium",

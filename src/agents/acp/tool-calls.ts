@@ -1,5 +1,5 @@
 import { rec, str } from "../stream-json.js";
-import { summarizeToolInput } from "../tool-summary.js";
+import { clip, summarizeToolInput } from "../tool-summary.js";
 
 /** What caesar knows of one ACP tool call, merged from `tool_call`, its updates and permission requests. */
 export interface KnownToolCall {
@@ -71,6 +71,8 @@ export class ToolCalls {
       const value = str(input[key]);
       if (value) paths.add(value);
     }
+    // codex's patches: `changes` maps each path to what happens to it.
+    for (const path of Object.keys(rec(input.changes))) paths.add(path);
     known.paths = [...paths];
     this.calls.set(id, known);
     return known;
@@ -88,9 +90,14 @@ export function toolNameOf(call: KnownToolCall): string {
 
 /** One line saying what the call does: its command or path, else its title. */
 export function toolSummaryOf(call: KnownToolCall): string {
-  const fromInput = summarizeToolInput(call.rawInput);
-  return fromInput || call.title;
+  const command = call.kind === "execute" ? commandOf(call) : undefined;
+  if (command) return clip(command);
+  // A file tool is its paths (codex's input is a whole patch).
+  if (FILE_KINDS.has(call.kind) && call.paths.length > 0) return clip(call.paths.join(", "));
+  return summarizeToolInput(call.rawInput) || call.title;
 }
+
+const FILE_KINDS = new Set(["edit", "delete", "move", "read"]);
 
 /** The command a shell call runs, when its input says (a string, or an argv array). */
 export function commandOf(call: KnownToolCall): string | undefined {
