@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "./adapter.js";
+import type { ChannelServer, CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { readNativeOutput } from "./native-report.js";
@@ -54,6 +54,22 @@ function usagePath(launch: LaunchContext): string {
   return join(launch.runtimeDir, "copilot-usage.json");
 }
 
+/** `--additional-mcp-config` with the return channel: added to the user's MCP servers for this session only. */
+export function copilotChannelArgs(channel: ChannelServer): string[] {
+  const config = {
+    mcpServers: {
+      [channel.name]: {
+        type: "local",
+        command: channel.command,
+        args: channel.args,
+        env: channel.env,
+        tools: ["*"],
+      },
+    },
+  };
+  return ["--additional-mcp-config", JSON.stringify(config)];
+}
+
 export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   const prompt = promptArg(launch);
   // --allow-all-tools is what makes a headless run possible at all; read-only then denies by name
@@ -64,20 +80,7 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   for (const tool of launch.tools.excluded) args.push("--deny-tool", tool);
   if (launch.model) args.push("--model", launch.model);
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
-  if (launch.channel) {
-    const config = {
-      mcpServers: {
-        [launch.channel.name]: {
-          type: "local",
-          command: launch.channel.command,
-          args: launch.channel.args,
-          env: launch.channel.env,
-          tools: ["*"],
-        },
-      },
-    };
-    args.push("--additional-mcp-config", JSON.stringify(config));
-  }
+  if (launch.channel) args.push(...copilotChannelArgs(launch.channel));
   args.push(...launch.extraArgs, `--prompt=${prompt.text}`);
   return {
     bin: "copilot",

@@ -336,7 +336,7 @@ export function defineLiveAcpSuite(id: string, expected: LiveAcpExpectations): v
     );
 
     it(
-      "the return channel rides in session/new's mcpServers: progress and the report come back through it",
+      "the return channel (session/new's mcpServers, or the CLI's flag where it ignores them): progress and the report come back through it",
       async () => {
         const project = await liveProject(id, {
           name: "channel-report",

@@ -64,6 +64,7 @@ export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
         fs: spec.fs,
         modelByConfigOption: spec.modelByConfigOption,
         ...(spec.session ? { session: spec.session } : {}),
+        ...(spec.channelInSession === false ? { channelInSession: false } : {}),
       }),
   };
 }

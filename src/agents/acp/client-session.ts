@@ -19,6 +19,8 @@ export interface AcpClientOptions {
    * when the session starts elsewhere, e.g. from the user's settings).
    */
   session?: { mode?: string; config?: Record<string, string> };
+  /** The return channel goes in session/new's mcpServers (default), or the command line carries it. */
+  channelInSession?: boolean;
 }
 
 /** Stop reasons after which the work counts as done (the report says how well). */
@@ -121,7 +123,7 @@ export class AcpClientSession implements SessionDriver {
         );
       }
       if (this.host.stopping.aborted) return;
-      const channel = this.launch.channel;
+      const channel = this.options.channelInSession === false ? undefined : this.launch.channel;
       const request: acp.NewSessionRequest = {
         cwd: this.launch.task.workspace,
         mcpServers: channel

@@ -1,4 +1,5 @@
 import type { AgentCapabilities, LaunchContext, SessionAgentAdapter } from "../adapter.js";
+import { copilotChannelArgs } from "../copilot.js";
 import { rec } from "../stream-json.js";
 import { tomlValue } from "../toml-value.js";
 import { detectCli, findExecutable } from "../version.js";
@@ -114,7 +115,10 @@ export const copilotAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
     readOnly: POLICY_READ_ONLY,
     tools: NO_TOOLS,
     nativeSchema: ACP_NATIVE_SCHEMA,
-    mcp: ACP_MCP,
+    mcp: {
+      value: true,
+      why: "--additional-mcp-config (1.0.102 ignores stdio servers given in session/new); caesar's policy allows their tools",
+    },
     resume: ACP_RESUME,
     model: { value: true, why: "--model <model>" },
     ...verified(COPILOT),
@@ -123,10 +127,13 @@ export const copilotAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
   modelByConfigOption: false,
   // The agent mode with allow-all off asks before commands and edits (autopilot would not).
   session: { config: { mode: COPILOT_AGENT_MODE, allow_all: "off" } },
+  // 1.0.102 never starts the stdio servers of session/new's mcpServers: the channel goes on the command line.
+  channelInSession: false,
   command(launch) {
     const args = ["--acp", "--no-auto-update"];
     if (launch.model) args.push("--model", launch.model);
     for (const dir of launch.extraDirs) args.push("--add-dir", dir);
+    if (launch.channel) args.push(...copilotChannelArgs(launch.channel));
     return { args, env: {} };
   },
   detect: (env) => detectCli({ bin: "copilot", verifiedRange: { min: COPILOT, max: COPILOT } }, env),
