@@ -159,8 +159,13 @@ export class SessionEvents {
     const status = str(update.status);
     const tool = toolNameOf(call);
     const summary = toolSummaryOf(call);
-    if (status === "in_progress") return this.state.tools.start(call.id, tool, summary);
-    if (status !== "completed" && status !== "failed") return [];
+    if (status !== "completed" && status !== "failed") {
+      // Started once it runs, or once its input is known: claude-agent-acp never says `in_progress`, and
+      // a call it runs without asking would otherwise show only when it is over. A call then refused
+      // ends as failed.
+      const inputKnown = Object.keys(rec(call.rawInput)).length > 0 || typeof call.rawInput === "string";
+      return status === "in_progress" || inputKnown ? this.state.tools.start(call.id, tool, summary) : [];
+    }
     const output = outputOf(update);
     const ok = status === "completed";
     if (!ok && SANDBOX_REFUSAL.test(output)) {
