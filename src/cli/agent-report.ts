@@ -6,6 +6,8 @@ export interface AgentReport {
   id: string;
   display_name: string;
   kind: AgentAdapter["kind"];
+  /** How caesar talks with it: `oacp` (its files and output) or `acp` (a session over stdio). */
+  protocol: "oacp" | "acp";
   product: string;
   detection: Detection;
   admission: Admission;
@@ -33,6 +35,7 @@ export async function reportAgents(
         id: adapter.id,
         display_name: adapter.displayName,
         kind: adapter.kind,
+        protocol: adapter.protocol ?? "oacp",
         product: adapter.product,
         detection,
         admission: admissionOf(config, adapter.id),

@@ -36,7 +36,8 @@ export function renderDoctor(result: DoctorResult): string {
       : agent.capabilities.verifiedOn
         ? `capabilities verified on ${agent.capabilities.verifiedOn}`
         : "";
-    lines.push(`${agent.id} — ${agent.display_name} (${agent.kind}): ${installed}`);
+    const kind = agent.protocol === "acp" ? `${agent.kind}, ACP` : agent.kind;
+    lines.push(`${agent.id} — ${agent.display_name} (${kind}): ${installed}`);
     if (agent.detection.warning) lines.push(`  warning: ${agent.detection.warning}`);
     lines.push(
       `  ${agent.admission.allowed ? "allowed" : "NOT allowed"}: ${agent.admission.reason} — change with \`${agent.admission.remedy}\``,

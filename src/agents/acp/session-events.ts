@@ -4,7 +4,7 @@ import type { ProcessExit, StreamOutcome } from "../adapter.js";
 import { list, num, rec, str } from "../stream-json.js";
 import { StreamState } from "../stream-state.js";
 import type { PermissionVerdict } from "./permission-policy.js";
-import { type KnownToolCall, ToolCalls, toolNameOf, toolSummaryOf } from "./tool-calls.js";
+import { commandOf, type KnownToolCall, ToolCalls, toolNameOf, toolSummaryOf } from "./tool-calls.js";
 import { isInside } from "./workspace-fs.js";
 
 /** Output of a failed tool that says an OS sandbox refused a write (codex's read-only sandbox). */
@@ -163,8 +163,9 @@ export class SessionEvents {
       // Started once it runs, or once its input is known: claude-agent-acp never says `in_progress`, and
       // a call it runs without asking would otherwise show only when it is over. A call then refused
       // ends as failed.
-      const inputKnown = Object.keys(rec(call.rawInput)).length > 0 || typeof call.rawInput === "string";
-      return status === "in_progress" || inputKnown ? this.state.tools.start(call.id, tool, summary) : [];
+      return status === "in_progress" || isInputKnown(call)
+        ? this.state.tools.start(call.id, tool, summary)
+        : [];
     }
     const output = outputOf(update);
     const ok = status === "completed";
@@ -185,6 +186,14 @@ export class SessionEvents {
     this.changed.add(key);
     return [{ type: "file_changed", path: shown, action }];
   }
+}
+
+/** Enough of a call's input to say what it does: its command, its paths, or any other member. */
+function isInputKnown(call: KnownToolCall): boolean {
+  if (call.kind === "execute") return commandOf(call) !== undefined;
+  if (call.paths.length > 0) return true;
+  // opencode announces every call with only its working directory.
+  return Object.keys(rec(call.rawInput)).some((key) => key !== "cwd");
 }
 
 /** Text of a content block (text, or a resource's text); other blocks say what they are. */
