@@ -50,8 +50,13 @@ export class AcpClientSession implements SessionDriver {
   ) {
     this.lines = new LineStream(host.send);
     this.events = new SessionEvents(launch.task.workspace);
-    const writable = [...(launch.mode === "write" ? [launch.task.workspace] : []), ...launch.extraDirs];
-    this.files = new WorkspaceFiles({ read: [launch.task.workspace, ...launch.extraDirs], write: writable });
+    // Writes: the workspace in a write task, and the report whatever the mode — never the rest of the task
+    // directory (an agent writing answers/ would grant its own permissions).
+    this.files = new WorkspaceFiles({
+      read: [launch.task.workspace, ...launch.extraDirs],
+      write: launch.mode === "write" ? [launch.task.workspace] : [],
+      writeFiles: [launch.paths.report],
+    });
     host.stopping.addEventListener("abort", () => this.cancel(), { once: true });
     this.run = this.converse().catch((error) => this.failed(error));
   }
@@ -248,7 +253,8 @@ export class AcpClientSession implements SessionDriver {
     let verdict: PermissionVerdict = await decidePermission(call, {
       mode: this.launch.mode,
       workspace: this.launch.task.workspace,
-      writableDirs: this.launch.extraDirs,
+      readableDirs: this.launch.extraDirs,
+      writableFiles: [this.launch.paths.report],
       ...(this.launch.channel
         ? { channel: { name: this.launch.channel.name, tools: this.launch.channel.tools ?? [] } }
         : {}),

@@ -13,8 +13,13 @@ export interface PermissionContext {
   mode: Mode;
   /** The task's workspace: the only place a write task may change. */
   workspace: string;
-  /** Other directories the agent may write in whatever the mode (the task directory, for its report). */
-  writableDirs: string[];
+  /** Directories outside the workspace the agent may read and run in (the task directory). */
+  readableDirs: string[];
+  /**
+   * Files outside the workspace the agent may write whatever the mode: its report. Nothing else of the
+   * task directory — an agent that could write `answers/` would grant its own permissions.
+   */
+  writableFiles: string[];
   /** caesar's own return channel (its server name and tools): always allowed, it only talks to caesar. */
   channel?: { name: string; tools: string[] };
 }
@@ -33,11 +38,14 @@ export async function decidePermission(
   context: PermissionContext,
 ): Promise<PermissionVerdict> {
   const workspace = await resolveReal(context.workspace);
-  const writable = await Promise.all(context.writableDirs.map((dir) => resolveReal(dir)));
+  const readable = await Promise.all(context.readableDirs.map((dir) => resolveReal(dir)));
+  const files = await Promise.all(context.writableFiles.map((file) => resolveReal(file)));
   const inWorkspace = async (path: string) => isInside(workspace, await resolveReal(path));
-  const inWritable = async (path: string) => {
+  const isWritableFile = async (path: string) => files.includes(await resolveReal(path));
+  const inWritable = async (path: string) => (await inWorkspace(path)) || (await isWritableFile(path));
+  const inReadable = async (path: string) => {
     const real = await resolveReal(path);
-    return isInside(workspace, real) || writable.some((dir) => isInside(dir, real));
+    return isInside(workspace, real) || readable.some((dir) => isInside(dir, real));
   };
   const outside = async (paths: string[], test: (path: string) => Promise<boolean>) => {
     for (const path of paths) if (!(await test(path))) return path;
@@ -51,10 +59,9 @@ export async function decidePermission(
     if (call.paths.length === 0) return { allow: false, reason: "an edit whose path the agent did not say" };
     const stray = await outside(call.paths, inWritable);
     if (stray) return { allow: false, reason: `${stray} is outside the task's workspace` };
-    if (context.mode === "read-only") {
-      const inTree = await outside(call.paths, async (path) => !(await inWorkspace(path)));
-      // The task directory (the report) stays writable in a read-only task; the workspace does not.
-      if (inTree) return { allow: false, reason: "a read-only task changes no file in the workspace" };
+    if (context.mode === "read-only" && (await outside(call.paths, isWritableFile))) {
+      // The report stays writable in a read-only task; the workspace does not.
+      return { allow: false, reason: "a read-only task changes no file in the workspace" };
     }
     return { allow: true, reason: "an edit inside the workspace" };
   }
@@ -71,7 +78,7 @@ export async function decidePermission(
   }
 
   if (READING_KINDS.has(call.kind)) {
-    const stray = await outside(call.paths, inWritable);
+    const stray = await outside(call.paths, inReadable);
     if (stray) return { allow: false, reason: `${stray} is outside the task's workspace` };
     return { allow: true, reason: `a ${call.kind} inside the workspace` };
   }

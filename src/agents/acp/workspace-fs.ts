@@ -59,14 +59,14 @@ export async function resolveReal(path: string): Promise<string> {
  * `fs/write_text_file`): inside the given roots only, symbolic links resolved, absolute paths only.
  */
 export class WorkspaceFiles {
-  private readonly realRoots: Promise<{ read: string[]; write: string[] }>;
+  private readonly realRoots: Promise<{ read: string[]; write: string[]; writeFiles: string[] }>;
 
-  constructor(roots: { read: string[]; write: string[] }) {
+  /** `writeFiles`: single files writable outside the write roots (the report). */
+  constructor(roots: { read: string[]; write: string[]; writeFiles?: string[] }) {
     const real = (paths: string[]) => Promise.all(paths.map((path) => resolveReal(path)));
-    this.realRoots = Promise.all([real(roots.read), real(roots.write)]).then(([read, write]) => ({
-      read,
-      write,
-    }));
+    this.realRoots = Promise.all([real(roots.read), real(roots.write), real(roots.writeFiles ?? [])]).then(
+      ([read, write, writeFiles]) => ({ read, write, writeFiles }),
+    );
   }
 
   /** The resolved path, if it lies inside one of the roots for this access; otherwise a refusal. */
@@ -74,10 +74,14 @@ export class WorkspaceFiles {
     if (typeof path !== "string" || !isAbsolute(path)) {
       throw new PathRefusedError(String(path), "ACP file paths must be absolute");
     }
-    const roots = (await this.realRoots)[access];
+    const all = await this.realRoots;
+    const roots = all[access];
     const real = await resolveReal(path);
     if (roots.some((root) => isInside(root, real))) return real;
-    const where = roots.length === 0 ? "nothing may be written in this task" : `allowed: ${roots.join(", ")}`;
+    if (access === "write" && all.writeFiles.includes(real)) return real;
+    const allowed = access === "write" ? [...roots, ...all.writeFiles] : roots;
+    const where =
+      allowed.length === 0 ? "nothing may be written in this task" : `allowed: ${allowed.join(", ")}`;
     throw new PathRefusedError(path, `outside what this task may ${access} (${where})`);
   }
 

@@ -51,7 +51,7 @@ function call(update: Record<string, unknown>): KnownToolCall {
   return new ToolCalls().merge({ toolCallId: "c1", ...update })!;
 }
 
-function context(mode: "read-only" | "write"): PermissionContext & { outside: string } {
+function context(mode: "read-only" | "write"): PermissionContext & { outside: string; taskDir: string } {
   const root = tempDir("caesar-policy-");
   const workspace = join(root, "work");
   const taskDir = join(root, "task");
@@ -76,7 +76,7 @@ describe("decidePermission: caesar's policy for an ACP agent's permission reques
     );
     expect(inside.allow).toBe(true);
     const report = await decidePermission(
-      call({ kind: "edit", rawInput: { file_path: join(ctx.writableDirs[0]!, "report.json") } }),
+      call({ kind: "edit", rawInput: { file_path: join(ctx.taskDir, "report.json") } }),
       ctx,
     );
     expect(report.allow).toBe(true);
@@ -98,6 +98,12 @@ describe("decidePermission: caesar's policy for an ACP agent's permission reques
       ctx,
     );
     expect(dotdot.allow).toBe(false);
+    // The rest of the task directory is not the agent's: an answer written there would grant its permissions.
+    const answer = await decidePermission(
+      call({ kind: "edit", locations: [{ path: join(ctx.taskDir, "answers", "q_1.json") }] }),
+      ctx,
+    );
+    expect(answer.allow).toBe(false);
     const unknownPath = await decidePermission(call({ kind: "edit", title: "Edit something" }), ctx);
     expect(unknownPath).toMatchObject({ allow: false, reason: "an edit whose path the agent did not say" });
   });
@@ -122,7 +128,7 @@ describe("decidePermission: caesar's policy for an ACP agent's permission reques
     );
     expect(edit).toMatchObject({ allow: false, reason: "a read-only task changes no file in the workspace" });
     const report = await decidePermission(
-      call({ kind: "edit", locations: [{ path: join(ctx.writableDirs[0]!, "report.json") }] }),
+      call({ kind: "edit", locations: [{ path: join(ctx.taskDir, "report.json") }] }),
       ctx,
     );
     expect(report.allow).toBe(true);

@@ -59,9 +59,16 @@ describe("WorkspaceFiles: fs/read_text_file and fs/write_text_file inside the ta
     expect(() => lstatSync(join(outside, "dangling.txt"))).toThrow();
   });
 
-  it("a read-only task's write roots leave the workspace out", async () => {
+  it("a read-only task's writes: the report only — not the workspace, not the rest of the task directory", async () => {
     const { workspace, taskDir } = layout();
-    const files = new WorkspaceFiles({ read: [workspace, taskDir], write: [taskDir] });
+    const files = new WorkspaceFiles({
+      read: [workspace, taskDir],
+      write: [],
+      writeFiles: [join(taskDir, "report.json")],
+    });
+    await expect(files.write(join(taskDir, "answers", "q_1.json"), "{}")).rejects.toBeInstanceOf(
+      PathRefusedError,
+    );
     await expect(files.write(join(workspace, "a.txt"), "changed")).rejects.toThrow(
       /outside what this task may write/,
     );
