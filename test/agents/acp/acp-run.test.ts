@@ -327,9 +327,13 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
 
   it("deadline: session/cancel at the deadline, then the group is ended; the outcome says timed out", async () => {
     const project = makeAcpProject([{ sleep: 120_000 }]);
-    const { body } = await run(project.root, ["--timeout", "3s", "wait forever"]);
+    const { body } = await run(project.root, ["--timeout", "15s", "wait forever"]);
     expect(body.state.outcome).toBe("timed_out");
-    expect(project.received().map((entry) => entry.event)).toContain("session/cancel");
+    const received = project.received().map((entry) => entry.event);
+    // A deadline that comes during the prompt cancels it; one that comes before (a very loaded machine
+    // starting the agent slowly) has no prompt to cancel, and the group is ended all the same.
+    if (received.includes("session/prompt")) expect(received).toContain("session/cancel");
+    expect(isAlive(body.state.agent_process!.pid)).toBe(false);
   });
 
   it("a crash mid-session fails the task with the reason, open tools closed as failed", async () => {

@@ -61,9 +61,11 @@ function context(mode: "read-only" | "write"): PermissionContext & { outside: st
   return {
     mode,
     workspace,
-    writableDirs: [taskDir],
+    readableDirs: [taskDir],
+    writableFiles: [join(taskDir, "report.json")],
     channel: { name: "caesar", tools: ["ask_orchestrator", "submit_report"] },
     outside,
+    taskDir,
   };
 }
 
