@@ -5,7 +5,7 @@ import { loadScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
 import type { CaesarEvent, EventBody } from "../../src/protocol/event.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
-import { AGENT_BIN_DIR } from "./live-agent.js";
+import { AGENT_BIN_DIR, isolatedHome } from "./live-agent.js";
 import { makeRepo, tempDir } from "./repo.js";
 
 const roots: string[] = [];
@@ -42,11 +42,7 @@ export async function runCaesarLive(cli: string, timeoutMs: number): Promise<Cae
       timeoutMs,
       env: {
         PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-        HOME: home,
-        XDG_CONFIG_HOME: join(home, ".config"),
-        XDG_DATA_HOME: join(home, ".local/share"),
-        XDG_CACHE_HOME: join(home, ".cache"),
-        XDG_STATE_HOME: join(home, ".local/state"),
+        ...isolatedHome(home),
         ...setup.env,
       },
     });

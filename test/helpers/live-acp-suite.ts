@@ -7,7 +7,7 @@ import { type RequestLogEntry, startMockModel } from "../../src/mock-model/serve
 import type { CaesarEvent } from "../../src/protocol/event.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
-import { AGENT_BIN_DIR, liveSkipReason } from "./live-agent.js";
+import { AGENT_BIN_DIR, isolatedHome, liveSkipReason } from "./live-agent.js";
 import { git, makeRepo, tempDir } from "./repo.js";
 
 /** Generous: two shared cores, and some CLIs take a minute to start in ACP mode under load. */
@@ -66,11 +66,7 @@ async function liveProject(id: string, scenario: Scenario): Promise<LiveProject>
     requests,
     env: {
       PATH: [...bubblewrapDirs(), AGENT_BIN_DIR, process.env.PATH ?? "/usr/bin:/bin"].join(":"),
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local/state"),
+      ...isolatedHome(home),
       ...setup.env,
     },
     close: () => server.close(),

@@ -27,6 +27,17 @@ export function agentBinAvailable(cli: string): boolean {
   return existsSync(join(AGENT_BIN_DIR, cli));
 }
 
+/** A home of its own for a CLI: HOME and the XDG directories under it, so nothing of the user's is read. */
+export function isolatedHome(home: string): Record<string, string> {
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
+}
+
 /** Every root a live run created in this process (the suites remove them after each test). */
 export const created: string[] = [];
 
@@ -114,16 +125,12 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
     await writeSetupFiles(setup);
     const env: Record<string, string> = {
       PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      HOME: home,
+      ...isolatedHome(home),
       USER: process.env.USER ?? "root",
       LANG: process.env.LANG ?? "C.UTF-8",
       SHELL: "/bin/bash",
       TERM: "dumb",
       NO_COLOR: "1",
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local/state"),
       ...setup.env,
     };
     const launch = makeLaunch({

@@ -1,4 +1,5 @@
 import type { AgentCapabilities, LaunchContext, SessionAgentAdapter } from "../adapter.js";
+import { codexAdapter } from "../codex.js";
 import { copilotChannelArgs } from "../copilot.js";
 import { rec } from "../stream-json.js";
 import { tomlValue } from "../toml-value.js";
@@ -147,10 +148,8 @@ export const codexAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
   product: "codex",
   bin: "codex-acp",
   capabilities: {
-    network: {
-      value: "write-only",
-      why: "workspace-write's sandbox cuts the network unless sandbox_workspace_write.network_access=true; read-only always cuts it",
-    },
+    // The same sandbox as codex's own: its network switch works the same way.
+    network: codexAdapter.capabilities.network,
     readOnly: {
       value: "os",
       why: "sandbox_mode=read-only runs every command in codex's bubblewrap sandbox (bwrap must be on PATH); escalations ask caesar, which refuses them",
