@@ -104,6 +104,33 @@ describe("layered configuration from the command line", () => {
     expect(parseJsonOutput<{ error: { summary: string } }>(unknown).error.summary).toContain("Unknown agent");
   });
 
+  it("agents add --protocol acp declares an ACP agent without a {{prompt}}, and refuses one", async () => {
+    const root = makeRepo();
+    const home = tempDir();
+    const add = await runCaesar(
+      ["agents", "add", "zed-like", "--protocol", "acp", "--bin", "my-acp", "--arg", "--acp"],
+      {
+        cwd: root,
+        env: env(home),
+      },
+    );
+    expect(add.code, add.stderr).toBe(0);
+    const toml = readFileSync(join(root, ".caesar", "config.toml"), "utf8");
+    expect(toml).toMatch(/protocol = "acp"/);
+    expect(toml).toMatch(/args = \[\s*"--acp"\s*\]/);
+    const list = parseJsonOutput<{ id: string; protocol: string }[]>(
+      await runCaesar(["agents", "list", "--json"], { cwd: root, env: env(home) }),
+    );
+    expect(list.find((a) => a.id === "zed-like")?.protocol).toBe("acp");
+    const withPrompt = await runCaesar(
+      ["agents", "add", "bad-acp", "--protocol", "acp", "--bin", "x", "--arg", "{{prompt}}", "--json"],
+      { cwd: root, env: env(home) },
+    );
+    expect(withPrompt.code).toBe(2);
+    expect(parseJsonOutput<{ error: { code: string } }>(withPrompt).error.code).toBe("config_acp_prompt");
+    expect(readFileSync(join(root, ".caesar", "config.toml"), "utf8")).toBe(toml); // nothing written
+  });
+
   it("role add/show/remove, with provenance per field and the default roles", async () => {
     const root = makeRepo();
     const home = tempDir();
