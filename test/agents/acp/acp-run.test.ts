@@ -361,6 +361,28 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     expect(log).toContainEqual(expect.objectContaining({ type: "error", code: "agent_error" }));
   });
 
+  it("stop reasons and errors become the outcome: refusal and a prompt error fail, max_tokens succeeds with a finding", async () => {
+    const refused = makeAcpProject([{ message: "I will not do that." }, { stop: "refusal" }]);
+    const refusal = await run(refused.root, ["do something dubious"]);
+    expect(refusal.result.code).toBe(1);
+    expect(refusal.body.state.outcome).toBe("failed");
+    expect(refusal.body.report.summary).toMatch(/the agent refused to continue/);
+
+    const broken = makeAcpProject([{ error: "model backend unavailable" }]);
+    const error = await run(broken.root, ["do something"]);
+    expect(error.result.code).toBe(1);
+    expect(error.body.state.outcome).toBe("failed");
+    expect(error.body.report.summary).toMatch(/model backend unavailable/);
+
+    const limited = makeAcpProject([{ message: REPORT("Partly done.") }, { stop: "max_tokens" }]);
+    const limit = await run(limited.root, ["do a lot"]);
+    expect(limit.result.code, limit.result.stderr).toBe(0);
+    expect(limit.body.state.outcome).toBe("succeeded");
+    expect(limit.body.report.findings.map((finding) => finding.title)).toContain(
+      "The agent stopped early (max_tokens)",
+    );
+  }, 180_000); // three tasks in a row, on a shared machine
+
   it("the return channel rides in session/new's mcpServers: the agent reports through it", async () => {
     const report = {
       protocol: "caesar.report/v1",
