@@ -60,13 +60,26 @@ const GIT_READERS = new Set([
   "merge-base",
 ]);
 
-/** Options that make a reader write or run something. */
+/**
+ * Options that make a reader write, run something, or change the system. Short options may be clustered
+ * (`sort -uo out`, `sed -ni`): a cluster holding one of them is refused too.
+ */
 const WRITING_OPTIONS: Record<string, RegExp> = {
   find: /^-(delete|exec|execdir|ok|okdir|fprint|fprint0|fprintf|fls)$/,
-  sed: /^(-i|--in-place)/,
-  sort: /^(-o|--output)/,
-  git: /^(--output|-o)/,
+  // -f: a script caesar cannot read; the script's own commands are checked below.
+  sed: /^(-[^-]*[if]|--in-place|--file)/,
+  // --compress-program runs a program of the caller's choosing.
+  sort: /^(-[^-]*o|--output|--compress-program)/,
+  // -O / --open-files-in-pager run a command; --config-env and --exec-path change what git runs
+  // (`git -c k=v log` is refused already: `k=v` is no read-only subcommand).
+  git: /^(--output|-O|--open-files-in-pager|--config-env|--exec-path|--ext-diff)/,
   tree: /^-o$/,
+  // --pre runs a preprocessor program on every file searched.
+  rg: /^--pre/,
+  // -C / --compile writes a compiled magic file.
+  file: /^(-[^-]*C|--compile)/,
+  // -s / --set sets the system clock (-I takes its format in the same word: -Iseconds).
+  date: /^(-[a-zA-HJ-Z]*s|--set)/,
 };
 
 /** Shell syntax that writes, substitutes or runs in the background. */
@@ -95,13 +108,54 @@ function isReadOnlySimple(part: string): boolean {
     const sub = args.find((arg) => !arg.startsWith("-"));
     if (!sub || !GIT_READERS.has(sub)) return false;
   }
+  // `uniq input output` writes its second operand.
+  if (name === "uniq" && args.filter((arg) => !arg.startsWith("-")).length > 1) return false;
+  if (name === "sed" && !sedScriptsRead(args)) return false;
   return true;
 }
 
-/** `bash -lc '…'` and `sh -c "…"` run their argument: judge that. */
+/**
+ * sed's scripts (each `-e`, or the first operand) may print, delete and substitute, but never write
+ * (`w`, `W`, the `w` flag), execute (`e`, the `e` flag) or read other files (`r`, `R`): once the
+ * `/regex/` addresses and the `s/…/…/flags` bodies are taken out, none of those letters may remain.
+ */
+function sedScriptsRead(args: string[]): boolean {
+  const scripts: string[] = [];
+  let operand = true;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "-e" || arg === "--expression") {
+      scripts.push(args[++i] ?? "");
+      operand = false;
+    } else if (arg.startsWith("--expression=")) {
+      scripts.push(arg.slice("--expression=".length));
+      operand = false;
+    } else if (/^-[^-]*e./.test(arg)) {
+      // -ne'script', -e'script': the script is the rest of the cluster.
+      scripts.push(arg.slice(arg.indexOf("e") + 1));
+      operand = false;
+    } else if (!arg.startsWith("-") && operand) {
+      scripts.push(arg);
+      operand = false;
+    }
+  }
+  return scripts.every((script) => {
+    const bare = script
+      .replace(/s\/(?:[^/\\\n]|\\.)*\/(?:[^/\\\n]|\\.)*\/[gpiImM0-9]*/g, "s")
+      .replace(/\/(?:[^/\\\n]|\\.)*\//g, "");
+    return !/[wWeErR]/.test(bare);
+  });
+}
+
+/**
+ * `bash -lc '…'` and `sh -c "…"` run their argument: judge that — only when it is one quoted word (no
+ * quote of its kind inside, no escape), else `bash -c 'ls '; touch ' x'` would be judged as `ls`.
+ */
 function unwrap(command: string): string {
   const match = /^(?:\S*\/)?(?:ba|z)?sh\s+-l?c\s+(['"])([\s\S]*)\1$/.exec(command);
-  return match ? match[2]! : command;
+  if (!match) return command;
+  const inner = match[2]!;
+  return inner.includes(match[1]!) || inner.includes("\\") ? command : inner;
 }
 
 /** Split on a separator outside quotes; undefined when quotes do not close. */
@@ -113,6 +167,10 @@ function splitOutsideQuotes(text: string, separator: RegExp): string[] | undefin
     if (quote) {
       if (char === quote) quote = undefined;
       current += char;
+    } else if (char === "\\") {
+      // Outside quotes a backslash escapes the next character (a quote, a separator): the shell would
+      // not split where this parser does. Refused rather than reproduced.
+      return undefined;
     } else if (char === "'" || char === '"') {
       quote = char;
       current += char;

@@ -16,6 +16,13 @@ describe("isReadOnlyCommand: only what provably changes nothing", () => {
     "/bin/bash -lc 'rg foo src'",
     "find . -name '*.ts'",
     "sed -n 1,20p file.ts",
+    "sed -n '/error/,/warn/p' log.txt",
+    "sed -e 's/a/b/g' -e '/x/d' file.ts",
+    "grep -n 'a\\.b' file.ts",
+    "git grep -c TODO",
+    "sort -u names.txt",
+    "uniq -c names.txt",
+    "date -Iseconds",
   ])("allows %s", (command) => {
     expect(isReadOnlyCommand(command)).toBe(true);
   });
@@ -42,6 +49,26 @@ describe("isReadOnlyCommand: only what provably changes nothing", () => {
     "awk '{print > \"x\"}' f",
     "ls 'unclosed",
     "",
+    // A quoted `bash -c` word that is not one word: bash runs what follows it.
+    "bash -c 'ls '; touch ' x'",
+    // An escaped quote: the shell splits where a quote-only parser would not.
+    "echo \\'; touch x; echo \\'",
+    // Readers with options or script commands that write, execute or change the system.
+    "sed -n '1e touch x' README.md",
+    "sed 's/a/b/w out.txt' file.ts",
+    "sed -n '1,5w out.txt' file.ts",
+    "sed -f script.sed file.ts",
+    "sed -ni 's/a/b/' file.ts",
+    "sort -uo out.txt in.txt",
+    "sort --compress-program=./evil -S 1 big.txt",
+    "rg --pre 'touch x' foo",
+    "file -bC -m magic",
+    "date -s 2000-01-01",
+    "uniq in.txt out.txt",
+    "git grep -O'touch x' foo",
+    "git grep --open-files-in-pager=touch foo",
+    "git --config-env=core.pager=SHELL log",
+    "git -c core.fsmonitor='touch x' status",
   ])("refuses %s", (command) => {
     expect(isReadOnlyCommand(command)).toBe(false);
   });
