@@ -59,6 +59,8 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
 
   const onCancel = () => void cancelTask(record, "acp").catch(() => undefined);
   context.cancelled.addEventListener("abort", onCancel, { once: true });
+  // A cancel that came while the task was being started has no event left to fire.
+  if (context.cancelled.aborted) onCancel();
   // Questions are asked one at a time, in order; those still open when the task ends are withdrawn.
   const ended = new AbortController();
   let relays: Promise<void> = Promise.resolve();

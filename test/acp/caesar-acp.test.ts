@@ -232,6 +232,24 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
     }
   });
 
+  it("a cancel sent with the prompt, while the task is still being started, cancels it all the same", async () => {
+    const project = makeAcpProject([{ sleep: 120_000 }]);
+    const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
+    try {
+      const { session } = await initialize(editor.agent, project.root);
+      const prompt = editor.agent.request(acp.methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: "wait" }],
+      });
+      await editor.agent.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+      expect((await prompt).stopReason).toBe("cancelled");
+      const [id] = taskIds(project.root);
+      expect(stateOf(project.root, id!)).toMatchObject({ phase: "finished", outcome: "cancelled" });
+    } finally {
+      editor.close();
+    }
+  });
+
   it("a closed editor leaves the task running, findable with caesar ps, and it finishes on its own", async () => {
     const project = makeAcpProject([
       {
