@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type {
   AgentAdapter,
@@ -26,6 +26,7 @@ import type { Outcome } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
+import { type AgentTurn, conductAttempts } from "./attempts.js";
 import { makeBrief } from "./brief.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
@@ -169,7 +170,12 @@ async function runTask(input: RunInput): Promise<void> {
   const launch: LaunchContext = {
     task,
     paths,
-    prompt: makeBrief(task, paths, plan.system_prompt),
+    prompt: makeBrief(
+      task,
+      paths,
+      plan.system_prompt,
+      plan.checks.map((check) => check.command),
+    ),
     mode: plan.mode,
     network: plan.network,
     ...(plan.model ? { model: plan.model } : {}),
@@ -180,28 +186,37 @@ async function runTask(input: RunInput): Promise<void> {
     runtimeDir,
     env,
   };
+  // Checks and further attempts, when the plan has them (attempts.ts); else one run of the agent.
+  await conductAttempts({
+    dir,
+    plan,
+    adapter,
+    events: input.events,
+    raw,
+    cancel,
+    launch,
+    git: { top: isolation.gitTop, startTree: isolation.startTree, excluded: isolation.materialised },
+    runTurn: (turnLaunch, deadlineAt) => runAgent({ ...input, launch: turnLaunch, deadlineAt }),
+    finish,
+  });
+}
+
+async function runAgent(
+  input: RunInput & { launch: LaunchContext; deadlineAt: number | undefined },
+): Promise<AgentTurn> {
+  const { dir, plan, events, raw, cancel, launch, adapter } = input;
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
   await writeLaunchFiles(command);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
-      materialised: [...state.materialised, ...command.materialised!],
+      materialised: [...new Set([...state.materialised, ...command.materialised!])],
     }));
   }
-  const translator = adapter.createTranslator(launch);
+  const translator: StreamTranslator = adapter.createTranslator(launch);
   trace("conductor: command built");
-  await runAgent({ ...input, launch, command, translator });
-}
-
-async function runAgent(
-  input: RunInput & {
-    launch: LaunchContext;
-    command: ReturnType<AgentAdapter["buildCommand"]>;
-    translator: StreamTranslator;
-  },
-): Promise<void> {
-  const { dir, plan, events, raw, cancel, command, translator, launch, finish } = input;
+  const rawFrom = await rawOffset(raw, taskPaths(dir).raw);
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
@@ -229,16 +244,16 @@ async function runAgent(
       },
     });
   } catch (error) {
-    await finish({
-      stream: {},
-      outcome: "failed",
+    return {
+      kind: "error",
       exit: { code: null, signal: null },
       launchError: { code: "spawn_failed", message: `Could not start ${command.bin}: ${messageOf(error)}` },
-    });
-    return;
+    };
   }
+  const startedAt = new Date();
+  // The first run fixes the task's deadline; a later attempt runs within what is left of it.
+  const deadlineAt = input.deadlineAt ?? startedAt.getTime() + plan.timeout_ms;
   if (agent.pid !== undefined) {
-    const startedAt = new Date();
     // Appended at once, before anything else is awaited, so it precedes what the agent writes itself.
     const started = events.append({
       type: "started",
@@ -251,8 +266,9 @@ async function runAgent(
       phase: "running",
       agent_process: recordProcess(agent.pid!),
       command: command.display,
-      started_at: startedAt.toISOString(),
-      deadline_at: new Date(startedAt.getTime() + plan.timeout_ms).toISOString(),
+      ...(input.deadlineAt === undefined
+        ? { started_at: startedAt.toISOString(), deadline_at: new Date(deadlineAt).toISOString() }
+        : {}),
     }));
     await started;
   }
@@ -263,7 +279,7 @@ async function runAgent(
     stopReason = reason;
     void agent.terminate();
   };
-  const deadline = setTimeout(() => stop("timed_out"), plan.timeout_ms);
+  const deadline = setTimeout(() => stop("timed_out"), Math.max(0, deadlineAt - Date.now()));
   const onCancel = () => stop("cancelled");
   cancel.addEventListener("abort", onCancel, { once: true });
   if (cancel.aborted) onCancel();
@@ -290,9 +306,8 @@ async function runAgent(
 
   if (exit.spawnError) {
     const missing = exit.spawnError.code === "ENOENT";
-    await finish({
-      stream: {},
-      outcome: "failed",
+    return {
+      kind: "error",
       exit: { code: null, signal: null },
       launchError: {
         code: missing ? "agent_not_found" : "spawn_failed",
@@ -300,8 +315,7 @@ async function runAgent(
           ? `Agent "${plan.agent}" could not start: ${command.bin} was not found (is it installed and on PATH?).`
           : `Agent "${plan.agent}" could not start: ${exit.spawnError.message}`,
       },
-    });
-    return;
+    };
   }
   let stream: StreamOutcome = {};
   try {
@@ -318,7 +332,22 @@ async function runAgent(
       ...(stream.failure.code ? { code: stream.failure.code } : {}),
     });
   const outcome: Outcome = stopReason ?? (exit.code === 0 ? "succeeded" : "failed");
-  await finish({ stream, outcome, exit: { code: exit.code, signal: exit.signal } });
+  return {
+    kind: "exited",
+    stream,
+    outcome,
+    exit: { code: exit.code, signal: exit.signal },
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    deadlineAt,
+    rawFrom,
+  };
+}
+
+/** The size of raw.log once everything written to it so far is on disk. */
+async function rawOffset(raw: WriteStream, path: string): Promise<number> {
+  await new Promise<void>((resolve) => raw.write("", () => resolve()));
+  return (await stat(path).catch(() => ({ size: 0 }))).size;
 }
 
 function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {

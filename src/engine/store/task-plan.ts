@@ -8,6 +8,14 @@ import * as z from "../../support/zod.js";
 /** plan.json, in the task directory: what the conductor executes. */
 export const PLAN_FILE = "plan.json";
 
+/** A check: a command caesar runs in the workspace after the agent, and who asked for it. */
+export const PlannedCheckSchema = z.object({
+  command: z.string().min(1),
+  /** request (the person or program that delegated), acceptance (a `run:` criterion), role:<name>, config. */
+  from: z.string(),
+});
+export type PlannedCheck = z.infer<typeof PlannedCheckSchema>;
+
 /** Everything decided before a task exists; written to plan.json for the conductor. */
 export const TaskPlanSchema = z.object({
   root: z.string(),
@@ -49,6 +57,13 @@ export const TaskPlanSchema = z.object({
   worktree: z.object({ copy: z.array(z.string()), link: z.array(z.string()), setup: z.array(z.string()) }),
   system_prompt: z.string().nullable(),
   requested_by: z.string(),
+  /** Checks run after the agent exits (docs/checks.md); each has its own deadline. */
+  checks: z.array(PlannedCheckSchema).default([]),
+  check_timeout_ms: z.number().int().positive().default(600_000),
+  /** Runs of the agent allowed when checks fail (1: no second attempt). */
+  attempts: z.number().int().positive().default(1),
+  /** How a second attempt reaches the agent: its own session continued (where its CLI can), or a new run. */
+  follow_up: z.enum(["resume", "fresh"]).default("resume"),
 });
 export type TaskPlan = z.infer<typeof TaskPlanSchema>;
 
