@@ -23,6 +23,8 @@ export function describeStarted(id: string, dir: string, plan: TaskPlan) {
     channel: plan.channel,
     timeout_ms: plan.timeout_ms,
     depth: plan.depth,
+    checks: plan.checks.map((check) => check.command),
+    attempts: plan.attempts,
     findings: plan.findings,
     dir,
   };
