@@ -3,10 +3,11 @@ import { mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentAdapter, LaunchContext, StreamOutcome } from "../../agents/adapter.js";
 import type { Attempt, AttemptKind, CheckResult } from "../../protocol/checks.js";
+import type { Finding } from "../../protocol/report.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { errnoOf } from "../../support/errors.js";
 import { recordProcess } from "../../support/process.js";
-import { diffText } from "../../workspace/changes.js";
+import { changedFiles, diffText } from "../../workspace/changes.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { Outcome } from "../store/state.js";
@@ -62,6 +63,7 @@ export interface AttemptsInput {
 export async function conductAttempts(input: AttemptsInput): Promise<void> {
   const { plan, dir, events } = input;
   const attempts: Attempt[] = [];
+  const findings: Finding[] = [];
   let launch = input.launch;
   let how: AttemptKind = "first";
   let deadlineAt: number | undefined;
@@ -74,11 +76,12 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
         exit: turn.exit,
         launchError: turn.launchError,
         attempts,
+        findings,
       });
       return;
     }
     deadlineAt = turn.deadlineAt;
-    const checks = await checkTurn(input, turn, number);
+    const checks = await checkTurn(input, turn, number, findings);
     const passed = plan.checks.length === 0 ? null : checks.every((check) => check.passed);
     attempts.push({
       attempt: number,
@@ -104,6 +107,7 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
         exit: turn.exit,
         checks,
         attempts,
+        findings,
         rawFrom: turn.rawFrom,
       });
       return;
@@ -126,6 +130,7 @@ async function checkTurn(
   input: AttemptsInput,
   turn: Extract<AgentTurn, { kind: "exited" }>,
   attempt: number,
+  findings: Finding[],
 ): Promise<CheckResult[]> {
   const { plan, dir } = input;
   if (plan.checks.length === 0) return [];
@@ -133,7 +138,9 @@ async function checkTurn(
     return checksNotRun(plan.checks, "not run: the task was cancelled");
   if (turn.outcome === "timed_out")
     return checksNotRun(plan.checks, "not run: the task's deadline had passed");
-  return runChecks({
+  // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.
+  const before = await snapshotOf(input);
+  const results = await runChecks({
     checks: plan.checks,
     attempt,
     workspace: input.launch.task.workspace,
@@ -149,6 +156,26 @@ async function checkTurn(
       }));
     },
   });
+  const after = before === undefined ? undefined : await snapshotOf(input);
+  if (before !== undefined && after !== undefined && after !== before) {
+    const changed = await changedFiles(input.git.top!, before, after).catch(() => []);
+    if (changed.length > 0) {
+      findings.push({
+        severity: "medium",
+        title: `The checks of attempt ${attempt} changed ${changed.length} file(s) in the workspace; they are part of the diff`,
+        detail: changed
+          .slice(0, 20)
+          .map((change) => `${change.action} ${change.path}`)
+          .join("\n"),
+      });
+    }
+  }
+  return results;
+}
+
+async function snapshotOf(input: AttemptsInput): Promise<string | undefined> {
+  const { top, excluded } = input.git;
+  return top ? snapshotTree(top, excluded).catch(() => undefined) : undefined;
 }
 
 /** The next attempt's launch: the agent's own session continued, or a new run with the evidence. */

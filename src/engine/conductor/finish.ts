@@ -169,7 +169,9 @@ async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTa
 function whyChecksDidNotRun(input: FinishInput): string {
   if (input.outcome === "cancelled") return "not run: the task was cancelled";
   if (input.outcome === "timed_out") return "not run: the task's deadline had passed";
-  return input.launchError ? "not run: the agent did not run to its end" : "not run";
+  if (input.launchError?.code === "conductor_died")
+    return "not finished: the task's conductor died before its checks ended";
+  return input.launchError ? "not run: the agent could not run" : "not run";
 }
 
 async function readTail(path: string, bytes: number, from = 0): Promise<string> {
