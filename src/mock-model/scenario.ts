@@ -145,6 +145,18 @@ export const BUILTIN_SCENARIOS: Record<string, Scenario> = {
       { text: "Report submitted. The orchestrator said: {{result:1}}" },
     ],
   },
+  "fix-on-retry": {
+    name: "fix-on-retry",
+    description:
+      "Write value.txt = broken and claim success; on a follow-up saying `attempt 2 of` (failing checks), write value.txt = fixed.",
+    steps: [
+      { shell: "echo broken > value.txt", description: "Write value.txt" },
+      { report: { status: "success", summary: "value.txt is written; the tests pass." } },
+      { next_turn: "attempt 2 of" },
+      { shell: "echo fixed > value.txt", description: "Fix value.txt" },
+      { report: { status: "success", summary: "Fixed value.txt; the check passes now." } },
+    ],
+  },
   "fail-401": {
     name: "fail-401",
     description: "Answer every request with 401 Unauthorized.",
