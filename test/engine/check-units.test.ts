@@ -13,7 +13,8 @@ import {
   makeFollowUpPrompt,
   makeFreshBrief,
 } from "../../src/engine/conductor/follow-up.js";
-import { firstProgram, textCriteria } from "../../src/engine/lifecycle/check-plan.js";
+import { firstProgram } from "../../src/engine/lifecycle/check-plan.js";
+import { textCriteria } from "../../src/engine/store/task-plan.js";
 import type { CheckResult } from "../../src/protocol/checks.js";
 import type { NormalizedReport } from "../../src/protocol/report.js";
 import { tempDir } from "../helpers/repo.js";

@@ -1,6 +1,6 @@
 import type { Task } from "../../protocol/task.js";
 import type { TaskPaths } from "../../protocol/task-dir.js";
-import { textCriteria } from "../lifecycle/check-plan.js";
+import { textCriteria } from "../store/task-plan.js";
 
 /**
  * The prompt an agent receives: its mission, the rules of the mode, and how to hand its report back.

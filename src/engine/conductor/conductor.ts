@@ -22,7 +22,7 @@ import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
-import type { Outcome } from "../store/state.js";
+import type { Outcome, TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
@@ -33,12 +33,18 @@ import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } 
 import { returnChannelFor } from "./return-channel.js";
 import { acquireSlot } from "./slots.js";
 
+/** What the conductor's entry hands it from the rooms it may not import. */
+export interface ConductorHooks {
+  /** After the task's final state (a race contender settles its race here). */
+  settled?(plan: TaskPlan, final: TaskState): Promise<void>;
+}
+
 /**
  * The conductor: the one process that owns a task from its slot to its final state. Started detached by
  * any front end, so closing a terminal or an MCP session never orphans the task. It never leaves a task
  * "running": whatever happens, it writes a final state.
  */
-export async function conduct(root: string, taskId: string): Promise<void> {
+export async function conduct(root: string, taskId: string, hooks: ConductorHooks = {}): Promise<void> {
   const dir = taskDirOf(root, taskId);
   const plan = await loadPlan(dir);
   const paths = taskPaths(dir);
@@ -67,8 +73,11 @@ export async function conduct(root: string, taskId: string): Promise<void> {
     await new Promise<void>((resolve) => raw.end(resolve));
     await release?.();
   };
-  const finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) =>
-    finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+  const finish = async (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => {
+    const final = await finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+    await hooks.settled?.(plan, final).catch(() => undefined);
+    return final;
+  };
   try {
     const loaded = await configLoad;
     if ("error" in loaded) throw loaded.error;

@@ -5,13 +5,10 @@ import type { EffectiveConfig } from "../../config/effective.js";
 import type { RoleConfig } from "../../config/schema.js";
 import { parseDuration } from "../../support/duration.js";
 import { UsageError } from "../../support/errors.js";
-import type { PlannedCheck } from "../store/task-plan.js";
+import { type PlannedCheck, runCriterionCommand } from "../store/task-plan.js";
 
 /** At most this many attempts per task: each one is a whole run of the agent. */
 export const MAX_ATTEMPTS = 10;
-
-/** An acceptance criterion written `run: <command>` is a check; the others stay text for the agent. */
-const RUN_CRITERION = /^\s*run:\s*/i;
 
 export interface ChecksRequest {
   checks?: string[];
@@ -62,12 +59,9 @@ export function resolveChecks(
   for (const [i, command] of (request.checks ?? []).entries())
     add(command, "request", `Check ${i + 1} (${JSON.stringify(command)})`);
   for (const criterion of request.acceptance ?? []) {
-    if (RUN_CRITERION.test(criterion))
-      add(
-        criterion.replace(RUN_CRITERION, ""),
-        "acceptance",
-        `The acceptance criterion ${JSON.stringify(criterion)}`,
-      );
+    const command = runCriterionCommand(criterion);
+    if (command !== undefined)
+      add(command, "acceptance", `The acceptance criterion ${JSON.stringify(criterion)}`);
   }
 
   const attempts = request.attempts ?? config.checks.attempts.value;
@@ -90,11 +84,6 @@ export function resolveChecks(
     attempts,
     follow_up: request.followUp ?? config.checks.follow_up.value,
   };
-}
-
-/** The criteria that stay text for the agent (the `run:` ones are checks). */
-export function textCriteria(acceptance: readonly string[]): string[] {
-  return acceptance.filter((criterion) => !RUN_CRITERION.test(criterion));
 }
 
 /** Shell words that are not programs on PATH: keywords and builtins of `sh`. */

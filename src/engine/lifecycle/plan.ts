@@ -162,6 +162,7 @@ export async function resolvePlan(
       system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
       requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
       ...checks,
+      race: null,
     },
   };
 }
