@@ -1,19 +1,18 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
+import { admitAll } from "../engine/lifecycle/admit.js";
 import { parentFromEnv } from "../engine/lifecycle/request.js";
-import { lookAtRace, startRace } from "../engine/race/race.js";
+import { lookAtRace, RACE_MAX_AGENTS, startRace } from "../engine/race/race.js";
 import { readPlan } from "../engine/store/task-plan.js";
 import { loadTask, type TaskRecord, taskDirOf } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
-import { admitAll } from "./delegate-tools.js";
 import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
 
-export const RACE_MAX_AGENTS = 8;
 
 /** caesar_race: one objective on several agents, each in its own worktree, compared side by side. */
 export function registerRaceTool(server: McpServer, context: OrchestratorContext): void {

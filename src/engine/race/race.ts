@@ -16,6 +16,9 @@ import type { RaceMode, RaceRef, TaskPlan } from "../store/task-plan.js";
 import type { TaskRecord } from "../store/task-store.js";
 import { decideRace, type RaceDecision } from "./decide.js";
 
+/** The most contenders one race starts (each is a whole agent run). */
+export const RACE_MAX_AGENTS = 8;
+
 export interface RaceLook {
   race: RaceRecord;
   /** The contenders as a comparison shows them, in the order asked. */
