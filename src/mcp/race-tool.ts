@@ -13,7 +13,6 @@ import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.j
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
 
-
 /** caesar_race: one objective on several agents, each in its own worktree, compared side by side. */
 export function registerRaceTool(server: McpServer, context: OrchestratorContext): void {
   server.registerTool(
