@@ -281,7 +281,8 @@ describe("checks", () => {
   it(
     "show in the list (a column) and on the task page (each check, the end of a failing one)",
     async () => {
-      const id = await run([
+      const dashboard = await openDashboard();
+      const id = await run(dashboard, [
         "--agent",
         "reference",
         "--check",
@@ -290,7 +291,7 @@ describe("checks", () => {
         "echo the-test-output; exit 4",
         'create checked.txt containing "c"',
       ]);
-      const page = await open("");
+      const { page } = dashboard;
       await page
         .locator(`[data-testid=task-row][data-task-id="${id}"] [data-testid=task-checks]`, {
           hasText: "✗ 1/2",
@@ -303,7 +304,6 @@ describe("checks", () => {
       expect(await checks.nth(0).textContent()).toContain("test -f checked.txt");
       expect(await checks.nth(1).locator("pre").textContent()).toContain("the-test-output");
       await waitForStatus(page, "partial");
-      await page.close();
     },
     SLOW,
   );
