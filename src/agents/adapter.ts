@@ -140,6 +140,8 @@ export interface StreamOutcome {
   findings?: Finding[];
   /** The CLI's session id, when its stream gave one (to continue the session: `LaunchContext.resume`). */
   session?: string;
+  /** `usage` counts the whole session, its earlier runs included (a continued codex thread), not this run. */
+  usageCoversSession?: boolean;
   /** A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause. */
   failure?: { message: string; code?: string };
   /**

@@ -52,7 +52,7 @@ export const codexAdapter: AgentAdapter = {
   },
   detect: (env) => detectCli({ bin: "codex", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCodexCommand,
-  createTranslator: (launch) => new CodexTranslator(lastMessagePath(launch)),
+  createTranslator: (launch) => new CodexTranslator(lastMessagePath(launch), launch.resume !== undefined),
 };
 
 function lastMessagePath(launch: LaunchContext): string {
@@ -147,7 +147,11 @@ const SANDBOX_DENIAL = /Read-only file system|blocked by read-only sandbox/;
 const CHANGE_ACTIONS: Record<string, string> = { add: "added", update: "modified", delete: "deleted" };
 
 export class CodexTranslator extends StateTranslator {
-  constructor(private readonly lastMessageFile?: string) {
+  constructor(
+    private readonly lastMessageFile?: string,
+    /** A continued thread: codex 0.171 reports the thread's usage so far, not this run's. */
+    private readonly resumed = false,
+  ) {
     super();
   }
 
@@ -260,6 +264,7 @@ export class CodexTranslator extends StateTranslator {
         else if (this.state.finalText === undefined && last.trim() !== "") this.state.finalText = last;
       }
     }
-    return this.state.outcome(exit);
+    const outcome = this.state.outcome(exit);
+    return this.resumed && outcome.usage ? { ...outcome, usageCoversSession: true } : outcome;
   }
 }

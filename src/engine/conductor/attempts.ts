@@ -3,7 +3,7 @@ import { mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentAdapter, LaunchContext, StreamOutcome } from "../../agents/adapter.js";
 import type { Attempt, AttemptKind, CheckResult } from "../../protocol/checks.js";
-import type { Finding } from "../../protocol/report.js";
+import type { Finding, Usage } from "../../protocol/report.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { errnoOf } from "../../support/errors.js";
 import { recordProcess } from "../../support/process.js";
@@ -64,6 +64,10 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
   const { plan, dir, events } = input;
   const attempts: Attempt[] = [];
   const findings: Finding[] = [];
+  // What every attempt spent, not only the last: the budget is charged from it. `before` is what was
+  // spent before the current session began (a CLI may report a continued session's usage as a whole).
+  let spent: Usage = {};
+  let before: Usage = {};
   let launch = input.launch;
   let how: AttemptKind = "first";
   let deadlineAt: number | undefined;
@@ -81,6 +85,10 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
       return;
     }
     deadlineAt = turn.deadlineAt;
+    if (how !== "resumed") before = spent;
+    spent = turn.stream.usageCoversSession
+      ? addUsage(before, turn.stream.usage)
+      : addUsage(spent, turn.stream.usage);
     const checks = await checkTurn(input, turn, number, findings);
     const passed = plan.checks.length === 0 ? null : checks.every((check) => check.passed);
     attempts.push({
@@ -102,7 +110,7 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
       deadlineAt > Date.now();
     if (!another) {
       await input.finish({
-        stream: turn.stream,
+        stream: Object.keys(spent).length > 0 ? { ...turn.stream, usage: spent } : turn.stream,
         outcome: turn.outcome,
         exit: turn.exit,
         checks,
@@ -124,6 +132,15 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
     input.raw.write(`\n[caesar] ${message}\n`);
     await events.append({ type: "progress", message });
   }
+}
+
+function addUsage(total: Usage, more: Usage | undefined): Usage {
+  if (!more) return total;
+  const sum = { ...total };
+  for (const key of ["input_tokens", "output_tokens", "duration_ms", "cost_usd"] as const) {
+    if (more[key] !== undefined) sum[key] = (sum[key] ?? 0) + more[key];
+  }
+  return sum;
 }
 
 async function checkTurn(
