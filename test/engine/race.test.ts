@@ -21,6 +21,7 @@ function project(): string {
       contender("good", { FIXER_ALWAYS: "1" }),
       contender("wrong", { FIXER_NEVER: "1" }),
       contender("slow", { FIXER_NEVER: "1", FIXER_SLEEP: "120" }),
+      contender("bigger", { FIXER_ALWAYS: "1", FIXER_EXTRA: "100" }),
     ].join("\n"),
   );
   return root;
@@ -34,7 +35,8 @@ interface RaceJson {
     state: string;
     winner: string | null;
     reason: string;
-    ranking: { task_id: string; why: string }[];
+    mode: string;
+    ranking: { task_id: string; why: string; checks_passed: number; diff_lines: number | null }[];
   };
 }
 
@@ -67,6 +69,43 @@ describe("caesar race", () => {
     expect(shown.stdout).toContain(`winner   ✓ ${good} (good) was the first to pass all 1 check(s)`);
     expect(shown.stdout).toContain(`3 ${slow}  slow  cancelled: ${good} won first`);
     expect(shown.stdout).toContain(`next     caesar diff ${good}   caesar apply ${good}`);
+  }, 200_000);
+
+  it("--best lets all finish and ranks them: checks passed, then the smaller diff; a loser's diff stays inspectable", async () => {
+    const root = project();
+    const result = await runCaesar(
+      [
+        "race",
+        "--json",
+        "--best",
+        "--agent",
+        "bigger",
+        "--agent",
+        "wrong",
+        "--agent",
+        "good",
+        "--check",
+        "sh test.sh",
+        "fix it",
+      ],
+      { cwd: root, timeoutMs: 180_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const race = parseJsonOutput<RaceJson>(result);
+    const [bigger, wrong, good] = race.task_ids;
+    expect(race.decision).toMatchObject({ mode: "best", state: "decided", winner: good });
+    expect(
+      race.decision.ranking.map((entry) => [entry.task_id, entry.checks_passed, entry.diff_lines]),
+    ).toEqual([
+      [good, 1, 2],
+      [bigger, 1, 102],
+      [wrong, 0, 0],
+    ]);
+    expect(race.cancelled).toEqual([]);
+    // The runner-up lost on its bigger diff; what it did is still there to read.
+    const diff = await runCaesar(["diff", bigger!], { cwd: root, timeoutMs: 60_000 });
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain("extra.txt");
   }, 200_000);
 
   it("exits 1 when nobody passes, and refuses bad races before anything starts", async () => {
