@@ -234,6 +234,38 @@ describe("bad checks", () => {
     expect(body!.report.findings.some((f) => f.title.includes("killed at its deadline"))).toBe(true);
   });
 
+  it("a check's deadline never goes past the task's; a check left without time is reported not run", async () => {
+    const root = project();
+    const started = Date.now();
+    const { result, body } = await run(root, [
+      "--agent",
+      "writer",
+      "--timeout",
+      "6s",
+      "--check-timeout",
+      "10m",
+      "--check",
+      "sleep 300",
+      "--check",
+      "true",
+      "write out.txt",
+    ]);
+    expect(result.code).toBe(1);
+    const [hanging, left] = body!.report.checks;
+    expect(hanging).toMatchObject({ passed: false, timed_out: true, exit_code: null });
+    // Killed at what was left of the task's 6 s, not at its own 10 minutes.
+    const limit = Number(/^killed at its deadline \(([\d.]+)s\)$/.exec(hanging!.error ?? "")?.[1]);
+    expect(limit).toBeGreaterThan(0);
+    expect(limit).toBeLessThanOrEqual(6);
+    expect(left).toMatchObject({
+      command: "true",
+      passed: false,
+      exit_code: null,
+      error: "not run: the task's deadline had passed",
+    });
+    expect(Date.now() - started).toBeLessThan(90_000);
+  });
+
   it("a check that prints 100 MB keeps a bounded log and tail", async () => {
     const root = project();
     const { body } = await run(root, [
