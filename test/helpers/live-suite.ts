@@ -195,6 +195,7 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
           caseName: "resume-first",
           prompt: "Write one.txt",
           record: false,
+          timeoutMs: LIVE_TIMEOUT_MS,
         });
         expect(first.exit, first.stderr.join("\n")).toEqual({ code: 0, signal: null });
         expect(first.outcome.session).toMatch(/\S{8,}/);
@@ -204,6 +205,7 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
           caseName: "resume",
           prompt: "SECOND TURN: write two.txt",
           continueFrom: first,
+          timeoutMs: LIVE_TIMEOUT_MS,
         });
         expect(second.exit, second.stderr.join("\n")).toEqual({ code: 0, signal: null });
         expect(second.launch.resume).toBe(first.outcome.session);
@@ -213,7 +215,8 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
         const model = second.requests.filter((request) => (request.tools?.length ?? 0) > 0);
         expect(model[0]?.history ?? 0).toBeGreaterThanOrEqual(1);
       },
-      LIVE_TIMEOUT_MS,
+      // Two runs of the CLI, each with the whole deadline a single run gets (opencode is slow to start).
+      2 * LIVE_TIMEOUT_MS + 10_000,
     );
 
     it(
