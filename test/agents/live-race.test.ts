@@ -1,11 +1,12 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import type { Scenario } from "../../src/mock-model/scenario.js";
 import { type MockModelServer, startMockModel } from "../../src/mock-model/server.js";
+import { liveCliEnv } from "../helpers/caesar-run-live.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { AGENT_BIN_DIR, agentBinAvailable, LIVE_SKIP_REASON } from "../helpers/live-agent.js";
+import { agentBinAvailable, LIVE_SKIP_REASON } from "../helpers/live-agent.js";
 import { makeRepo, tempDir } from "../helpers/repo.js";
 
 /**
@@ -46,16 +47,7 @@ describe("live race: codex, claude and copilot; only claude passes its check", (
     const root = makeRepo({ "test.sh": "grep -qx fixed value.txt\n", "value.txt": "broken\n" });
     const state = tempDir("caesar-live-race-");
     made.push(root, state);
-    const home = join(state, "home");
-    mkdirSync(home, { recursive: true });
-    const env: Record<string, string> = {
-      PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      HOME: home,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local/state"),
-    };
+    const env = liveCliEnv(join(state, "home"));
     // One mock model per CLI: each CLI reads its own variables, so each meets its own scenario.
     for (const cli of CLIS) {
       const server = await startMockModel({ scenario: cli === "claude" ? fixes : breaks });

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/support/process.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { makeRepo, readJson, taskDir, writeConfig } from "../helpers/repo.js";
 
@@ -59,15 +60,6 @@ function events(root: string, id: string): Record<string, unknown>[] {
     .trim()
     .split("\n")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe("checks after the agent", () => {
@@ -230,7 +222,7 @@ describe("bad checks", () => {
     expect(check.output_tail).toContain("waiting");
     expect(Date.now() - started).toBeLessThan(60_000);
     const background = Number(readFileSync(join(body!.state.worktree!, "bg.pid"), "utf8"));
-    expect(isAlive(background)).toBe(false);
+    expect(isProcessAlive(background)).toBe(false);
     expect(body!.report.findings.some((f) => f.title.includes("killed at its deadline"))).toBe(true);
   });
 
@@ -361,7 +353,7 @@ describe("a running check and the task's lifecycle", () => {
     );
     expect(state.outcome).toBe("cancelled");
     expect(state.report.checks[0]).toMatchObject({ passed: false, error: "stopped: the task was cancelled" });
-    expect(isAlive(check)).toBe(false);
+    expect(isProcessAlive(check)).toBe(false);
   });
 
   it("a conductor killed during a check: whoever concludes the task stops the check", async () => {
@@ -369,7 +361,7 @@ describe("a running check and the task's lifecycle", () => {
     const { id, check, conductor } = await startHangingCheck(root);
     process.kill(conductor, "SIGKILL");
     const deadline = Date.now() + 10_000;
-    while (isAlive(conductor) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (isProcessAlive(conductor) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const status = await runCaesar(["status", id, "--json"], { cwd: root, timeoutMs: 60_000 });
     const { state } = parseJsonOutput<{
       state: RunJson["state"] & { phase: string; report: RunJson["report"] };
@@ -380,7 +372,7 @@ describe("a running check and the task's lifecycle", () => {
       passed: false,
       error: "not finished: the task's conductor died before its checks ended",
     });
-    expect(isAlive(check)).toBe(false);
+    expect(isProcessAlive(check)).toBe(false);
   });
 });
 

@@ -34,6 +34,22 @@ export interface CaesarRunLiveOptions {
 }
 
 /**
+ * The environment a live CLI runs in: the pinned CLIs first on PATH, and a fresh home (made here) so
+ * no configuration or login of this machine's user reaches it.
+ */
+export function liveCliEnv(home: string): Record<string, string> {
+  mkdirSync(home, { recursive: true });
+  return {
+    PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
+}
+
+/**
  * `caesar run --agent <cli> "create hello.txt containing OK"` through the real binary, in a fresh
  * repository, with the CLI pointed at a fresh `caesar mock-model` the way `--print-env` does it.
  */
@@ -46,7 +62,6 @@ export async function runCaesarLive(
   const state = tempDir(`caesar-e2e-${cli}-`);
   roots.push(root, state);
   const home = join(state, "home");
-  mkdirSync(home, { recursive: true });
   const server = await startMockModel({ scenario: await loadScenario(options.scenario ?? "hello") });
   try {
     const setup = mockSetupFor(cli, server.url, join(state, "mock-state"));
@@ -55,15 +70,7 @@ export async function runCaesarLive(
     const result = await runCaesar(["run", "--agent", cli, ...(options.args ?? []), objective, "--json"], {
       cwd: root,
       timeoutMs,
-      env: {
-        PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-        HOME: home,
-        XDG_CONFIG_HOME: join(home, ".config"),
-        XDG_DATA_HOME: join(home, ".local/share"),
-        XDG_CACHE_HOME: join(home, ".cache"),
-        XDG_STATE_HOME: join(home, ".local/state"),
-        ...setup.env,
-      },
+      env: { ...liveCliEnv(home), ...setup.env },
     });
     const output = parseJsonOutput<CaesarRunLive["output"]>(result);
     const eventsPath = join(root, ".caesar", "tasks", output.task_id, "events.jsonl");
