@@ -205,7 +205,10 @@ async function maybeRecord(
   exit: LiveRun["exit"],
 ): Promise<string | undefined> {
   const detection = await options.adapter.detect(launch.env as NodeJS.ProcessEnv);
-  const version = detection.version ?? "unknown";
+  // A version probe that timed out (a loaded machine) names no version: recording under "unknown" would
+  // leave a stray fixture folder for the next commit to pick up.
+  const version = detection.version;
+  if (version === undefined) return undefined;
   const path = fixturePath(options.adapter.id, version, options.caseName);
   if (existsSync(path) && process.env.CAESAR_RECORD_FIXTURES !== "1") return undefined;
   // Claude also names its project folder after the path, with every non-alphanumeric made a dash.
