@@ -15,7 +15,7 @@ await build({
   // Each output sits two folders below the package root, as support/package-paths.ts expects.
   entryPoints: {
     "cli/main": "src/cli/main.ts",
-    "engine/conductor": "src/engine/conductor/main.ts",
+    "engine/conductor": "src/engine/conductor-main.ts",
     "chat/index": "src/chat/index.ts",
   },
   outdir: "dist",

@@ -92,6 +92,11 @@ export interface LaunchContext {
   runtimeDir: string;
   /** The environment the agent inherits, CAESAR_* included. Adapters add to it, never mutate it. */
   env: Readonly<Record<string, string>>;
+  /**
+   * Continue this session of the CLI (its id, as the previous run's stream gave it) with `prompt` as the
+   * next message, instead of starting a new one. Set only when `capabilities.resume` is true.
+   */
+  resume?: string;
 }
 
 export interface CommandLine {
@@ -109,6 +114,11 @@ export interface CommandLine {
   links?: { path: string; target: string }[];
   /** Paths the adapter materialised in the workspace (excluded from the diff, prefix semantics). */
   materialised?: string[];
+  /**
+   * Files the CLI itself writes during the run and the translator reads after it (a last message, a
+   * usage file): removed before launch, so a later run of the same task never reads an earlier one's.
+   */
+  outputs?: string[];
   /** The command as shown to people (in the `started` event): secrets never appear here. */
   display: string;
 }
@@ -130,6 +140,10 @@ export interface StreamOutcome {
   usage?: Usage;
   /** Findings the stream revealed (denied permissions, tools removed, …). */
   findings?: Finding[];
+  /** The CLI's session id, when its stream gave one (to continue the session: `LaunchContext.resume`). */
+  session?: string;
+  /** `usage` counts the whole session, its earlier runs included (a continued codex thread), not this run. */
+  usageCoversSession?: boolean;
   /** A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause. */
   failure?: { message: string; code?: string };
   /**

@@ -46,7 +46,7 @@ export const claudeAdapter: LineAgentAdapter = {
       value: true,
       why: "--mcp-config loads a stdio server for this run; --allowedTools mcp__<name> lets its tools run",
     },
-    resume: { value: false, why: "claude --resume <session_id> exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "--resume <session_id> continues the session with the same flags" },
     model: { value: true, why: "--model <model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -60,6 +60,7 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
   const schema = reportSchemaFile(launch.runtimeDir, "plain");
   const prompt = promptArg(launch);
   const args = ["--print", "--output-format", "stream-json", "--verbose"];
+  if (launch.resume) args.push("--resume", launch.resume);
   if (launch.model) args.push("--model", launch.model);
   const allowed = launch.mode === "write" ? [...WRITE_TOOLS] : [];
   if (launch.mode === "write") {
@@ -117,6 +118,7 @@ export class ClaudeTranslator extends StateTranslator {
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
     if (!event) return [];
+    this.state.session ??= str(event.session_id);
     switch (event.type) {
       case "system":
         return this.system(event);

@@ -39,7 +39,7 @@ export const copilotAdapter: LineAgentAdapter = {
       value: true,
       why: "--additional-mcp-config adds a stdio server for this session; --allow-all-tools lets its tools run",
     },
-    resume: { value: false, why: "copilot --resume <id> exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "--resume=<session id> continues the session (the id from its result line)" },
     model: { value: true, why: "--model <model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -78,6 +78,7 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   args.push("--usage-output-file", usagePath(launch));
   if (launch.mode === "read-only") args.push("--deny-tool", "shell", "--deny-tool", "write");
   for (const tool of launch.tools.excluded) args.push("--deny-tool", tool);
+  if (launch.resume) args.push(`--resume=${launch.resume}`);
   if (launch.model) args.push("--model", launch.model);
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
   if (launch.channel) args.push(...copilotChannelArgs(launch.channel));
@@ -88,6 +89,7 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
     env: {},
     cwd: launch.task.workspace,
     files: prompt.files,
+    outputs: [usagePath(launch)],
     display: displayCommand("copilot", args),
   };
 }
@@ -159,6 +161,8 @@ export class CopilotTranslator extends StateTranslator {
   }
 
   private result(event: Record<string, unknown>): EventBody[] {
+    // The session id comes only on this last line (1.0.102).
+    this.state.session ??= str(event.sessionId);
     const usage = rec(event.usage);
     const duration = num(usage.sessionDurationMs);
     if (duration !== undefined) this.state.setUsage({ duration_ms: duration });

@@ -42,7 +42,7 @@ export const geminiAdapter: LineAgentAdapter = {
       value: true,
       why: "mcpServers in a per-run GEMINI_CLI_HOME overlay of the user's settings, with trust: true",
     },
-    resume: { value: false, why: "gemini --resume exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "--resume <session_id> continues the session (the id from its init line)" },
     model: { value: true, why: "-m <model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -106,6 +106,7 @@ export function buildGeminiCommand(launch: LaunchContext): CommandLine {
   // --skip-trust: an untrusted folder silently downgrades --yolo to the default approval mode.
   if (launch.mode === "write") args.push("--yolo");
   else args.push("--approval-mode", "plan");
+  if (launch.resume) args.push("--resume", launch.resume);
   if (launch.model) args.push("-m", launch.model);
   for (const dir of launch.extraDirs) args.push("--include-directories", dir);
   const command: CommandLine = {
@@ -147,6 +148,9 @@ export class GeminiTranslator extends StateTranslator {
     }
     const events = this.flush();
     switch (event.type) {
+      case "init":
+        this.state.session ??= str(event.session_id);
+        break;
       case "tool_use": {
         const id = str(event.tool_id) ?? "";
         const name = str(event.tool_name) ?? "";

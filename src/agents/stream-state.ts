@@ -23,6 +23,8 @@ export class StreamState {
   suspected?: Failure;
   finalText?: string;
   nativeReport?: unknown;
+  /** The CLI's session id (the first one the stream names). */
+  session?: string;
   private readonly stderrTail: string[] = [];
   private readonly errorsSeen = new Set<string>();
 
@@ -114,6 +116,7 @@ export class StreamState {
       ...(Object.keys(usage).length > 0 ? { usage } : {}),
       ...(this.findings.length > 0 ? { findings: this.findings } : {}),
       ...(this.failure ? { failure: this.failure } : {}),
+      ...(this.session ? { session: this.session } : {}),
       ...(events.length > 0 ? { events } : {}),
     };
   }

@@ -27,7 +27,25 @@ export const DelegateArgumentsSchema = z
     model: requestName(256).optional(),
     context: requestText(200_000).optional(),
     constraints: z.array(requestText(2_000)).max(50).optional(),
-    acceptance: z.array(requestText(2_000)).max(50).optional(),
+    acceptance: z
+      .array(requestText(2_000))
+      .max(50)
+      .optional()
+      .describe("Acceptance criteria; one written `run: <command>` is a check."),
+    checks: z
+      .array(requestText(2_000))
+      .max(20)
+      .optional()
+      .describe("Commands run in the task's worktree after the agent; each must exit 0 (docs/checks.md)."),
+    checkTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_WEEK_MS)
+      .optional()
+      .describe("Each check's deadline."),
+    attempts: z.number().int().min(1).max(10).optional().describe("Attempts when checks fail (default 1)."),
+    followUp: z.enum(["resume", "fresh"]).optional().describe("How a later attempt reaches the agent."),
   })
   .describe("task.delegate: start a task, exactly as `caesar run --detach` would.");
 

@@ -17,6 +17,7 @@ import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
 import { queryCommand } from "./commands/query.js";
+import { raceCommand } from "./commands/race.js";
 import { returnChannelCommand } from "./commands/return-channel.js";
 import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
@@ -45,6 +46,7 @@ export const COMMANDS: CommandDefinition[] = [
   mcpCommand,
   protocolCommand,
   psCommand,
+  raceCommand,
   roleCommand,
   runCommand,
   serveCommand,

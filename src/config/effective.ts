@@ -44,6 +44,13 @@ export const POLICY_DEFAULTS: Policy = {
 
 export const WORKTREE_DEFAULTS = { copy: [] as string[], link: [] as string[], setup: [] as string[] };
 
+export const CHECKS_DEFAULTS = {
+  default: [] as string[],
+  timeout: "10m",
+  attempts: 1,
+  follow_up: "resume" as "resume" | "fresh",
+};
+
 export interface DelegateTarget {
   agent: string;
   mode: "bounded" | "independent";
@@ -70,6 +77,7 @@ export type EffectiveRole = { name: string } & { [K in keyof RoleFields]-?: Sour
 export interface EffectiveConfig {
   policy: { [K in keyof Policy]: Sourced<Policy[K]> };
   worktree: { [K in keyof typeof WORKTREE_DEFAULTS]: Sourced<string[]> };
+  checks: { [K in keyof typeof CHECKS_DEFAULTS]: Sourced<(typeof CHECKS_DEFAULTS)[K]> };
   models: Record<string, Sourced<string>>;
   /** `[[agent]]` entries: the most specific layer's declaration of an id wins whole. */
   agents: Record<string, Sourced<CustomAgentConfig>>;
@@ -123,6 +131,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
   const config: EffectiveConfig = {
     policy: sourcedDefaults(POLICY_DEFAULTS),
     worktree: sourcedDefaults(WORKTREE_DEFAULTS),
+    checks: sourcedDefaults(CHECKS_DEFAULTS),
     models: {},
     agents: {},
     agentSettings: {},
@@ -135,6 +144,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     if (!file) continue;
     overlay(config.policy as Record<string, Sourced<unknown>>, file.policy, layer);
     overlay(config.worktree as Record<string, Sourced<unknown>>, file.worktree, layer);
+    overlay(config.checks as Record<string, Sourced<unknown>>, file.checks, layer);
     overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
     for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };
     for (const [id, settings] of Object.entries(file.agents ?? {})) {
@@ -159,6 +169,7 @@ const ROLE_FIELDS = [
   "timeout",
   "model",
   "system_prompt_file",
+  "checks",
 ] as const;
 
 function mergeRole(config: EffectiveConfig, role: RoleConfig, layer: Layer): void {

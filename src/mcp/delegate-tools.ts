@@ -1,9 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { AgentAdapter } from "../agents/adapter.js";
+import { admitAll } from "../engine/lifecycle/admit.js";
 import { resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../engine/lifecycle/request.js";
+import { parentFromEnv } from "../engine/lifecycle/request.js";
 import { startTask } from "../engine/lifecycle/start.js";
-import { CaesarError, isCaesarError, messageOf } from "../support/errors.js";
+import { CaesarError, messageOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
 import { DelegationSchema, DelegationShape, toDelegationRequest } from "./delegation-args.js";
@@ -23,6 +23,8 @@ export function describeStarted(id: string, dir: string, plan: TaskPlan) {
     channel: plan.channel,
     timeout_ms: plan.timeout_ms,
     depth: plan.depth,
+    checks: plan.checks.map((check) => check.command),
+    attempts: plan.attempts,
     findings: plan.findings,
     dir,
   };
@@ -117,42 +119,5 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
           `Started ${ids.length} task(s). Wait for them with caesar_await {"task_ids": ${JSON.stringify(ids)}}.`,
         );
       }),
-  );
-}
-
-/**
- * Resolve every request into a plan before anything starts (all or none). A refusal names the task by
- * its position and objective, lists every other refusal, and says that nothing was started.
- */
-export async function admitAll(
-  requests: { objective: string; build: () => DelegationRequest }[],
-  context: OrchestratorContext,
-): Promise<{ plan: TaskPlan; adapter: AgentAdapter }[]> {
-  const results = await Promise.allSettled(
-    requests.map(async (request) => resolvePlan(request.build(), { root: context.root, env: context.env })),
-  );
-  const refusals = results.flatMap((result, index) =>
-    result.status === "rejected" ? [{ index, error: result.reason as unknown }] : [],
-  );
-  if (refusals.length > 0) {
-    const describe = ({ index, error }: { index: number; error: unknown }) =>
-      `task ${index + 1} (${JSON.stringify(requests[index]!.objective.slice(0, 60))}): ${messageOf(error)}${
-        isCaesarError(error) && error.detail ? ` ${error.detail}` : ""
-      }`;
-    const first = refusals[0]!;
-    throw new CaesarError(
-      "fanout_refused",
-      `Nothing was started: ${refusals.length} of ${requests.length} task(s) refused; ${describe(first)}`,
-      {
-        detail: [
-          ...refusals.slice(1).map(describe),
-          "Fix or remove the refused task(s) and call again; admission is all or none.",
-        ].join("\n"),
-        data: { refused: refusals.map((refusal) => refusal.index) },
-      },
-    );
-  }
-  return results.map(
-    (result) => (result as PromiseFulfilledResult<{ plan: TaskPlan; adapter: AgentAdapter }>).value,
   );
 }

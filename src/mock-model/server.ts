@@ -38,6 +38,8 @@ export interface RequestLogEntry {
   model?: string;
   tools?: string[];
   step?: number;
+  /** How many tool calls the request's conversation replays (a resumed session replays the earlier ones). */
+  history?: number;
   decision?: string;
   status: number;
   body?: unknown;
@@ -175,6 +177,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: MockMo
   entry.model = conversation.model;
   entry.tools = conversation.tools.map((t) => (t.namespace ? `${t.namespace}/${t.name}` : t.name));
   entry.step = decided.step;
+  entry.history = conversation.calls.length;
   entry.decision = describe(decided);
   if (decided.delayMs > 0) await new Promise((done) => setTimeout(done, decided.delayMs));
   const { decision } = decided;

@@ -24,6 +24,8 @@ const EXPECTATIONS: Record<
     expect(shell.order[0]).toBeLessThan(shell.order[1]!);
     expect(outcome.failure).toBeUndefined();
     expect(outcome.usage?.output_tokens).toBeGreaterThan(0);
+    // Every CLI names its session in its stream: what a follow-up attempt continues.
+    expect(outcome.session).toMatch(/\S{8,}/);
     if (NATIVE.has(fixture.header.cli))
       expect(ReportSchema.safeParse(outcome.nativeReport).success).toBe(true);
     else expect(outcome.finalText).toContain("caesar:report");
@@ -41,6 +43,14 @@ const EXPECTATIONS: Record<
     expect(writes.map((e) => e.status)).toEqual(["succeeded", "failed"]);
     expect(writes[0]!.input_summary).toMatch(/report\.json$/);
     expect(outcome.findings?.[0]?.title).toMatch(/Permission denied/);
+  },
+  resume(_fixture, { events, outcome }) {
+    // The second turn of a continued session: the scenario's second step, in the same session.
+    const shell = toolRun(events, SHELL_TOOL);
+    expect(shell.start?.input_summary).toContain("echo two > two.txt");
+    expect(shell.end?.status).toBe("succeeded");
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.session).toMatch(/\S{8,}/);
   },
   channel(_fixture, { events }) {
     for (const tool of [/ask_orchestrator/, /submit_report/]) {
@@ -78,7 +88,7 @@ describe("recorded agent streams replayed through their adapters", () => {
       cases.set(key, (cases.get(key) ?? new Set()).add(f.header.case));
     }
     for (const [key, found] of cases) {
-      for (const required of ["hello", "fail-401", "read-only", "channel"])
+      for (const required of ["hello", "fail-401", "read-only", "channel", "resume"])
         expect(found.has(required), `${key} ${required}`).toBe(true);
     }
   });

@@ -191,6 +191,36 @@ describe("task.delegate and change.apply", () => {
   });
 });
 
+describe("task.delegate with checks", () => {
+  it("runs them after the agent; the task summary and the report say every one passed", async () => {
+    const { taskId } = await delegate({
+      objective: 'create made.txt containing "checked"',
+      agent: "reference",
+      checks: ["grep -q checked made.txt"],
+      acceptance: ["run: test -s made.txt", "made.txt says checked"],
+    });
+    const finished = await waitFor(taskId, (body) => body.task.phase === "finished", "finished");
+    expect(finished.task.checks).toEqual({ total: 2, passed: 2, state: "passed" });
+    expect(finished.task.attempts).toBe(1);
+    expect(finished.report.checks.map((check: Json) => [check.command, check.from, check.passed])).toEqual([
+      ["grep -q checked made.txt", "request", true],
+      ["test -s made.txt", "acceptance", true],
+    ]);
+    const list = await ok(api.request("/api/tasks?limit=200"));
+    expect(list.tasks.find((task: Json) => task.id === taskId).checks.state).toBe("passed");
+  });
+
+  it("a check that is not a command is refused (422) before anything starts", async () => {
+    const refused = await api.mutate("task.delegate", {
+      objective: "x",
+      agent: "reference",
+      checks: ["no-such-program-here"],
+    });
+    expect(refused.status).toBe(422);
+    expect((await json(refused)).error.code).toBe("check_not_a_command");
+  });
+});
+
 describe("question.answer", () => {
   it("answers a question an agent asked; the agent receives it; a second answer is a 409", async () => {
     const { taskId } = await delegate({ objective: "ask me", agent: "asker" });

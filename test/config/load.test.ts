@@ -48,4 +48,26 @@ describe("configuration files", () => {
     expect(merged.policy.allow_inplace_write).toEqual({ value: true, source: "local" });
     expect(merged.policy.mode).toEqual({ value: "write", source: "default" });
   });
+
+  it("[checks]: defaults, layers merged field by field, and bad values named", () => {
+    const merged = mergeLayers([
+      ["project", "p", { checks: { default: ["npm test"], attempts: 2 } }],
+      ["local", "l", { checks: { timeout: "2m" } }],
+    ]);
+    expect(merged.checks.default).toEqual({ value: ["npm test"], source: "project" });
+    expect(merged.checks.attempts).toEqual({ value: 2, source: "project" });
+    expect(merged.checks.timeout).toEqual({ value: "2m", source: "local" });
+    expect(merged.checks.follow_up).toEqual({ value: "resume", source: "default" });
+    for (const [text, key] of [
+      ["[checks]\nattempts = 11\n", "checks.attempts"],
+      ['[checks]\nfollow_up = "later"\n', "checks.follow_up"],
+      ['[checks]\ndefault = "npm test"\n', "checks.default"],
+      ["[checks]\ndefualt = []\n", 'did you mean "default"'],
+      ['[[role]]\nname = "r"\nchecks = [1]\n', "role[0].checks"],
+    ] as const) {
+      expect(() => parseConfigText(text, "c.toml"), text).toThrow(
+        expect.objectContaining({ exitCode: 2, detail: expect.stringContaining(key) }),
+      );
+    }
+  });
 });

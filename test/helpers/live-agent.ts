@@ -70,6 +70,11 @@ export interface LiveRunOptions {
   prompt?: string | ((paths: { root: string; taskDir: string }) => string);
   /** Record the fixture when missing (default), or never. */
   record?: boolean;
+  /**
+   * Continue an earlier run: the same repository, task directory, home and CLI state, and its session
+   * (`LaunchContext.resume`, from the earlier run's stream).
+   */
+  continueFrom?: LiveRun;
 }
 
 export interface LiveRun {
@@ -107,14 +112,17 @@ function makeRepo(dir: string): void {
  */
 export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
   const cli = options.adapter.id;
-  const root = mkdtempSync(join(tmpdir(), `caesar-live-${cli}-`));
-  created.push(root);
+  const earlier = options.continueFrom;
+  const root = earlier?.root ?? mkdtempSync(join(tmpdir(), `caesar-live-${cli}-`));
+  if (!earlier) created.push(root);
   const workspace = join(root, "work");
   const taskDir = join(root, "task");
   const home = join(root, "home");
-  makeRepo(workspace);
-  mkdirSync(taskDir, { recursive: true });
-  mkdirSync(home, { recursive: true });
+  if (!earlier) {
+    makeRepo(workspace);
+    mkdirSync(taskDir, { recursive: true });
+    mkdirSync(home, { recursive: true });
+  }
 
   const scenario =
     typeof options.scenario === "string" ? await loadScenario(options.scenario) : options.scenario;
@@ -143,6 +151,7 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
       channel: options.channel?.({ root, taskDir }),
       prompt: typeof options.prompt === "function" ? options.prompt({ root, taskDir }) : options.prompt,
       env,
+      ...(earlier?.outcome.session ? { resume: earlier.outcome.session } : {}),
     });
     const command = options.adapter.buildCommand(launch);
     await writeLaunchFiles(command);
@@ -212,7 +221,10 @@ async function maybeRecord(
   exit: LiveRun["exit"],
 ): Promise<string | undefined> {
   const detection = await options.adapter.detect(launch.env as NodeJS.ProcessEnv);
-  const version = detection.version ?? "unknown";
+  // A version probe that timed out (a loaded machine) names no version: recording under "unknown" would
+  // leave a stray fixture folder for the next commit to pick up.
+  const version = detection.version;
+  if (version === undefined) return undefined;
   const path = fixturePath(options.adapter.id, version, options.caseName);
   if (existsSync(path) && process.env.CAESAR_RECORD_FIXTURES !== "1") return undefined;
   // Claude also names its project folder after the path, with every non-alphanumeric made a dash.

@@ -181,6 +181,49 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
     );
 
     it(
+      "continues its own session (resume): the follow-up turn carries the first one",
+      async () => {
+        const scenario = {
+          name: "two-turns",
+          steps: [
+            { shell: "echo one > one.txt", description: "Write one" },
+            { text: "first turn done" },
+            { next_turn: "SECOND TURN" },
+            { shell: "echo two > two.txt", description: "Write two" },
+            { text: "second turn done" },
+          ],
+        };
+        const first = await runLive({
+          adapter,
+          scenario,
+          caseName: "resume-first",
+          prompt: "Write one.txt",
+          record: false,
+          timeoutMs: LIVE_TIMEOUT_MS,
+        });
+        expect(first.exit, first.stderr.join("\n")).toEqual({ code: 0, signal: null });
+        expect(first.outcome.session).toMatch(/\S{8,}/);
+        const second = await runLive({
+          adapter,
+          scenario,
+          caseName: "resume",
+          prompt: "SECOND TURN: write two.txt",
+          continueFrom: first,
+          timeoutMs: LIVE_TIMEOUT_MS,
+        });
+        expect(second.exit, second.stderr.join("\n")).toEqual({ code: 0, signal: null });
+        expect(second.launch.resume).toBe(first.outcome.session);
+        expect(readFileSync(join(second.workspace, "two.txt"), "utf8")).toBe("two\n");
+        expect(second.outcome.session).toBe(first.outcome.session);
+        // The resumed session's first model request already replays the first turn's tool call.
+        const model = second.requests.filter((request) => (request.tools?.length ?? 0) > 0);
+        expect(model[0]?.history ?? 0).toBeGreaterThanOrEqual(1);
+      },
+      // Two runs of the CLI, each with the whole deadline a single run gets (opencode is slow to start).
+      2 * LIVE_TIMEOUT_MS + 10_000,
+    );
+
+    it(
       "end to end: `caesar run --agent` leaves hello.txt in the worktree, the shell tool started then succeeded, changes verified by git",
       async () => {
         const run = await runCaesarLive(cli, LIVE_TIMEOUT_MS - 10_000);

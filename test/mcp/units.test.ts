@@ -4,9 +4,9 @@ import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parseAwaitRequest } from "../../src/engine/follow/await-tasks.js";
 import { answerWindow, DEFAULT_ANSWER_WAIT_MS } from "../../src/mcp/ask-orchestrator.js";
-import { dropProviderCredentials, isProviderCredential } from "../../src/mcp/credentials.js";
 import { INSTALLERS, parseJsonConfig } from "../../src/mcp/install-clients.js";
 import type { Task } from "../../src/protocol/task.js";
+import { dropProviderCredentials, isProviderCredential } from "../../src/support/provider-credentials.js";
 import { tempDir } from "../helpers/repo.js";
 
 describe("provider credentials", () => {

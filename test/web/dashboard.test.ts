@@ -277,6 +277,38 @@ describe("the task list", () => {
   );
 });
 
+describe("checks", () => {
+  it(
+    "show in the list (a column) and on the task page (each check, the end of a failing one)",
+    async () => {
+      const dashboard = await openDashboard();
+      const id = await run(dashboard, [
+        "--agent",
+        "reference",
+        "--check",
+        "test -f checked.txt",
+        "--check",
+        "echo the-test-output; exit 4",
+        'create checked.txt containing "c"',
+      ]);
+      const { page } = dashboard;
+      await page
+        .locator(`[data-testid=task-row][data-task-id="${id}"] [data-testid=task-checks]`, {
+          hasText: "✗ 1/2",
+        })
+        .waitFor(WAIT);
+      await page.locator(`[data-testid=task-row][data-task-id="${id}"] a`).click();
+      await page.locator("[data-testid=checks-verdict]", { hasText: "1/2 passed" }).waitFor(WAIT);
+      const checks = page.locator("[data-testid=check]");
+      expect(await checks.count()).toBe(2);
+      expect(await checks.nth(0).textContent()).toContain("test -f checked.txt");
+      expect(await checks.nth(1).locator("pre").textContent()).toContain("the-test-output");
+      await waitForStatus(page, "partial");
+    },
+    SLOW,
+  );
+});
+
 describe("talking to a running task", () => {
   it(
     "answers an agent's question from the page; the agent gets the answer",

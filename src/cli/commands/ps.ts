@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import type { TaskState } from "../../engine/store/state.js";
+import { checksVerdict } from "../../protocol/checks.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import { type Column, renderTable } from "../../ui/table.js";
 import { detectTerminal } from "../../ui/terminal.js";
@@ -67,6 +68,7 @@ export const psCommand: CommandDefinition = {
             objective: s.objective,
             parent_id: s.parent_id,
             depth: s.depth,
+            checks: checksVerdict(s.report?.checks),
           })),
           () => renderPs(shown, now),
         );
@@ -86,7 +88,9 @@ function matches(state: TaskState, wanted: string): boolean {
 
 export function describeState(state: TaskState): string {
   if (state.phase !== "finished") return state.waiting_for_slot ? "waiting" : state.phase;
-  if (state.outcome === "succeeded") return state.report_status ?? "done";
+  const verdict = checksVerdict(state.report?.checks);
+  const checks = verdict.state === "none" ? "" : `, checks ${verdict.passed}/${verdict.total}`;
+  if (state.outcome === "succeeded") return `${state.report_status ?? "done"}${checks}`;
   return `${state.outcome ?? "failed"}${state.report_status && state.report_status !== "failed" ? `/${state.report_status}` : ""}`;
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import type { QuestionWithAnswer } from "../../engine/questions/questions.js";
 import type { TaskState } from "../../engine/store/state.js";
+import { paintChecks } from "../../ui/checks-line.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import {
   changeMark,
@@ -83,6 +84,22 @@ export function renderStatus(
       `${paintStatus(theme, report.status)} ${m.sep} from ${report.report_source}; changes verified by ${report.changes_verified_by}`,
     );
     row("summary", report.summary);
+    row("checks", paintChecks(theme, report));
+    for (const check of report.checks) {
+      const mark = check.passed ? theme.paint("ok", m.ok) : theme.paint("fail", m.fail);
+      const how = check.passed
+        ? formatElapsed(check.duration_ms)
+        : (check.error ?? `exit code ${check.exit_code}`);
+      lines.push(`${"".padEnd(11)}${mark} ${check.command}  ${theme.paint("muted", how)}`);
+    }
+    if (report.attempts.length > 1) {
+      row(
+        "attempts",
+        report.attempts
+          .map((attempt) => `${attempt.attempt} ${attempt.checks_passed ? m.ok : m.fail} ${attempt.how}`)
+          .join(` ${m.sep} `),
+      );
+    }
     for (const change of report.changes) {
       const [mark, role] = changeMark(theme, change.action);
       lines.push(`${"".padEnd(11)}${theme.paint(role, `${mark} ${change.action.padEnd(9)}`)}${change.path}`);

@@ -8,6 +8,7 @@ import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
 import type { Mode } from "../../protocol/task.js";
 import { parseDuration } from "../../support/duration.js";
+import { UsageError } from "../../support/errors.js";
 import { trace } from "../../support/trace.js";
 import { createRunRenderer } from "../../ui/run-renderer.js";
 import type { CommandContext } from "../command.js";
@@ -34,11 +35,25 @@ export async function requestFromOptions(
     ...(context !== undefined ? { context } : {}),
     constraints: (o.constraint as string[] | undefined) ?? [],
     acceptance: (o.accept as string[] | undefined) ?? [],
+    checks: (o.check as string[] | undefined) ?? [],
+    ...(o.checkTimeout ? { checkTimeoutMs: parseDuration(String(o.checkTimeout), "--check-timeout") } : {}),
+    ...(o.attempts !== undefined ? { attempts: parseCount(String(o.attempts), "--attempts") } : {}),
+    ...(o.followUp ? { followUp: o.followUp as "resume" | "fresh" } : {}),
     extraArgs,
     channel: o.channel === true,
     ...(parent ? { parent } : {}),
     requestedBy: parent ? parent.taskId : "cli",
   };
+}
+
+/** A whole number given on the command line (`--attempts 3`). */
+function parseCount(raw: string, flag: string): number {
+  if (!/^\d+$/.test(raw.trim())) {
+    throw new UsageError("invalid_option", `${flag} ${JSON.stringify(raw)} is not a whole number.`, {
+      detail: `Pass ${flag} followed by a number, e.g. ${flag} 3.`,
+    });
+  }
+  return Number(raw);
 }
 
 export async function runFromCli(

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import type { WriteStream } from "node:fs";
 import type { ProcessExit } from "../../agents/adapter.js";
 import { LineBuffer } from "../../protocol/jsonl.js";
 import { terminateGroup } from "./terminate.js";
@@ -9,7 +8,8 @@ export interface AgentProcessOptions {
   args: string[];
   cwd: string;
   env: Record<string, string>;
-  raw: WriteStream;
+  /** Where the output goes as it comes (raw.log for an agent, a bounded log for a check). */
+  raw: { write(chunk: string): unknown };
   onStdoutLine(line: string): void;
   onStderrLine(line: string): void;
   /** Any output at all (for the stall notice). */

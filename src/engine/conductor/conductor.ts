@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
 import { writeLaunchFiles } from "../../agents/launch-files.js";
@@ -16,23 +16,30 @@ import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
-import type { Outcome } from "../store/state.js";
+import type { Outcome, TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { type AgentStream, makeAgentStream } from "./agent-stream.js";
+import { type AgentTurn, conductAttempts } from "./attempts.js";
 import { makeBrief } from "./brief.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
 import { acquireSlot } from "./slots.js";
 
+/** What the conductor's entry hands it from the rooms it may not import. */
+export interface ConductorHooks {
+  /** After the task's final state (a race contender settles its race here). */
+  settled?(plan: TaskPlan, final: TaskState): Promise<void>;
+}
+
 /**
  * The conductor: the one process that owns a task from its slot to its final state. Started detached by
  * any front end, so closing a terminal or an MCP session never orphans the task. It never leaves a task
  * "running": whatever happens, it writes a final state.
  */
-export async function conduct(root: string, taskId: string): Promise<void> {
+export async function conduct(root: string, taskId: string, hooks: ConductorHooks = {}): Promise<void> {
   const dir = taskDirOf(root, taskId);
   const plan = await loadPlan(dir);
   const paths = taskPaths(dir);
@@ -61,8 +68,11 @@ export async function conduct(root: string, taskId: string): Promise<void> {
     await new Promise<void>((resolve) => raw.end(resolve));
     await release?.();
   };
-  const finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) =>
-    finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+  const finish = async (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => {
+    const final = await finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+    await hooks.settled?.(plan, final).catch(() => undefined);
+    return final;
+  };
   try {
     const loaded = await configLoad;
     if ("error" in loaded) throw loaded.error;
@@ -164,7 +174,12 @@ async function runTask(input: RunInput): Promise<void> {
   const launch: LaunchContext = {
     task,
     paths,
-    prompt: makeBrief(task, paths, plan.system_prompt),
+    prompt: makeBrief(
+      task,
+      paths,
+      plan.system_prompt,
+      plan.checks.map((check) => check.command),
+    ),
     mode: plan.mode,
     network: plan.network,
     ...(plan.model ? { model: plan.model } : {}),
@@ -175,26 +190,41 @@ async function runTask(input: RunInput): Promise<void> {
     runtimeDir,
     env,
   };
+  // Checks and further attempts, when the plan has them (attempts.ts); else one run of the agent.
+  await conductAttempts({
+    dir,
+    plan,
+    adapter,
+    events: input.events,
+    raw,
+    cancel,
+    launch,
+    git: { top: isolation.gitTop, startTree: isolation.startTree, excluded: isolation.materialised },
+    runTurn: (turnLaunch, deadlineAt) => runAgent({ ...input, launch: turnLaunch, deadlineAt }),
+    finish,
+  });
+}
+
+async function runAgent(
+  input: RunInput & { launch: LaunchContext; deadlineAt: number | undefined },
+): Promise<AgentTurn> {
+  const { dir, plan, events, raw, cancel, launch, adapter, taskId } = input;
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
   await writeLaunchFiles(command);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
-      materialised: [...state.materialised, ...command.materialised!],
+      materialised: [...new Set([...state.materialised, ...command.materialised!])],
     }));
   }
   trace("conductor: command built");
-  await runAgent({ ...input, launch, command });
-}
-
-async function runAgent(
-  input: RunInput & { launch: LaunchContext; command: ReturnType<AgentAdapter["buildCommand"]> },
-): Promise<void> {
-  const { dir, plan, events, raw, cancel, command, launch, finish, adapter, taskId } = input;
+  const rawFrom = await rawOffset(raw, taskPaths(dir).raw);
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
+  // The first run fixes the task's deadline; a later attempt runs within what is left of it.
+  const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
   // A line translator, or a session the adapter drives over stdio (ACP): the rest of the run is shared.
   const stream: AgentStream = makeAgentStream({
     adapter,
@@ -203,7 +233,7 @@ async function runAgent(
     taskId,
     raw,
     emit,
-    ...(plan.ask_permissions ? { askPermissionsUntil: Date.now() + plan.timeout_ms } : {}),
+    ...(plan.ask_permissions ? { askPermissionsUntil: deadlineAt } : {}),
   });
   let lastOutput = Date.now();
   let agent: AgentProcess;
@@ -223,16 +253,14 @@ async function runAgent(
     });
     stream.attach(agent);
   } catch (error) {
-    await finish({
-      stream: {},
-      outcome: "failed",
+    return {
+      kind: "error",
       exit: { code: null, signal: null },
       launchError: { code: "spawn_failed", message: `Could not start ${command.bin}: ${messageOf(error)}` },
-    });
-    return;
+    };
   }
+  const startedAt = new Date();
   if (agent.pid !== undefined) {
-    const startedAt = new Date();
     // Appended at once, before anything else is awaited, so it precedes what the agent writes itself.
     const started = events.append({
       type: "started",
@@ -245,8 +273,9 @@ async function runAgent(
       phase: "running",
       agent_process: recordProcess(agent.pid!),
       command: command.display,
-      started_at: startedAt.toISOString(),
-      deadline_at: new Date(startedAt.getTime() + plan.timeout_ms).toISOString(),
+      ...(input.deadlineAt === undefined
+        ? { started_at: startedAt.toISOString(), deadline_at: new Date(deadlineAt).toISOString() }
+        : {}),
     }));
     await started;
   }
@@ -257,7 +286,7 @@ async function runAgent(
     stopReason = reason;
     stream.stop(agent);
   };
-  const deadline = setTimeout(() => stop("timed_out"), plan.timeout_ms);
+  const deadline = setTimeout(() => stop("timed_out"), Math.max(0, deadlineAt - Date.now()));
   const onCancel = () => stop("cancelled");
   cancel.addEventListener("abort", onCancel, { once: true });
   if (cancel.aborted) onCancel();
@@ -284,9 +313,8 @@ async function runAgent(
 
   if (exit.spawnError) {
     const missing = exit.spawnError.code === "ENOENT";
-    await finish({
-      stream: {},
-      outcome: "failed",
+    return {
+      kind: "error",
       exit: { code: null, signal: null },
       launchError: {
         code: missing ? "agent_not_found" : "spawn_failed",
@@ -294,8 +322,7 @@ async function runAgent(
           ? `Agent "${plan.agent}" could not start: ${command.bin} was not found (is it installed and on PATH?).`
           : `Agent "${plan.agent}" could not start: ${exit.spawnError.message}`,
       },
-    });
-    return;
+    };
   }
   let said: StreamOutcome = {};
   try {
@@ -313,7 +340,22 @@ async function runAgent(
       ...(said.failure.code ? { code: said.failure.code } : {}),
     });
   const outcome: Outcome = stopReason ?? said.processOutcome ?? (exit.code === 0 ? "succeeded" : "failed");
-  await finish({ stream: said, outcome, exit: { code: exit.code, signal: exit.signal } });
+  return {
+    kind: "exited",
+    stream: said,
+    outcome,
+    exit: { code: exit.code, signal: exit.signal },
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    deadlineAt,
+    rawFrom,
+  };
+}
+
+/** The size of raw.log once everything written to it so far is on disk. */
+async function rawOffset(raw: WriteStream, path: string): Promise<number> {
+  await new Promise<void>((resolve) => raw.write("", () => resolve()));
+  return (await stat(path).catch(() => ({ size: 0 }))).size;
 }
 
 function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {

@@ -2,6 +2,7 @@ import { open } from "node:fs/promises";
 import { relative } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
 import { settleBudget } from "../../policy/budget.js";
+import type { Attempt, CheckResult } from "../../protocol/checks.js";
 import type { Finding } from "../../protocol/report.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { trace } from "../../support/trace.js";
@@ -13,6 +14,8 @@ import { projectPaths } from "../store/project.js";
 import type { Outcome, TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { readState, updateState } from "../store/task-store.js";
+import { applyChecks } from "./check-verdict.js";
+import { checksNotRun } from "./checks.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
 
@@ -30,6 +33,12 @@ export interface FinishInput {
   diedWhileFinishing?: boolean;
   /** Called after the `finished` event and before the final state (release the slot, close raw.log). */
   beforeFinalState?: () => Promise<void>;
+  /** The checks after the last attempt (absent: the plan's checks did not run). */
+  checks?: CheckResult[];
+  /** Every run of the agent, with the checks after it. */
+  attempts?: Attempt[];
+  /** Where the last attempt's output begins in raw.log (the degraded tier reads only that). */
+  rawFrom?: number;
 }
 
 const RAW_TAIL_BYTES = 512 * 1024;
@@ -50,14 +59,14 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     taskDir: dir,
     reportPath: paths.report,
     stream: input.stream,
-    outputText: `${input.stream.finalText ?? ""}\n${await readTail(paths.raw, RAW_TAIL_BYTES)}`,
+    outputText: `${input.stream.finalText ?? ""}\n${await readTail(paths.raw, RAW_TAIL_BYTES, input.rawFrom)}`,
     outcome: input.outcome,
     exit: input.exit,
     timeoutMs: plan.timeout_ms,
     ...(input.launchError ? { launchError: input.launchError.message } : {}),
     changedFiles: observed?.length,
   });
-  const report = reconcile({
+  const reconciled = reconcile({
     taskId: before.id,
     report: recovered.report,
     source: recovered.source,
@@ -73,6 +82,9 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     ],
     ...(input.stream.usage ? { usage: input.stream.usage } : {}),
   });
+  const checks =
+    input.checks ?? (plan.checks.length > 0 ? checksNotRun(plan.checks, whyChecksDidNotRun(input)) : []);
+  const report = applyChecks(reconciled, checks, input.attempts ?? []);
   // A task's events end with exactly one `finished`: a conductor that died after writing it, before its
   // final state, leaves its concluder nothing to append. (Only then: an agent can write events.jsonl too,
   // and what it writes never replaces the engine's own `finished`.)
@@ -154,12 +166,20 @@ async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTa
   return { tree, commit, changes };
 }
 
-async function readTail(path: string, bytes: number): Promise<string> {
+function whyChecksDidNotRun(input: FinishInput): string {
+  if (input.outcome === "cancelled") return "not run: the task was cancelled";
+  if (input.outcome === "timed_out") return "not run: the task's deadline had passed";
+  if (input.launchError?.code === "conductor_died")
+    return "not finished: the task's conductor died before its checks ended";
+  return input.launchError ? "not run: the agent could not run" : "not run";
+}
+
+async function readTail(path: string, bytes: number, from = 0): Promise<string> {
   try {
     const handle = await open(path, "r");
     try {
       const { size } = await handle.stat();
-      const length = Math.min(size, bytes);
+      const length = Math.max(0, Math.min(size - from, bytes));
       const buffer = Buffer.alloc(length);
       await handle.read(buffer, 0, length, size - length);
       return buffer.toString("utf8");

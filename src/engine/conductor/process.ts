@@ -3,13 +3,13 @@
  * - `<root> <task-id>`: conduct that task (output: the task's conductor.log);
  * - `--await-task`: started ahead of time; reads `{root, taskId}` from stdin, then conducts it (and exits
  *   quietly if stdin closes first: the request was refused).
- * Its entry point: main.ts (built to dist/engine/conductor.js).
+ * Its entry point: ../conductor-main.ts (built to dist/engine/conductor.js).
  */
 import { openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { trace } from "../../support/trace.js";
 import { taskDirOf } from "../store/task-store.js";
-import { conduct } from "./conductor.js";
+import { type ConductorHooks, conduct } from "./conductor.js";
 
 async function readStdin(): Promise<string> {
   let text = "";
@@ -28,7 +28,10 @@ function logTo(path: string): void {
   process.stderr.write = write as typeof process.stderr.write;
 }
 
-export async function runConductorProcess(argv: readonly string[]): Promise<void> {
+export async function runConductorProcess(
+  argv: readonly string[],
+  hooks: ConductorHooks = {},
+): Promise<void> {
   let root: string | undefined;
   let taskId: string | undefined;
   if (argv[2] === "--await-task") {
@@ -51,7 +54,7 @@ export async function runConductorProcess(argv: readonly string[]): Promise<void
     return process.exit(2);
   }
   try {
-    await conduct(root, taskId);
+    await conduct(root, taskId, hooks);
   } catch (error) {
     process.stderr.write(
       `[caesar conductor] ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

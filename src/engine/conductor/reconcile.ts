@@ -51,6 +51,8 @@ export function reconcile(input: ReconcileInput): NormalizedReport {
       task_id: input.taskId,
       changes_verified_by: "declaration",
       report_source: input.source,
+      checks: [],
+      attempts: [],
     };
   }
 
@@ -101,6 +103,8 @@ export function reconcile(input: ReconcileInput): NormalizedReport {
     task_id: input.taskId,
     changes_verified_by: "git",
     report_source: input.source,
+    checks: [],
+    attempts: [],
   };
 }
 

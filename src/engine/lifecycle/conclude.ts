@@ -35,6 +35,8 @@ export async function concludeIfAbandoned(
     if (!isAbandoned(state)) return state;
     if (state.agent_process && isProcessAlive(state.agent_process))
       await terminateGroup(state.agent_process.pid);
+    if (state.check_process && isProcessAlive(state.check_process))
+      await terminateGroup(state.check_process.pid);
     const plan = await loadPlan(record.dir);
     const who = state.conductor
       ? `its conductor (pid ${state.conductor.pid}) is gone`

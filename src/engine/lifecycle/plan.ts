@@ -16,6 +16,7 @@ import { CaesarError, UsageError } from "../../support/errors.js";
 import { describeRepository } from "../../workspace/git.js";
 import { checkProjectRelativePath } from "../../workspace/materialise.js";
 import type { TaskPlan } from "../store/task-plan.js";
+import { resolveChecks } from "./check-plan.js";
 import { loadParent, type ParentTask } from "./parent.js";
 import type { DelegationRequest } from "./request.js";
 
@@ -55,11 +56,29 @@ export async function resolvePlan(
 
   const mode = request.mode ?? role?.mode ?? inherited?.mode ?? config.policy.mode.value;
   const repo = await repositoryFor(root, parent);
+  const checks = resolveChecks(request, {
+    config,
+    role,
+    workspace: repo.kind === "none" ? root : repo.workspace,
+    env: context.env ?? process.env,
+  });
+  // A check is a command caesar runs itself, outside any agent's sandbox: a read-only task may not use one
+  // to write through its child (the configuration's checks still apply: the person chose them).
+  const asked = checks.checks.filter((check) => check.from === "request" || check.from === "acceptance");
+  if (inherited?.mode === "read-only" && asked.length > 0) {
+    throw new CaesarError(
+      "checks_from_read_only",
+      `A read-only task cannot ask for checks: ${asked.map((check) => `\`${check.command}\``).join(", ")}.`,
+      {
+        detail: `Checks run as commands outside the agent's sandbox, and task ${parent?.task?.id} is read-only. Delegate without checks (the project's [checks] still apply), or ask the person to run them.`,
+      },
+    );
+  }
   const isolationRequest =
     request.isolation ??
     role?.isolation ??
     (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
-  const isolation = resolveIsolation(isolationRequest, mode, repo.kind, config);
+  const isolation = resolveIsolation(isolationRequest, mode, repo.kind, config, checks.checks.length > 0);
   const networkRequest =
     request.network ??
     role?.network ??
@@ -143,6 +162,8 @@ export async function resolvePlan(
       worktree,
       system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
       requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
+      ...checks,
+      race: null,
     },
   };
 }
@@ -221,7 +242,23 @@ function resolveIsolation(
   mode: "read-only" | "write",
   repo: "none" | "empty" | "usable",
   config: EffectiveConfig,
+  checked: boolean,
 ): "inplace" | "worktree" {
+  // Checks run in the task's own worktree: never in the user's files.
+  if (checked && (repo !== "usable" || requested === "inplace")) {
+    throw new UsageError(
+      "checks_need_worktree",
+      repo === "usable"
+        ? "Checks need worktree isolation: they run in the task's own worktree, never in your files."
+        : "Checks need a git repository with at least one commit: they run in the task's own worktree.",
+      {
+        detail:
+          repo === "usable"
+            ? "Leave --isolation at auto (or pass worktree), or run the task without checks."
+            : "Run caesar in a git repository with a commit (git init && git commit --allow-empty -m init), or run the task without checks.",
+      },
+    );
+  }
   if (repo !== "usable") {
     if (requested === "worktree") {
       throw new UsageError(
@@ -239,7 +276,7 @@ function resolveIsolation(
     }
     return "inplace"; // outside git, or without commits, inplace is the only mode and is allowed
   }
-  const isolation = requested === "auto" ? (mode === "write" ? "worktree" : "inplace") : requested;
+  const isolation = requested === "auto" ? (mode === "write" || checked ? "worktree" : "inplace") : requested;
   if (isolation === "inplace" && mode === "write" && !config.policy.allow_inplace_write.value) {
     throw new CaesarError(
       "inplace_write_refused",

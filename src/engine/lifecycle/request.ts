@@ -28,6 +28,13 @@ export interface DelegationRequest {
    * task directory) instead of being granted at once: set by `caesar acp`, whose editor asks its user.
    */
   askPermissions?: boolean;
+  /** Commands run in the workspace after the agent exits (docs/checks.md). */
+  checks?: string[];
+  checkTimeoutMs?: number;
+  /** Runs of the agent allowed when checks fail. */
+  attempts?: number;
+  /** How a second attempt reaches the agent (default: resume its session where its CLI can). */
+  followUp?: "resume" | "fresh";
   parent?: ParentContext;
   /** Who asked (for records): "cli", "mcp", "http", or the parent task id. */
   requestedBy?: string;

@@ -58,6 +58,7 @@ export async function startTask(
     linked: [],
     conductor: null,
     agent_process: null,
+    check_process: null,
     waiting_for_slot: null,
     command: null,
     started_at: null,

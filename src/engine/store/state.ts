@@ -55,6 +55,8 @@ export const TaskStateSchema = z.object({
   linked: z.array(z.string()).default([]),
   conductor: ProcessRecordSchema.nullable().default(null),
   agent_process: ProcessRecordSchema.nullable().default(null),
+  /** A check running after the agent (docs/checks.md), stopped by whoever concludes a dead conductor. */
+  check_process: ProcessRecordSchema.nullable().default(null),
   waiting_for_slot: z.array(SlotHolderSchema).nullable().default(null),
   command: z.string().nullable().default(null),
   started_at: z.string().nullable().default(null),

@@ -8,6 +8,35 @@ import * as z from "../../support/zod.js";
 /** plan.json, in the task directory: what the conductor executes. */
 export const PLAN_FILE = "plan.json";
 
+/** A check: a command caesar runs in the workspace after the agent, and who asked for it. */
+export const PlannedCheckSchema = z.object({
+  command: z.string().min(1),
+  /** request (the person or program that delegated), acceptance (a `run:` criterion), role:<name>, config. */
+  from: z.string(),
+});
+export type PlannedCheck = z.infer<typeof PlannedCheckSchema>;
+
+/** An acceptance criterion written `run: <command>` is a check; the others stay text for the agent. */
+const RUN_CRITERION = /^\s*run:\s*/i;
+
+/** The command of a `run: <command>` criterion, or undefined for a criterion that is text. */
+export function runCriterionCommand(criterion: string): string | undefined {
+  return RUN_CRITERION.test(criterion) ? criterion.replace(RUN_CRITERION, "") : undefined;
+}
+
+/** The criteria that stay text for the agent (the `run:` ones are checks). */
+export function textCriteria(acceptance: readonly string[]): string[] {
+  return acceptance.filter((criterion) => runCriterionCommand(criterion) === undefined);
+}
+
+/** How a race is won: by the first contender whose checks all pass, or by the best once all finished. */
+export const RaceModeSchema = z.enum(["first", "best"]);
+export type RaceMode = z.infer<typeof RaceModeSchema>;
+
+/** A contender's plan names its race: how its conductor knows to settle it. */
+export const RaceRefSchema = z.object({ id: z.string(), mode: RaceModeSchema });
+export type RaceRef = z.infer<typeof RaceRefSchema>;
+
 /** Everything decided before a task exists; written to plan.json for the conductor. */
 export const TaskPlanSchema = z.object({
   root: z.string(),
@@ -51,6 +80,15 @@ export const TaskPlanSchema = z.object({
   worktree: z.object({ copy: z.array(z.string()), link: z.array(z.string()), setup: z.array(z.string()) }),
   system_prompt: z.string().nullable(),
   requested_by: z.string(),
+  /** Checks run after the agent exits (docs/checks.md); each has its own deadline. */
+  checks: z.array(PlannedCheckSchema).default([]),
+  check_timeout_ms: z.number().int().positive().default(600_000),
+  /** Runs of the agent allowed when checks fail (1: no second attempt). */
+  attempts: z.number().int().positive().default(1),
+  /** How a second attempt reaches the agent: its own session continued (where its CLI can), or a new run. */
+  follow_up: z.enum(["resume", "fresh"]).default("resume"),
+  /** The race this task is a contender of (caesar_race, `caesar race`), settled by its conductor. */
+  race: RaceRefSchema.nullable().default(null),
 });
 export type TaskPlan = z.infer<typeof TaskPlanSchema>;
 

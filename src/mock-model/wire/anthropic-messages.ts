@@ -23,11 +23,14 @@ export function parseMessagesRequest(body: Json, raw: string): Conversation {
   }
   const calls = new PastCalls();
   for (const rawMessage of asArray(body.messages)) {
-    for (const rawBlock of asArray(asRecord(rawMessage).content)) {
+    const content = asRecord(rawMessage).content;
+    if (typeof content === "string") calls.note(content);
+    for (const rawBlock of asArray(content)) {
       const block = asRecord(rawBlock);
       if (block.type === "tool_use")
         calls.add({ name: asString(block.name) ?? "", id: asString(block.id) ?? "", args: block.input });
       else if (block.type === "tool_result") calls.answer(asString(block.tool_use_id), block.content);
+      else calls.note(block.text ?? block);
     }
   }
   const format = asRecord(asRecord(body.output_config).format ?? body.output_format);
@@ -38,6 +41,7 @@ export function parseMessagesRequest(body: Json, raw: string): Conversation {
     stream: body.stream === true,
     tools,
     calls: calls.list,
+    notes: calls.notes,
     responseSchema,
     raw,
   };

@@ -34,11 +34,13 @@ export function parseChatRequest(body: Json, raw: string): Conversation {
   for (const rawMessage of asArray(body.messages)) {
     const message = asRecord(rawMessage);
     if (message.role === "assistant") {
+      if (message.content) calls.note(message.content);
       for (const rawCall of asArray(message.tool_calls)) {
         const call = asRecord(rawCall);
         calls.add({ name: asString(asRecord(call.function).name) ?? "", id: asString(call.id) ?? "" });
       }
     } else if (message.role === "tool") calls.answer(asString(message.tool_call_id), message.content);
+    else calls.note(message.content);
   }
   const format = asRecord(body.response_format);
   const responseSchema =
@@ -49,6 +51,7 @@ export function parseChatRequest(body: Json, raw: string): Conversation {
     stream: body.stream === true,
     tools,
     calls: calls.list,
+    notes: calls.notes,
     responseSchema,
     raw,
   };

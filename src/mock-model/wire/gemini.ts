@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { type Conversation, type PastCall, resultText } from "../conversation.js";
+import { type Conversation, type Note, type PastCall, resultText } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
@@ -24,6 +24,7 @@ export function parseGeminiRequest(body: Json, raw: string, model: string, strea
   }
   // Gemini pairs calls and responses by order and name; ids are optional.
   const calls: PastCall[] = [];
+  const notes: Note[] = [];
   for (const rawContent of asArray(body.contents)) {
     for (const rawPart of asArray(asRecord(rawContent).parts)) {
       const part = asRecord(rawPart);
@@ -34,14 +35,14 @@ export function parseGeminiRequest(body: Json, raw: string, model: string, strea
       } else if (asString(response.name)) {
         const open = calls.find((c) => c.result === undefined && c.name === response.name);
         if (open) open.result = resultText(response.response);
-      }
+      } else if (typeof part.text === "string") notes.push({ text: part.text, callsBefore: calls.length });
     }
   }
   const config = asRecord(body.generationConfig);
   const schema = config.responseJsonSchema ?? config.responseSchema;
   const responseSchema =
     config.responseMimeType === "application/json" && schema ? (asRecord(schema) as JsonSchema) : undefined;
-  return { api: "gemini", model, stream, tools, calls, responseSchema, raw };
+  return { api: "gemini", model, stream, tools, calls, notes, responseSchema, raw };
 }
 
 function candidateResponse(conversation: Conversation, decision: Decision): Json {

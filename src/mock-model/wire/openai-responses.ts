@@ -37,7 +37,7 @@ export function parseResponsesRequest(body: Json, raw: string): Conversation {
       calls.answer(id, item.output);
       // Tools revealed by a search become callable.
       if (type === "tool_search_output") collectTools(asArray(item.tools), tools);
-    }
+    } else calls.note(item.content ?? item);
   }
   const format = asRecord(asRecord(body.text).format);
   const responseSchema = format.type === "json_schema" ? (asRecord(format.schema) as JsonSchema) : undefined;
@@ -47,6 +47,7 @@ export function parseResponsesRequest(body: Json, raw: string): Conversation {
     stream: body.stream === true,
     tools,
     calls: calls.list,
+    notes: calls.notes,
     responseSchema,
     raw,
   };

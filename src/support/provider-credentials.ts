@@ -1,8 +1,8 @@
 /**
- * Agent CLIs start MCP servers with their own environment: claude and opencode pass their provider keys
- * to every server (OPENCODE_CONFIG_CONTENT even carries the `apiKey`). The return channel needs none of
- * them, so it drops them from its own environment at start — nothing it does, and nothing it could ever
- * start, sees them.
+ * The variables that carry model providers' credentials. Agent CLIs start MCP servers with their own
+ * environment: claude and opencode pass their provider keys to every server (OPENCODE_CONFIG_CONTENT even
+ * carries the `apiKey`). The return channel needs none of them, so it drops them from its own environment
+ * at start; checks (commands run after an agent) run without them too.
  */
 
 /** Prefixes of the variables that configure model providers and their credentials. */
