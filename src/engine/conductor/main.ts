@@ -1,4 +1,4 @@
-/** The conductor's entry point (built to dist/engine/conductor.js); see process.ts. */
+/** The conductor's entry point (built to dist/engine/conductor.cjs); see process.ts. */
 import { runConductorProcess } from "./process.js";
 
-await runConductorProcess(process.argv);
+void runConductorProcess(process.argv);
