@@ -6,9 +6,10 @@
 //
 // Also bundled, for the browser: the dashboard's syntax highlighter (dist/web/highlight.js), so the web
 // page needs no build step on the user's side — web/ itself is served as plain ES modules.
-import { rmSync } from "node:fs";
+import { rmSync, utimesSync, writeFileSync } from "node:fs";
 import { build } from "esbuild";
 
+const started = new Date();
 rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true });
 const nodeBundle = {
   outdir: "dist",
@@ -59,3 +60,8 @@ await build({
   legalComments: "eof",
   logLevel: "warning",
 });
+// Only a complete build gets its stamp, dated when it started: a source file saved during the build is
+// newer than it. The tests rebuild a dist/ whose stamp is missing or older than src/ (test/global-setup.ts).
+const stamp = new URL("../dist/build-stamp", import.meta.url);
+writeFileSync(stamp, `${started.toISOString()}\n`);
+utimesSync(stamp, started, started);

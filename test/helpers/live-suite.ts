@@ -7,7 +7,8 @@ import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { createdByCaesarRun, runCaesarLive } from "./caesar-run-live.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
-import { agentBinAvailable, created, LIVE_SKIP_REASON, runLive } from "./live-agent.js";
+import { agentBinAvailable, created, runLive } from "./live-agent.js";
+import { pinnedAgentCli, standInForMissing } from "./system-deps.js";
 
 const PROBE = fileURLToPath(new URL("../fixtures/mcp-probe.mjs", import.meta.url));
 /** Generous: the machines have two cores shared by parallel suites; opencode alone starts in ~10 s. */
@@ -36,9 +37,7 @@ export interface LiveExpectations {
 export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
   const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as AgentAdapter;
   if (!agentBinAvailable(cli)) {
-    describe(`live ${cli}`, () => {
-      it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
-    });
+    describe(`live ${cli}`, () => standInForMissing(pinnedAgentCli(cli)));
     return;
   }
 
