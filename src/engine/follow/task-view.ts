@@ -1,4 +1,4 @@
-import type { Question } from "../../protocol/channel-documents.js";
+import type { Question } from "../../protocol/questions.js";
 import type { NormalizedReport } from "../../protocol/report.js";
 import { pendingQuestions } from "../questions/questions.js";
 import type { Outcome, Phase } from "../store/state.js";
