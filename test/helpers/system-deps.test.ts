@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "./repo.js";
 import { findExecutable, isCi, missingLine, TMUX } from "./system-deps.js";
@@ -51,4 +53,69 @@ describe("what a missing requirement says", () => {
     expect(isCi({ CI: "" })).toBe(false);
     expect(isCi({})).toBe(false);
   });
+});
+
+/**
+ * The way a developer and CI meet it: a test run (vitest, with the project's global setup) of a suite and
+ * a single test that need a program — test/fixtures/system-deps/needs-program.suite.ts.
+ */
+describe("a test run with a suite that needs a program", () => {
+  const PACKAGE = fileURLToPath(new URL("../..", import.meta.url));
+  const VITEST = join(PACKAGE, "node_modules", "vitest", "vitest.mjs");
+  const CONFIG = join(PACKAGE, "test", "fixtures", "system-deps", "vitest.config.ts");
+  const LINE = "skipped: needs needed-program, not found; to run it: put needed-program on PATH";
+
+  function testRun(env: NodeJS.ProcessEnv): Promise<{ code: number; output: string; stderr: string }> {
+    // Nothing of this run's own vitest or CI setting leaks into the one it starts.
+    const base = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([key]) => !/^(VITEST|CI$|NODE_OPTIONS$|TINYPOOL|FORCE_COLOR$)/.test(key),
+      ),
+    );
+    return new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [VITEST, "run", "--config", CONFIG, "--reporter=verbose"],
+        { cwd: PACKAGE, env: { ...base, NO_COLOR: "1", ...env }, timeout: 120_000 },
+        (error, stdout, stderr) =>
+          resolve({
+            code: error ? (typeof error.code === "number" ? error.code : -1) : 0,
+            output: `${stdout}${stderr}`,
+            stderr,
+          }),
+      );
+    });
+  }
+
+  function withProgram(): string {
+    const dir = tempDir();
+    script(dir, "needed-program", "#!/bin/sh\necho 'needed-program 1.0'\n");
+    return dir;
+  }
+
+  it("runs both when the program is on PATH, and prints no skip line", async () => {
+    const run = await testRun({ PATH: `${withProgram()}${delimiter}${process.env.PATH}` });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/Tests\s+2 passed \(2\)/);
+    expect(run.output).not.toContain("skipped: needs");
+  }, 150_000);
+
+  it("without it, skips both and says once, on one line at the end, what to install", async () => {
+    const run = await testRun({ NEEDED_PROGRAM: "/nonexistent/needed-program" });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/Tests\s+2 skipped \(2\)/);
+    // The same requirement twice (a suite and a test): one line, printed after the run's summary.
+    expect(run.stderr.split("\n").filter((line) => line === LINE)).toHaveLength(1);
+    expect(run.output.lastIndexOf(LINE)).toBeGreaterThan(run.output.lastIndexOf("Tests "));
+  }, 150_000);
+
+  it("under CI=true, fails both, saying what is missing and why it is a failure", async () => {
+    const run = await testRun({ CI: "true", NEEDED_PROGRAM: "/nonexistent/needed-program" });
+    expect(run.code, run.output).not.toBe(0);
+    expect(run.output).toMatch(/Tests\s+2 failed \(2\)/);
+    expect(run.output).toContain(
+      "needs needed-program, not found; to run it: put needed-program on PATH — CI runs every suite, so this is a failure",
+    );
+    expect(run.stderr).not.toContain(LINE);
+  }, 150_000);
 });

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { describe, it } from "vitest";
 
 /**
- * What some suites need beyond Node, git and npm — a program of the system (Chromium, tmux, python3), or
+ * What some suites need beyond Node, git and npm — a program of the system (Chromium, tmux, jq), or
  * the pinned agent CLIs npm installs — found where it usually lives. A suite that cannot find it gets one
  * skipped test whose title says what to install, and the same line is printed once at the end of the run
  * (test/global-setup.ts). Under CI=true the suite fails instead: CI proves every suite.
@@ -103,12 +103,12 @@ export const TMUX: Requirement = {
   ),
 };
 
-/** python3, for interoperability with Python programs (the agent-chat reference). */
-export const PYTHON3: Requirement = {
-  what: "python3",
-  install: "apt-get install python3",
+/** jq, for the README's own agent (a ten-line bash script with jq); the other fixture agents use Node. */
+export const JQ: Requirement = {
+  what: "jq",
+  install: "apt-get install jq",
   find: cached(() =>
-    findExecutable(["python3", "/usr/bin/python3", "/usr/local/bin/python3"], ["--version"], /^Python 3\./),
+    findExecutable(["jq", "/usr/bin/jq", "/usr/local/bin/jq", "/opt/homebrew/bin/jq"], ["--version"], /^jq-/),
   ),
 };
 
