@@ -1,11 +1,11 @@
-import type { AgentReport } from "./agent-report.js";
+import type { AgentSummary } from "./agent-summary.js";
 
 interface DoctorResult {
   root: string;
   node: string;
   repository: { kind: string; top?: string; message?: string };
   files: { layer: string; path: string; present: boolean }[];
-  agents: AgentReport[];
+  agents: AgentSummary[];
 }
 
 export function renderDoctor(result: DoctorResult): string {

@@ -52,4 +52,4 @@ export const COMMANDS: CommandDefinition[] = [
   serveCommand,
   statusCommand,
   watchCommand,
-].sort((a, b) => a.name.localeCompare(b.name));
+].sort((a, b) => (a.name < b.name ? -1 : 1));

@@ -1,7 +1,7 @@
 import { CaesarError } from "../support/errors.js";
 import type * as z from "../support/zod.js";
-import { AnswerSchema, QuestionSchema } from "./channel-documents.js";
 import { EventSchema } from "./event.js";
+import { AnswerSchema, QuestionSchema } from "./questions.js";
 import { ReportSchema } from "./report.js";
 import { TaskSchema } from "./task.js";
 import { type DocumentKind, kindOfProtocol, PROTOCOLS, parseProtocolId } from "./versions.js";

@@ -2,7 +2,8 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createdByCaesarRun, runCaesarLive } from "../helpers/caesar-run-live.js";
-import { agentBinAvailable, LIVE_SKIP_REASON } from "../helpers/live-agent.js";
+import { agentBinAvailable } from "../helpers/live-agent.js";
+import { pinnedAgentCli, standInForMissing } from "../helpers/system-deps.js";
 
 /**
  * Checks and a second attempt with the real agent CLIs, driven by `caesar mock-model`'s `fix-on-retry`
@@ -32,7 +33,7 @@ describe.each([
   ["claude", "fresh", "fresh"],
 ])("live %s: checks fail, then a follow-up (%s) fixes it", (cli, followUp, how) => {
   if (!agentBinAvailable(cli)) {
-    it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
+    standInForMissing(pinnedAgentCli(cli));
     return;
   }
   it(

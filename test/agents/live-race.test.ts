@@ -6,8 +6,9 @@ import type { Scenario } from "../../src/mock-model/scenario.js";
 import { type MockModelServer, startMockModel } from "../../src/mock-model/server.js";
 import { liveCliEnv } from "../helpers/caesar-run-live.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { agentBinAvailable, LIVE_SKIP_REASON } from "../helpers/live-agent.js";
+import { agentBinAvailable } from "../helpers/live-agent.js";
 import { makeRepo, tempDir } from "../helpers/repo.js";
+import { pinnedAgentCli, standInForMissing } from "../helpers/system-deps.js";
 
 /**
  * A race of three real agent CLIs, each driven by a `caesar mock-model` of its own: codex and copilot
@@ -39,8 +40,9 @@ afterAll(async () => {
 });
 
 describe("live race: codex, claude and copilot; only claude passes its check", () => {
-  if (!CLIS.every(agentBinAvailable)) {
-    it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
+  const missing = CLIS.find((cli) => !agentBinAvailable(cli));
+  if (missing) {
+    standInForMissing(pinnedAgentCli(missing));
     return;
   }
   it("claude wins on evidence; the others failed their check or were cancelled, and are kept", async () => {

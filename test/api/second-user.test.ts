@@ -2,10 +2,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { git, makeRepo, tempDir, writeConfig } from "../helpers/repo.js";
 import { type ServeProcess, startServe } from "../helpers/serve-process.js";
+import { describeWith, type Requirement } from "../helpers/system-deps.js";
 
 /**
  * Another account on the same machine, for real: the owner (this process) runs `caesar serve`; a second
@@ -14,7 +15,7 @@ import { type ServeProcess, startServe } from "../helpers/serve-process.js";
  * and the owner's workspace must show that nothing happened.
  *
  * Dropping privileges needs root. CI runs as root (.ci/run): there a failure to drop them fails the suite;
- * elsewhere the suite is skipped with one line saying so.
+ * elsewhere the suite is skipped with one line saying so (test/helpers/system-deps.ts).
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: the probe's report is checked field by field
@@ -22,7 +23,6 @@ type Json = any;
 
 const NOBODY = 65534;
 const IS_ROOT = process.getuid?.() === 0;
-const IN_CI = process.env.CI === "true";
 
 /** The command prefix that runs a program as nobody, or why there is none. */
 function findDropper(): { prefix: string[] } | { why: string } {
@@ -47,16 +47,12 @@ function findDropper(): { prefix: string[] } | { why: string } {
 }
 
 const dropper = findDropper();
-const canDrop = "prefix" in dropper;
-if (!canDrop && !IN_CI) {
-  console.warn(`second-user tests skipped: ${dropper.why}; CI runs them as root.`);
-}
-
-describe.runIf(!canDrop && IN_CI)("second-user tests under CI", () => {
-  it("can run a program as nobody (CI runs as root)", () => {
-    throw new Error(`CI=true, but ${"why" in dropper ? dropper.why : ""}: the second-user tests cannot run.`);
-  });
-});
+/** What the suite needs: root and setpriv or runuser. find() gives the command that drops privileges. */
+const SECOND_USER: Requirement = {
+  what: "root and setpriv or runuser, to be a second Unix user (nobody)",
+  install: `run the tests as root, as CI does (${"why" in dropper ? dropper.why : ""})`,
+  find: () => ("prefix" in dropper ? dropper.prefix[0] : undefined),
+};
 
 /**
  * What nobody runs: plain Node, no caesar code (the package may not be readable by it), against the real
@@ -133,7 +129,7 @@ for (const [operation, args] of mutations) {
 process.stdout.write(JSON.stringify(report));
 `;
 
-describe.runIf(canDrop)("a second Unix user, with the owner's server running", () => {
+describeWith("a second Unix user, with the owner's server running", SECOND_USER, () => {
   let scratchMode: number;
   let root: string;
   let serve: ServeProcess;

@@ -12,6 +12,7 @@ import {
   writeConfig,
   writeFiles,
 } from "../helpers/repo.js";
+import { itWith, JQ } from "../helpers/system-deps.js";
 
 interface RunJson {
   task_id: string;
@@ -50,6 +51,7 @@ const ALL_FIXTURES = [
   "committer",
   "env-dump",
   "nested",
+  "seed-agent",
 ];
 
 function project(config = "", files?: Record<string, string>): string {
@@ -64,9 +66,10 @@ async function run(root: string, args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe("caesar run with the seed's ten-line agent", () => {
-  it("runs it unmodified in a worktree and recovers its report from the file", async () => {
+  // test/fixtures/bin/seed-agent.sh is the README's agent, jq and all (the other fixtures use Node).
+  itWith(JQ, "runs it unmodified in a worktree and recovers its report from the file", async () => {
     const root = project();
-    const { result, body } = await run(root, ["--agent", "conformant", "Fix the parser"]);
+    const { result, body } = await run(root, ["--agent", "seed-agent", "Fix the parser"]);
     expect(result.code).toBe(0);
     expect(body!.report.status).toBe("success");
     expect(body!.report.summary).toBe("Handled: Fix the parser");
@@ -75,7 +78,7 @@ describe("caesar run with the seed's ten-line agent", () => {
     expect(body!.state.outcome).toBe("succeeded");
     expect(body!.state.worktree).toContain(join(".caesar", "wt", body!.task_id));
     expect(body!.state.branch).toMatch(
-      new RegExp(`^caesar/conformant/fix-the-parser-${body!.task_id.slice(2)}$`),
+      new RegExp(`^caesar/seed-agent/fix-the-parser-${body!.task_id.slice(2)}$`),
     );
     expect(body!.state.base_ref).toBe(git(root, "rev-parse", "HEAD"));
     const dir = taskDir(root, body!.task_id);
@@ -95,6 +98,12 @@ describe("caesar run with the seed's ten-line agent", () => {
     // state.json records the conductor's and the agent's pids
     expect(body!.state.conductor?.pid).toBeGreaterThan(0);
     expect(body!.state.agent_process?.pid).toBeGreaterThan(0);
+  });
+
+  it("is the agent the README shows, line for line", () => {
+    const readme = readFileSync(join(FIXTURE_BIN, "..", "..", "..", "README.md"), "utf8");
+    const block = /```bash\n(#!\/usr\/bin\/env bash\nobjective=[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBe(readFileSync(join(FIXTURE_BIN, "seed-agent.sh"), "utf8"));
   });
 });
 

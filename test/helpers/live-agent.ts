@@ -2,7 +2,6 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type {
   ChannelServer,
   LaunchContext,
@@ -19,12 +18,13 @@ import { LineBuffer } from "../../src/protocol/jsonl.js";
 import type { Mode } from "../../src/protocol/task.js";
 import { fixturePath, normalizeLine, writeFixture } from "./agent-fixtures.js";
 import { makeLaunch } from "./launch.js";
+import { AGENT_CLI_BIN_DIR, pinnedAgentCli } from "./system-deps.js";
 
-/** The pinned real CLIs (`npm ci --prefix test/agent-clis`); the live suites skip, saying so, without them. */
-export const AGENT_BIN_DIR = fileURLToPath(new URL("../agent-clis/node_modules/.bin/", import.meta.url));
+/** The pinned real CLIs (test/agent-clis, installed by the test run); see system-deps.ts without them. */
+export const AGENT_BIN_DIR = AGENT_CLI_BIN_DIR;
 
 export function agentBinAvailable(cli: string): boolean {
-  return existsSync(join(AGENT_BIN_DIR, cli));
+  return pinnedAgentCli(cli).find() !== undefined;
 }
 
 /** A home of its own for a CLI: HOME and the XDG directories under it, so nothing of the user's is read. */
@@ -40,18 +40,6 @@ export function isolatedHome(home: string): Record<string, string> {
 
 /** Every root a live run created in this process (the suites remove them after each test). */
 export const created: string[] = [];
-
-export const LIVE_SKIP_REASON =
-  "the pinned agent CLIs are not installed: run `npm ci --prefix test/agent-clis` (CI does)";
-
-/**
- * Why a live suite cannot run here (its pinned executable is missing), or undefined when it can. A live
- * suite skips only with this reason, and under CI=true a missing pinned CLI is a failure.
- */
-export function liveSkipReason(executable: string): string | undefined {
-  if (agentBinAvailable(executable)) return undefined;
-  return `${executable} is not in test/agent-clis/node_modules/.bin: run \`npm install --prefix test/agent-clis\` (CI does)`;
-}
 
 export interface LiveRunOptions {
   adapter: LineAgentAdapter;
@@ -221,11 +209,9 @@ async function maybeRecord(
   exit: LiveRun["exit"],
 ): Promise<string | undefined> {
   const detection = await options.adapter.detect(launch.env as NodeJS.ProcessEnv);
-  // A version probe that timed out (a loaded machine) names no version: recording under "unknown" would
-  // leave a stray fixture folder for the next commit to pick up.
-  const version = detection.version;
-  if (version === undefined) return undefined;
-  const path = fixturePath(options.adapter.id, version, options.caseName);
+  // No version read (`--version` can exceed its timeout on a loaded machine): nothing to file it under.
+  if (detection.version === undefined) return undefined;
+  const path = fixturePath(options.adapter.id, detection.version, options.caseName);
   if (existsSync(path) && process.env.CAESAR_RECORD_FIXTURES !== "1") return undefined;
   // Claude also names its project folder after the path, with every non-alphanumeric made a dash.
   const replacements: [string, string][] = [
@@ -245,7 +231,7 @@ async function maybeRecord(
     header: {
       fixture: "caesar.agent-fixture/v1",
       cli: options.adapter.id,
-      version,
+      version: detection.version,
       case: options.caseName,
       mode: launch.mode,
       scenario,

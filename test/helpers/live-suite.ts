@@ -7,7 +7,8 @@ import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { createdByCaesarRun, runCaesarLive } from "./caesar-run-live.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
-import { created, liveSkipReason, runLive } from "./live-agent.js";
+import { agentBinAvailable, created, runLive } from "./live-agent.js";
+import { pinnedAgentCli, standInForMissing } from "./system-deps.js";
 
 const PROBE = fileURLToPath(new URL("../fixtures/mcp-probe.mjs", import.meta.url));
 /** Generous: the machines have two cores shared by parallel suites; opencode alone starts in ~10 s. */
@@ -35,14 +36,8 @@ export interface LiveExpectations {
  */
 export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
   const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as LineAgentAdapter;
-  const skip = liveSkipReason(cli);
-  if (skip) {
-    describe(`live ${cli}`, () => {
-      // Under CI=true the pinned CLIs must be there: a missing one fails instead of skipping.
-      it.skipIf(process.env.CI !== "true")(`skipped: ${skip}`, () => {
-        throw new Error(`CI=true and ${skip}`);
-      });
-    });
+  if (!agentBinAvailable(cli)) {
+    describe(`live ${cli}`, () => standInForMissing(pinnedAgentCli(cli)));
     return;
   }
 

@@ -497,6 +497,14 @@ describe("mock model: failures and side endpoints", () => {
     });
   });
 
+  it("refuses a body over 32 MiB with 413, before reading it all", async () => {
+    await withServer(hello, async (server) => {
+      const response = await post(`${server.url}/v1/responses`, "x".repeat(32 * 1024 * 1024 + 1));
+      expect(response.status).toBe(413);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/too large/);
+    });
+  });
+
   it("listens on loopback only", async () => {
     await withServer(hello, async (server) => {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -8,15 +8,18 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { git, makeRepo, writeConfig } from "../helpers/repo.js";
 import { type ServeProcess, startServe } from "../helpers/serve-process.js";
+import { CHROMIUM, standInForMissing } from "../helpers/system-deps.js";
 
 /**
  * The dashboard, end to end: the real `caesar serve`, real tasks run by fixture agents, and Debian's
  * Chromium driven by Playwright (never a downloaded browser). Each test stands on its own: its own
  * workspace, its own server, its own browser context, logged in through the one-time URL the server
- * printed — every mutation below goes through that session's cookie.
+ * printed — every mutation below goes through that session's cookie. The Chromium is found wherever it is
+ * installed, or the suite stands in for itself with one line saying what to install (system-deps.ts).
  */
 
-const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_BIN = CHROMIUM.find();
+const describeWithChromium = describe.runIf(CHROMIUM_BIN !== undefined);
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
 const WAIT = { timeout: 60_000 };
 // Real tasks and a real browser on two shared cores: each test waits on conditions, never on a clock, but
@@ -28,8 +31,9 @@ const REBOUND = "rebound.example";
 let browser: Browser;
 
 beforeAll(async () => {
+  if (CHROMIUM_BIN === undefined) return;
   browser = await chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM_BIN,
     headless: true,
     args: [
       "--headless",
@@ -150,7 +154,7 @@ async function shownOrdinals(page: Page): Promise<number[]> {
     .evaluateAll((items) => items.map((item) => Number(item.getAttribute("data-ordinal"))));
 }
 
-describe("logging in", () => {
+describeWithChromium("logging in", () => {
   it(
     "the printed one-time URL gives this browser an HttpOnly, SameSite=Strict session; used again, it gives nothing",
     async () => {
@@ -206,7 +210,7 @@ describe("logging in", () => {
   );
 });
 
-describe("a finished task's page", () => {
+describeWithChromium("a finished task's page", () => {
   it(
     "shows the report, the verified diff with syntax colouring and the events; Apply stages the change",
     async () => {
@@ -252,7 +256,7 @@ describe("a finished task's page", () => {
   );
 });
 
-describe("the task list", () => {
+describeWithChromium("the task list", () => {
   it(
     "is live, and delegates a task through the mutation API",
     async () => {
@@ -277,7 +281,7 @@ describe("the task list", () => {
   );
 });
 
-describe("checks", () => {
+describeWithChromium("checks", () => {
   it(
     "show in the list (a column) and on the task page (each check, the end of a failing one)",
     async () => {
@@ -309,7 +313,7 @@ describe("checks", () => {
   );
 });
 
-describe("talking to a running task", () => {
+describeWithChromium("talking to a running task", () => {
   it(
     "answers an agent's question from the page; the agent gets the answer",
     async () => {
@@ -351,7 +355,7 @@ describe("talking to a running task", () => {
   );
 });
 
-describe("attacks on a logged-in browser", () => {
+describeWithChromium("attacks on a logged-in browser", () => {
   let attacker: Server;
   afterEach(() => new Promise<void>((resolve) => (attacker ? attacker.close(() => resolve()) : resolve())));
 
@@ -439,7 +443,7 @@ describe("attacks on a logged-in browser", () => {
   );
 });
 
-describe("untrusted agent text", () => {
+describeWithChromium("untrusted agent text", () => {
   it(
     "is shown as text everywhere: events, report, findings, next steps, diff",
     async () => {
@@ -462,7 +466,7 @@ describe("untrusted agent text", () => {
   );
 });
 
-describe("the live event stream", () => {
+describeWithChromium("the live event stream", () => {
   it(
     "survives a server restart mid-task: after the reconnect every event is shown exactly once",
     async () => {
@@ -504,3 +508,5 @@ describe("the live event stream", () => {
     SLOW,
   );
 });
+
+if (CHROMIUM_BIN === undefined) describe("the dashboard in a browser", () => standInForMissing(CHROMIUM));

@@ -21,10 +21,10 @@ export const agentsCommand: CommandDefinition = {
       handle(async (ctx) => {
         const { loadConfig } = await import("../../config/effective.js");
         const { listAdapters } = await import("../../agents/registry.js");
-        const { reportAgents } = await import("../agent-report.js");
+        const { summarizeAgents } = await import("../agent-summary.js");
         const { formatColumns } = await import("../../ui/columns.js");
         const config = await loadConfig(ctx.root);
-        const reports = await reportAgents(config, listAdapters(config, ctx.root));
+        const reports = await summarizeAgents(config, listAdapters(config, ctx.root));
         ctx.out.result(reports, () =>
           formatColumns(
             ["ID", "KIND", "INSTALLED", "ENABLED", "ALLOWED", "RISK PROFILE", "MODEL"],

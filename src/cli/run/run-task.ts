@@ -10,7 +10,6 @@ import type { Mode } from "../../protocol/task.js";
 import { parseDuration } from "../../support/duration.js";
 import { UsageError } from "../../support/errors.js";
 import { trace } from "../../support/trace.js";
-import { createRunRenderer } from "../../ui/run-renderer.js";
 import type { CommandContext } from "../command.js";
 import { readTextOrFile } from "../options.js";
 
@@ -111,6 +110,9 @@ export async function followAndRender(ctx: CommandContext, record: TaskRecord): 
       ctx.out.result({ task_id: record.id, state: final, report: final.report });
       return final;
     }
+    // Loaded only to render: measuring text for a terminal costs a few MiB (ICU's segmenter) that --json
+    // never needs.
+    const { createRunRenderer } = await import("../../ui/run-renderer.js");
     const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
     renderer.header(record.state);
     let waitingShown = "";

@@ -1,6 +1,19 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { CONDUCTOR_MAIN } from "../../support/package-paths.js";
+import { trace } from "../../support/trace.js";
+
+/**
+ * Node's flags for both processes of `caesar run` (the conductor gets them on its command line, the front
+ * end sets them first thing): no optimising compiler. Both mostly wait — on the agent, on git, on the
+ * task's files — and never run the hot loops that pay for TurboFan, whose first job alone costs ≈ 4 MiB
+ * of peak memory (measured in docs/engine.md#performance). `CAESAR_NODE_FLAGS` replaces them
+ * (space-separated; empty for none), to measure with and without.
+ */
+export function runNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  const custom = env.CAESAR_NODE_FLAGS;
+  return custom === undefined ? ["--no-opt"] : custom.split(" ").filter(Boolean);
+}
 
 /** A conductor process started before its task exists, waiting on stdin to be told which task it owns. */
 export interface PreparedConductor {
@@ -30,12 +43,13 @@ export function prepareConductor(root: string): PreparedConductor {
     early = undefined;
     return prepared;
   }
-  const child: ChildProcess = spawn(process.execPath, [CONDUCTOR_MAIN, "--await-task"], {
+  const child: ChildProcess = spawn(process.execPath, [...runNodeFlags(), CONDUCTOR_MAIN, "--await-task"], {
     cwd: root,
     detached: true,
     stdio: ["pipe", "ignore", "ignore"],
     env: process.env,
   });
+  trace("conductor spawned");
   child.unref();
   const exited = new Promise<ConductorExit>((resolve) => {
     child.on("error", () => resolve({ code: null, signal: null }));
@@ -83,7 +97,7 @@ export function prepareConductorEarly(argv: readonly string[]): void {
 export function launchConductor(root: string, taskId: string, logPath: string): number | undefined {
   const log = openSync(logPath, "a");
   try {
-    const child = spawn(process.execPath, [CONDUCTOR_MAIN, root, taskId], {
+    const child = spawn(process.execPath, [...runNodeFlags(), CONDUCTOR_MAIN, root, taskId], {
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],

@@ -7,7 +7,7 @@
  */
 import { openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { trace } from "../../support/trace.js";
+import { trace, traceLine } from "../../support/trace.js";
 import { taskDirOf } from "../store/task-store.js";
 import { type ConductorHooks, conduct } from "./conductor.js";
 
@@ -35,7 +35,10 @@ export async function runConductorProcess(
   let root: string | undefined;
   let taskId: string | undefined;
   if (argv[2] === "--await-task") {
+    // Its output goes nowhere until it knows its task: keep these two lines for the task's log.
+    const loaded = traceLine("conductor: loaded, waiting for its task");
     const text = (await readStdin()).trim();
+    const assigned = traceLine("conductor: assigned");
     if (text === "") return process.exit(0);
     ({ root, taskId } = JSON.parse(text) as { root: string; taskId: string });
     // Started ahead of time from wherever the front end ran: work from the project's root from now on.
@@ -45,6 +48,7 @@ export async function runConductorProcess(
       // gone already: conducting fails below and says so in the task's files
     }
     logTo(join(taskDirOf(root, taskId), "conductor.log"));
+    if (loaded && assigned) process.stderr.write(loaded + assigned);
   } else {
     [root, taskId] = argv.slice(2);
   }
@@ -61,6 +65,8 @@ export async function runConductorProcess(
     );
     process.exitCode = 1;
   }
-  // One line for diagnosis and benchmarks: how much memory this conductor needed at its peak.
-  process.stderr.write(`[caesar conductor] ${taskId} done; max RSS ${process.resourceUsage().maxRSS} KiB\n`);
+  // One line for diagnosis and benchmarks: how much memory this conductor needed at its peak, and CPU time.
+  const usage = process.resourceUsage();
+  const cpuMs = Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000);
+  process.stderr.write(`[caesar conductor] ${taskId} done; max RSS ${usage.maxRSS} KiB, CPU ${cpuMs} ms\n`);
 }

@@ -1,5 +1,5 @@
-import type { Question } from "../../protocol/channel-documents.js";
 import { type ChecksVerdict, checksVerdict } from "../../protocol/checks.js";
+import type { Question } from "../../protocol/questions.js";
 import type { NormalizedReport } from "../../protocol/report.js";
 import { pendingQuestions } from "../questions/questions.js";
 import type { Outcome, Phase } from "../store/state.js";

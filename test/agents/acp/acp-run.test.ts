@@ -99,7 +99,7 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     expect(body.report.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
 
     const received = project.received();
-    const init = received.find((entry) => entry.event === "initialize") as {
+    const init = received.find((entry) => entry.event === "initialize") as unknown as {
       params: { clientCapabilities: unknown; clientInfo: { name: string } };
     };
     expect(init.params.clientCapabilities).toMatchObject({
@@ -107,12 +107,12 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
       terminal: false,
     });
     expect(init.params.clientInfo.name).toBe("caesar");
-    const session = received.find((entry) => entry.event === "session/new") as {
+    const session = received.find((entry) => entry.event === "session/new") as unknown as {
       params: { cwd: string; mcpServers: unknown[] };
     };
     expect(session.params.cwd).toBe(body.state.worktree);
     expect(session.params.mcpServers).toEqual([]);
-    const prompt = received.find((entry) => entry.event === "session/prompt") as { text: string };
+    const prompt = received.find((entry) => entry.event === "session/prompt") as unknown as { text: string };
     expect(prompt.text).toContain("Objective: create hello.txt");
     expect(received.filter((entry) => entry.event === "permission").map((entry) => entry.outcome)).toEqual([
       { outcome: "selected", optionId: "once" },
@@ -262,7 +262,7 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
 
     const { body } = await run(project.root, ["try to escape"]);
     const received = project.received();
-    const reads = received.filter((entry) => entry.event === "read") as {
+    const reads = received.filter((entry) => entry.event === "read") as unknown as {
       path: string;
       content?: string;
       error?: { code: number; message: string };
@@ -277,8 +277,8 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     );
     expect(existsSync(join(project.outside, "planted.txt"))).toBe(false);
     expect(
-      (received.find((entry) => entry.event === "permission") as { outcome: { optionId: string } }).outcome
-        .optionId,
+      (received.find((entry) => entry.event === "permission") as unknown as { outcome: { optionId: string } })
+        .outcome.optionId,
     ).toBe("no");
     const findings = body.report.findings.filter((finding) => /^Refused fs\//.test(finding.title));
     expect(findings.length).toBe(4);
@@ -397,7 +397,7 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     const { body } = await run(project.root, ["--channel", "report through the channel"]);
     expect(body.report.report_source).toBe("channel");
     expect(body.report.summary).toBe("Reported through the channel.");
-    const session = project.received().find((entry) => entry.event === "session/new") as {
+    const session = project.received().find((entry) => entry.event === "session/new") as unknown as {
       params: { mcpServers: { name: string; args: string[]; env: { name: string; value: string }[] }[] };
     };
     const server = session.params.mcpServers[0]!;

@@ -1,3 +1,4 @@
+/** The return channel's documents: questions/<id>.json (asked by the agent) and answers/<id>.json. */
 import * as z from "../support/zod.js";
 import { PROTOCOLS } from "./versions.js";
 

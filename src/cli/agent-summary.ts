@@ -2,7 +2,7 @@ import type { AgentAdapter, Detection } from "../agents/adapter.js";
 import { type EffectiveConfig, type Sourced, settingsOf } from "../config/effective.js";
 import { type Admission, admissionOf } from "../policy/admission.js";
 
-export interface AgentReport {
+export interface AgentSummary {
   id: string;
   display_name: string;
   kind: AgentAdapter["kind"];
@@ -18,10 +18,10 @@ export interface AgentReport {
 }
 
 /** What `agents list` and `doctor` say about each agent; detection runs in parallel. */
-export async function reportAgents(
+export async function summarizeAgents(
   config: EffectiveConfig,
   adapters: AgentAdapter[],
-): Promise<AgentReport[]> {
+): Promise<AgentSummary[]> {
   return Promise.all(
     adapters.map(async (adapter) => {
       const settings = settingsOf(config, adapter.id);
