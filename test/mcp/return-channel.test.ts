@@ -216,6 +216,24 @@ describe("caesar return-channel serve, over stdio with the MCP SDK client", () =
     expect(validated.code, validated.stdout).toBe(0);
   });
 
+  it("submit_report reads a null field as absent, as strict structured outputs send it", async () => {
+    const { root, dir } = makeTaskDir(600_000);
+    channel = await connectCaesar(["return-channel", "serve", "--task-dir", dir], { cwd: root });
+    const result = await channel.call("submit_report", {
+      status: "success",
+      summary: "ok",
+      details: null,
+      usage: null,
+      next_steps: null,
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(readJson(join(dir, "channel-report.json"))).toMatchObject({
+      details: "",
+      usage: {},
+      next_steps: [],
+    });
+  });
+
   it("refuses to serve anything but a real task directory, and never takes it from CAESAR_TASK_DIR", async () => {
     const { root, dir } = makeTaskDir(600_000);
     const noArgument = await runCaesar(["return-channel", "serve"], {

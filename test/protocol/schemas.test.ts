@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { DocumentError, dropNulls, parseDocument, safeParseDocument } from "../../src/protocol/documents.js";
+import { DocumentError, parseDocument, safeParseDocument } from "../../src/protocol/documents.js";
 import { EVENT_TYPES } from "../../src/protocol/event.js";
 import { jsonSchemaFor } from "../../src/protocol/json-schema.js";
 import type { DocumentKind } from "../../src/protocol/versions.js";
@@ -170,6 +170,46 @@ describe("caesar.task/v1", () => {
   });
 });
 
+describe("null read as absent", () => {
+  it("accepts null for an optional member at any depth, in every document", () => {
+    const report = safeParseDocument("report", {
+      protocol: "caesar.report/v1",
+      status: "success",
+      summary: "done",
+      usage: null,
+      task_id: null,
+      findings: [{ severity: "low", title: "t", file: null, line: null }],
+    });
+    expect(report).toMatchObject({ ok: true, value: { usage: {}, findings: [{ title: "t" }] } });
+    const event = safeParseDocument("event", {
+      protocol: "caesar.event/v1",
+      seq: 0,
+      at: "2030-01-01T00:00:00.000Z",
+      task_id: "t_1",
+      type: "tool_use",
+      tool: "bash",
+      status: "succeeded",
+      input_summary: null,
+      exit_code: null,
+    });
+    expect(event).toMatchObject({ ok: true, value: { exit_code: null } });
+    expect(event.ok && "input_summary" in event.value).toBe(false);
+  });
+
+  it("keeps a null in a required member an error, named as the null it is", () => {
+    const result = safeParseDocument("report", {
+      protocol: "caesar.report/v1",
+      status: null,
+      summary: "x",
+      usage: null,
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      expect.stringMatching(/^\$\.status: .*/),
+    ]);
+  });
+});
+
 describe("strict JSON Schemas for native structured output", () => {
   it("require every property and forbid additional ones, at every level", () => {
     const schema = jsonSchemaFor("report", { strict: true }) as {
@@ -204,7 +244,10 @@ describe("strict JSON Schemas for native structured output", () => {
     expect(validate(strictAnswer), JSON.stringify(validate.errors)).toBe(true);
     const minimal = { protocol: "caesar.report/v1", status: "success", summary: "x" };
     expect(validate(minimal)).toBe(false);
-    expect(parseDocument("report", dropNulls(strictAnswer)).changes[0]?.summary).toBeUndefined();
+    const read = parseDocument("report", strictAnswer);
+    expect(read.changes[0]?.summary).toBeUndefined();
+    expect(read.details).toBe("");
+    expect(read.usage).toEqual({ input_tokens: 1, output_tokens: 2 });
   });
 
   it("exist for every kind and compile", () => {

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
-import { dropNulls, formatProblem, safeParseDocument } from "../../protocol/documents.js";
+import { formatProblem, safeParseDocument } from "../../protocol/documents.js";
 import type { Finding, Report, ReportSource } from "../../protocol/report.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { formatDuration } from "../../support/duration.js";
@@ -65,7 +65,7 @@ async function firstTier(
   if (channel) return { report: channel, source: "channel" };
 
   if (input.stream.nativeReport !== undefined) {
-    const result = safeParseDocument("report", dropNulls(input.stream.nativeReport));
+    const result = safeParseDocument("report", input.stream.nativeReport);
     if (result.ok) return { report: result.value, source: "native" };
     findings.push({
       severity: "medium",
