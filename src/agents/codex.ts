@@ -163,9 +163,7 @@ export class CodexTranslator extends StateTranslator {
       }
       case "error": {
         // Transient notices ("Reconnecting... waiting for network") repeat until codex gives up or is killed.
-        const message = str(event.message) ?? "error";
-        const suspected = this.state.suspect(message);
-        return this.state.errorEvent(message, suspected.code);
+        return this.state.retrying(str(event.message) ?? "error");
       }
       default:
         return [];

@@ -32,6 +32,7 @@ interface RunJson {
   report: {
     status: string;
     summary: string;
+    details: string;
     report_source: string;
     changes_verified_by: string;
     changes: { path: string; action: string }[];
@@ -200,9 +201,20 @@ describe("report recovery tiers", () => {
     expect(result.code).toBe(1);
     expect(body!.state.outcome).toBe("failed");
     expect(body!.report.status).toBe("failed");
-    expect(body!.report.summary).toContain("exit code 3");
+    // Reason first, then the agent's own last words; the details carry the exit status and its output.
+    expect(body!.report.summary).toMatch(/^Agent "crash" exited with code 3: about to crash\. 1 file/);
+    expect(body!.report.details).toContain("The agent exited with code 3.");
+    expect(body!.report.details).toContain("Last output:\nabout to crash");
     expect(body!.report.changes).toEqual([{ path: "half-done.txt", action: "added" }]);
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("about to crash");
+    // The error event and state.error say the same, once.
+    const errors = events(root, body!.task_id).filter((e) => e.type === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.code).toBe("agent_failed");
+    expect(errors[0]!.message).toBe(body!.state.error?.message);
+    expect(body!.state.error?.message).toMatch(
+      /^Agent "crash" exited with code 3: about to crash\ncommand: /,
+    );
   });
 });
 
@@ -224,8 +236,12 @@ describe("processes", () => {
     const { result, body } = await run(root, ["--agent", "hang", "--timeout", "1s", "hang"]);
     expect(result.code).toBe(1);
     expect(body!.state.outcome).toBe("timed_out");
-    expect(body!.report.summary).toContain("Timed out after 1.0s");
+    expect(body!.report.summary).toContain('Agent "hang" timed out after 1.0s and was stopped');
     expect(isAlive(body!.state.agent_process!.pid)).toBe(false);
+    // A timeout is a failure like another: one `error` event, before `finished`.
+    const types = events(root, body!.task_id).map((e) => `${e.type}${e.code ? `:${e.code}` : ""}`);
+    expect(types.filter((t) => t.startsWith("error"))).toEqual(["error:timed_out"]);
+    expect(types.slice(-2)).toEqual(["error:timed_out", "finished"]);
   });
 
   it("SIGKILLs an agent that ignores SIGTERM, after the grace delay", async () => {
@@ -296,7 +312,12 @@ describe("isolation", () => {
     const { result, body } = await run(root, ["--agent", "conformant", "needs setup"]);
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("setup_failed");
-    expect(body!.report.summary).toContain("`echo preparing; exit 7` (exit code 7)");
+    expect(body!.report.summary).toContain(
+      "Setup command `echo preparing; exit 7` exited with code 7, so the agent did not run",
+    );
+    // What the setup printed is in the report and the error, not only in raw.log.
+    expect(body!.report.details).toContain("The agent did not run.\nLast output:\npreparing");
+    expect(body!.state.error?.message).toContain("last output:\npreparing");
     expect(git(root, "worktree", "list")).not.toContain(".caesar/wt");
     expect(git(root, "branch")).not.toContain("caesar/");
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("preparing");
@@ -316,6 +337,13 @@ describe("nested delegation", () => {
     expect(existsSync(taskDir(root, child.task_id))).toBe(true);
   });
 });
+
+function events(root: string, id: string): Record<string, string>[] {
+  return readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
 
 function isAlive(pid: number): boolean {
   try {

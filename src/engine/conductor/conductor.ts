@@ -17,16 +17,17 @@ import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { formatDuration } from "../../support/duration.js";
-import { isCaesarError, messageOf } from "../../support/errors.js";
+import { messageOf } from "../../support/errors.js";
+import { OutputTail } from "../../support/output-tail.js";
 import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
-import type { Outcome } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
-import { taskDirOf, updateState } from "../store/task-store.js";
+import { readState, taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { makeBrief } from "./brief.js";
+import { describeEnding, type EndingCause, type EndingContext } from "./ending.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
@@ -68,6 +69,17 @@ export async function conduct(root: string, taskId: string): Promise<void> {
   };
   const finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) =>
     finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+  const end: End = async (cause, context = {}, stream = {}) => {
+    const state = await readState(dir).catch(() => undefined);
+    const ending = describeEnding(cause, {
+      agent: plan.agent,
+      timeoutMs: plan.timeout_ms,
+      cancelledBy: state?.cancel_requested?.by,
+      outputTail: "",
+      ...context,
+    });
+    await finish({ stream, ending });
+  };
   try {
     const loaded = await configLoad;
     if ("error" in loaded) throw loaded.error;
@@ -86,22 +98,23 @@ export async function conduct(root: string, taskId: string): Promise<void> {
       throw error;
     });
     if (!release) {
-      await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
+      await end({ kind: "cancelled_before_start" });
       return;
     }
-    await runTask({ finish, root, taskId, dir, plan, adapter, events, raw, cancel: cancel.signal });
+    await runTask({ end, root, taskId, dir, plan, adapter, events, raw, cancel: cancel.signal });
   } catch (error) {
-    await finishAfterCrash(dir, finish, error);
+    await finishAfterCrash(dir, end, error);
   } finally {
     await closeUp();
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, onSignal);
   }
 }
 
-type Finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => Promise<unknown>;
+/** Finish the task with an ending described from its cause (ending.ts): the one way a task ends. */
+type End = (cause: EndingCause, context?: Partial<EndingContext>, stream?: StreamOutcome) => Promise<void>;
 
 interface RunInput {
-  finish: Finish;
+  end: End;
   root: string;
   taskId: string;
   dir: string;
@@ -113,7 +126,7 @@ interface RunInput {
 }
 
 async function runTask(input: RunInput): Promise<void> {
-  const { dir, plan, adapter, raw, cancel, finish, taskId } = input;
+  const { dir, plan, adapter, raw, cancel, end, taskId } = input;
   const paths = taskPaths(dir);
   const planned = plannedWorktree(plan, taskId);
   await updateState(dir, (state) => ({
@@ -123,7 +136,7 @@ async function runTask(input: RunInput): Promise<void> {
     ...(planned ? { worktree: planned.path, branch: planned.branch } : {}),
   }));
   if (cancel.aborted) {
-    await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
+    await end({ kind: "cancelled_before_start" });
     return;
   }
 
@@ -150,16 +163,10 @@ async function runTask(input: RunInput): Promise<void> {
     if (failure) {
       await discardIsolation(plan, isolation);
       await updateState(dir, (state) => ({ ...state, worktree: null, branch: null, start_tree: null }));
-      const how = failure.signal ? `killed by ${failure.signal}` : `exit code ${failure.code}`;
-      await finish({
-        stream: {},
-        outcome: "failed",
-        exit: { code: failure.code, signal: failure.signal },
-        launchError: {
-          code: "setup_failed",
-          message: `Setup command failed: \`${failure.command}\` (${how}). The agent did not run; see raw.log for its output. Fix [worktree] setup in .caesar/config.toml.`,
-        },
-      });
+      await end(
+        { kind: "setup_failed", command: failure.command, exit: failure },
+        { outputTail: failure.output },
+      );
       return;
     }
   }
@@ -201,7 +208,11 @@ async function runAgent(
     translator: StreamTranslator;
   },
 ): Promise<void> {
-  const { dir, plan, events, raw, cancel, command, translator, launch, finish } = input;
+  const { dir, plan, events, raw, cancel, command, translator, launch, end } = input;
+  // What the agent last said on stderr (else on stdout): the words of a failure message.
+  const stderrTail = new OutputTail();
+  const stdoutTail = new OutputTail(10);
+  const outputTail = () => stderrTail.text || stdoutTail.text;
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
@@ -222,23 +233,24 @@ async function runAgent(
       cwd: command.cwd,
       env: { ...launch.env, ...command.env },
       raw,
-      onStdoutLine: (line) => emit(safely(() => translator.stdout(line))),
-      onStderrLine: (line) => emit(safely(() => translator.stderr?.(line) ?? [])),
+      onStdoutLine: (line) => {
+        stdoutTail.push(line);
+        emit(safely(() => translator.stdout(line)));
+      },
+      onStderrLine: (line) => {
+        stderrTail.push(line);
+        emit(safely(() => translator.stderr?.(line) ?? []));
+      },
       onOutput: () => {
         lastOutput = Date.now();
       },
     });
   } catch (error) {
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: { code: "spawn_failed", message: `Could not start ${command.bin}: ${messageOf(error)}` },
-    });
+    await end({ kind: "spawn_failed", bin: command.bin, error });
     return;
   }
+  const startedAt = new Date();
   if (agent.pid !== undefined) {
-    const startedAt = new Date();
     // Appended at once, before anything else is awaited, so it precedes what the agent writes itself.
     const started = events.append({
       type: "started",
@@ -257,8 +269,8 @@ async function runAgent(
     await started;
   }
 
-  let stopReason: Outcome | undefined;
-  const stop = (reason: Outcome) => {
+  let stopReason: "timed_out" | "cancelled" | undefined;
+  const stop = (reason: "timed_out" | "cancelled") => {
     if (stopReason) return;
     stopReason = reason;
     void agent.terminate();
@@ -289,18 +301,7 @@ async function runAgent(
   await events.flush();
 
   if (exit.spawnError) {
-    const missing = exit.spawnError.code === "ENOENT";
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: missing ? "agent_not_found" : "spawn_failed",
-        message: missing
-          ? `Agent "${plan.agent}" could not start: ${command.bin} was not found (is it installed and on PATH?).`
-          : `Agent "${plan.agent}" could not start: ${exit.spawnError.message}`,
-      },
-    });
+    await end({ kind: "spawn_failed", bin: command.bin, error: exit.spawnError });
     return;
   }
   let stream: StreamOutcome = {};
@@ -311,14 +312,16 @@ async function runAgent(
   }
   // What the stream still held: text being accumulated, tools left open (closed as failed).
   for (const body of stream.events ?? []) await events.append(body);
-  if (stream.failure)
-    await events.append({
-      type: "error",
-      message: stream.failure.message,
-      ...(stream.failure.code ? { code: stream.failure.code } : {}),
-    });
-  const outcome: Outcome = stopReason ?? (exit.code === 0 ? "succeeded" : "failed");
-  await finish({ stream, outcome, exit: { code: exit.code, signal: exit.signal } });
+  await end(
+    {
+      kind: "exited",
+      exit: { code: exit.code, signal: exit.signal },
+      stoppedFor: stopReason,
+      streamFailure: stream.failure,
+    },
+    { command: command.display, outputTail: outputTail(), ranMs: Date.now() - startedAt.getTime() },
+    stream,
+  );
 }
 
 function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {
@@ -360,18 +363,9 @@ function agentEnvironment(plan: TaskPlan, task: Task, dir: string, root: string)
   };
 }
 
-async function finishAfterCrash(dir: string, finish: Finish, error: unknown): Promise<void> {
-  const code = (error as { code?: string })?.code;
+async function finishAfterCrash(dir: string, end: End, error: unknown): Promise<void> {
   try {
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: typeof code === "string" ? code : "conductor_error",
-        message: `The task could not run: ${messageOf(error)}${isCaesarError(error) && error.detail ? ` ${error.detail}` : ""}`,
-      },
-    });
+    await end({ kind: "crashed", error });
   } catch (second) {
     // Last resort: the state must not stay "running".
     await updateState(dir, (state) => ({
