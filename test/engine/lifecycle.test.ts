@@ -119,6 +119,17 @@ describe("cancel", () => {
     });
     expect(alive(running.pid)).toBe(false);
     expect(state(root, id).report?.status).toBe("failed");
+    // A cancel is said like any other ending: one `error` event, then `finished`, and the same words.
+    const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; code?: string; message?: string });
+    expect(events.filter((e) => e.type === "error").map((e) => e.code)).toEqual(["cancelled"]);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["error", "finished"]);
+    expect(state(root, id).error).toEqual({ code: "cancelled", message: events.at(-2)!.message });
+    expect(state(root, id).error?.message).toMatch(
+      /^Agent "hang" was cancelled after .* \(cancel requested by cli\)/,
+    );
     const again = await runCaesar(["cancel", id], { cwd: root });
     expect(again.stdout).toContain("already finished");
     expect(state(root, id).outcome).toBe("cancelled");

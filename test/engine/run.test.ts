@@ -319,6 +319,11 @@ describe("isolation", () => {
     expect(body!.report.details).toContain("The agent did not run.\nLast output:\npreparing");
     expect(body!.state.error?.message).toContain("last output:\npreparing");
     expect(git(root, "worktree", "list")).not.toContain(".caesar/wt");
+    // What a person reads says that setup failed, not that there is no repository.
+    const human = await runCaesar(["run", "--agent", "conformant", "needs setup"], { cwd: root });
+    expect(human.stdout).toContain("Setup command `echo preparing; exit 7` exited with code 7");
+    expect(human.stdout).toContain("none: the agent did not run");
+    expect(human.stdout).not.toContain("no git repository");
     expect(git(root, "branch")).not.toContain("caesar/");
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("preparing");
   });
