@@ -4,7 +4,15 @@ import { git, gitOut } from "./git.js";
 export interface ObservedChange {
   path: string;
   action: ChangeAction;
+  /** For a rename: the path before. */
+  from?: string;
 }
+
+/**
+ * How alike a deleted and an added file must be for git to call the pair a rename: git's default,
+ * 50% similarity (`--find-renames=50%`).
+ */
+export const RENAME_SIMILARITY = "50%";
 
 const STATUS_TO_ACTION: Record<string, ChangeAction> = {
   A: "added",
@@ -13,17 +21,37 @@ const STATUS_TO_ACTION: Record<string, ChangeAction> = {
   T: "modified",
 };
 
-/** The files that differ between two trees, as git sees them (no rename detection: deterministic). */
+/** The files that differ between two trees, as git sees them, renames detected (RENAME_SIMILARITY). */
 export async function changedFiles(cwd: string, fromTree: string, toTree: string): Promise<ObservedChange[]> {
   if (fromTree === toTree) return [];
-  const out = await gitOut(cwd, ["diff-tree", "-r", "--no-renames", "--name-status", "-z", fromTree, toTree]);
+  const out = await gitOut(cwd, [
+    "diff-tree",
+    "-r",
+    `--find-renames=${RENAME_SIMILARITY}`,
+    "--name-status",
+    "-z",
+    fromTree,
+    toTree,
+  ]);
   const fields = out.split("\0").filter((field) => field !== "");
   const changes: ObservedChange[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
+  for (let i = 0; i + 1 < fields.length; ) {
     const status = fields[i]!.charAt(0);
+    // A rename (R<score>) names two paths: before, then after.
+    if (status === "R" && i + 2 < fields.length) {
+      changes.push({ path: fields[i + 2]!, action: "renamed", from: fields[i + 1]! });
+      i += 3;
+      continue;
+    }
     changes.push({ path: fields[i + 1]!, action: STATUS_TO_ACTION[status] ?? "modified" });
+    i += 2;
   }
   return changes;
+}
+
+/** Every path a change touches: both paths of a rename. */
+export function touchedPaths(changes: readonly ObservedChange[]): string[] {
+  return changes.flatMap((change) => (change.from ? [change.from, change.path] : [change.path]));
 }
 
 /**
@@ -52,6 +80,8 @@ export async function diffText(
   toTree: string,
   options: { stat?: boolean } = {},
 ) {
+  // Without rename detection: the patch stays a plain list of whole-file changes that every reader
+  // (the dashboard's diff view, `git apply`) takes as it is.
   const args = ["diff", "--no-color", "--no-renames", options.stat ? "--stat" : "--binary"];
   return (await git(cwd, [...args, fromTree, toTree])).stdout;
 }

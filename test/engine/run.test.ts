@@ -35,7 +35,7 @@ interface RunJson {
     details: string;
     report_source: string;
     changes_verified_by: string;
-    changes: { path: string; action: string }[];
+    changes: { path: string; action: string; from?: string; summary?: string }[];
     findings: { severity: string; title: string; detail?: string }[];
   };
 }
@@ -51,6 +51,7 @@ const ALL_FIXTURES = [
   "committer",
   "env-dump",
   "nested",
+  "mover",
 ];
 
 function project(config = "", files?: Record<string, string>): string {
@@ -147,6 +148,28 @@ describe("reconciliation with git", () => {
     expect(body!.report.findings.find((f) => f.title.includes("not found by git"))?.detail).toBe(
       "declared-only.txt",
     );
+  });
+
+  it("observes a rename as renamed, flags a declared action git contradicts, and applies the rename", async () => {
+    const root = project("", {
+      "notes.txt": "line 1\nline 2\nline 3\nline 4\nline 5\n",
+      "keep.txt": "kept\n",
+    });
+    const { body } = await run(root, ["--agent", "mover", "move the notes"]);
+    expect(body!.report.changes).toEqual([
+      { path: "docs/notes.txt", action: "renamed", from: "notes.txt", summary: "moved under docs/" },
+      { path: "keep.txt", action: "modified" },
+    ]);
+    const contradiction = body!.report.findings.find((f) => f.title.includes("contradicted by git"));
+    expect(contradiction).toMatchObject({
+      title: "1 declared change(s) contradicted by git",
+      detail: "keep.txt: declared deleted, git saw it modified",
+    });
+    expect(body!.report.findings.map((f) => f.title).join("\n")).not.toContain("not found by git");
+    const applied = await runCaesar(["apply", body!.task_id], { cwd: root });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(existsSync(join(root, "notes.txt"))).toBe(false);
+    expect(readFileSync(join(root, "docs", "notes.txt"), "utf8")).toContain("line 5");
   });
 
   it("counts work the agent committed in its worktree (diff against base_ref, not HEAD)", async () => {

@@ -232,7 +232,7 @@ describe("strict JSON Schemas for native structured output", () => {
       status: "partial",
       summary: "Half done",
       details: null,
-      changes: [{ path: "a.txt", action: "added", summary: null }],
+      changes: [{ path: "a.txt", action: "added", from: null, summary: null }],
       commands_run: [],
       findings: [{ severity: "low", title: "t", file: null, line: null, detail: null }],
       questions: [],

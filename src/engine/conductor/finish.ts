@@ -144,6 +144,10 @@ async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTa
           `caesar ${state.id}: ${state.objective.split("\n")[0]!.slice(0, 72)}`,
         ).catch(() => null);
   if (plan.repo_prefix)
-    changes = changes.map((change) => ({ ...change, path: relative(plan.repo_prefix, change.path) }));
+    changes = changes.map((change) => ({
+      ...change,
+      path: relative(plan.repo_prefix, change.path),
+      ...(change.from ? { from: relative(plan.repo_prefix, change.from) } : {}),
+    }));
   return { tree, commit, changes };
 }

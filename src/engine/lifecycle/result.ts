@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { CaesarError } from "../../support/errors.js";
-import { changedFiles, diffText, type ObservedChange } from "../../workspace/changes.js";
+import { changedFiles, diffText, type ObservedChange, touchedPaths } from "../../workspace/changes.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "../../workspace/git.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import type { TaskState } from "../store/state.js";
@@ -96,7 +96,7 @@ export async function applyResult(
   repoTop: string,
   result: TaskResult,
 ): Promise<ApplyOutcome> {
-  const files = result.changes.map((change) => change.path);
+  const files = touchedPaths(result.changes);
   if (files.length === 0) {
     throw new CaesarError("nothing_to_apply", `Task ${state.id} changed nothing: there is nothing to apply.`);
   }
