@@ -9,11 +9,13 @@ import type { DocumentKind } from "../../src/protocol/versions.js";
 
 const seed = (name: string) => readFileSync(new URL(`../fixtures/seeds/${name}`, import.meta.url), "utf8");
 const seedJson = (name: string) => JSON.parse(seed(name)) as Record<string, unknown>;
+// The seed elides each event's `at` ("…"); a writer puts an ISO-8601 timestamp there, as the schema says.
 const seedEvents = () =>
   seed("events.jsonl")
     .trim()
     .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .map((event) => ({ ...event, at: event.at === "…" ? "2026-08-09T10:00:01.000Z" : event.at }));
 
 function ajvFor(kind: DocumentKind, strict = false) {
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
@@ -42,6 +44,39 @@ describe("the seed's JSON examples", () => {
       const validate = ajvFor(kind);
       expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
     }
+  });
+});
+
+describe("caesar.event/v1", () => {
+  const event = (body: Record<string, unknown>) => ({
+    protocol: "caesar.event/v1",
+    seq: 0,
+    at: "2030-01-01T00:00:00.000Z",
+    task_id: "t_1",
+    ...body,
+  });
+  const problems = (body: Record<string, unknown>) => {
+    const result = safeParseDocument("event", event(body));
+    return result.ok ? [] : result.problems.map((p) => `${p.path}: ${p.message}`);
+  };
+
+  it("validates finished.status, file_changed.action and at as the seed defines them", () => {
+    expect(problems({ type: "finished", status: "success", outcome: "succeeded" })).toEqual([]);
+    expect(problems({ type: "finished", status: "done" })).toEqual([
+      expect.stringContaining('$.status: expected one of "success", "partial", "failed", "blocked"'),
+    ]);
+    expect(problems({ type: "finished", status: "failed", outcome: "exploded" })).toEqual([
+      expect.stringMatching(/^\$\.outcome: expected one of "succeeded"/),
+    ]);
+    expect(problems({ type: "file_changed", path: "a.ts", action: "modified" })).toEqual([]);
+    expect(problems({ type: "file_changed", path: "a.ts" })).toEqual([]);
+    expect(problems({ type: "file_changed", path: "a.ts", action: "written" })).toEqual([
+      expect.stringContaining('$.action: expected one of "added", "modified", "deleted", "renamed"'),
+    ]);
+    expect(problems({ type: "progress", message: "m", at: "yesterday" })).toEqual([
+      expect.stringMatching(/^\$\.at: /),
+    ]);
+    expect(problems({ type: "progress", message: "m", at: "2030-01-01T01:00:00+01:00" })).toEqual([]);
   });
 });
 
