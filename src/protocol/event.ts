@@ -51,7 +51,9 @@ export const FileChangedEventSchema = z.object({
   ...common,
   type: z.literal("file_changed"),
   path: z.string(),
-  action: ChangeActionSchema.optional().describe("As in a report's changes; absent when the agent cannot tell."),
+  action: ChangeActionSchema.optional().describe(
+    "As in a report's changes; absent when the agent cannot tell.",
+  ),
 });
 
 export const ProgressEventSchema = z.object({

@@ -73,6 +73,25 @@ export async function isPristine(top: string, base: string): Promise<boolean> {
   return records.every((record) => record.startsWith("# ")) && records.includes(`# branch.oid ${base}`);
 }
 
+/**
+ * Which of `paths` have uncommitted changes (staged, unstaged or untracked) in the work tree at `top`.
+ * Read from `git status --porcelain -z`, whose records keep a path whole whatever it contains.
+ */
+export async function uncommittedPaths(top: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const { stdout } = await git(top, ["status", "--porcelain", "-z", "--untracked-files=all", "--", ...paths]);
+  const records = stdout.split("\0");
+  const dirty: string[] = [];
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    if (record.length < 4) continue;
+    // "XY path"; a rename or copy is followed by a record holding the path it came from.
+    dirty.push(record.slice(3));
+    if (record[0] === "R" || record[0] === "C") i += 1;
+  }
+  return dirty;
+}
+
 /** The patch between two trees (binary-safe), as `caesar diff` shows it. */
 export async function diffText(
   cwd: string,

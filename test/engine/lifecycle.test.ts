@@ -261,6 +261,20 @@ describe("apply", () => {
     expect(parseJsonOutput<{ error: { code: string } }>(twice).error.code).toBe("already_applied");
   });
 
+  it("names a tracked file with uncommitted changes whole when it refuses (not `EADME.md`)", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], {
+      cwd: root,
+      env: { WRITE_FILE: "README.md" },
+    });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    writeFiles(root, { "README.md": "# my uncommitted edit\n" });
+    const refused = await runCaesar(["apply", id, "--json"], { cwd: root });
+    const error = parseJsonOutput<{ error: { code: string; detail: string } }>(refused).error;
+    expect(error.code).toBe("apply_would_overwrite");
+    expect(error.detail).toContain("also changed:\n  README.md\nCommit or stash");
+  });
+
   it("refuses a change that conflicts with the user's newer commits, changing nothing", async () => {
     const root = project();
     const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], {
