@@ -86,6 +86,8 @@ describe("caesar run with the seed's ten-line agent", () => {
     }
     const task = readJson(join(dir, "task.json"));
     expect(task.protocol).toBe("caesar.task/v1");
+    // No role was asked for: `role` is absent (the seed marks it optional), never null.
+    expect(Object.keys(task)).not.toContain("role");
     expect(task.workspace).toBe(body!.state.worktree);
     const events = readFileSync(join(dir, "events.jsonl"), "utf8")
       .trim()

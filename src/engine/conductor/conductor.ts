@@ -330,7 +330,8 @@ function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolat
     protocol: PROTOCOLS.task,
     id: taskId,
     created_at: new Date().toISOString(),
-    role: plan.role,
+    // The seed marks role optional: absent, not null, reads the same under either reading of "optional".
+    ...(plan.role ? { role: plan.role } : {}),
     agent: plan.agent,
     objective: plan.objective,
     context: plan.context,
