@@ -251,6 +251,11 @@ describe("processes", () => {
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("agent_not_found");
     expect(body!.report.summary).toContain("/nonexistent/ghost-agent was not found");
+    // The command line it tried is part of the failure, as for any other.
+    expect(body!.state.error?.message).toContain("\ncommand: /nonexistent/ghost-agent <prompt>");
+    expect(body!.report.details).toContain(
+      "The agent did not run.\nCommand: /nonexistent/ghost-agent <prompt>",
+    );
     const events = readFileSync(join(taskDir(root, body!.task_id), "events.jsonl"), "utf8");
     expect(events).toContain('"type":"error"');
     expect(events.match(/"type":"finished"/g)).toHaveLength(1);

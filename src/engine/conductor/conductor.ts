@@ -246,7 +246,7 @@ async function runAgent(
       },
     });
   } catch (error) {
-    await end({ kind: "spawn_failed", bin: command.bin, error });
+    await end({ kind: "spawn_failed", bin: command.bin, error }, { command: command.display });
     return;
   }
   const startedAt = new Date();
@@ -301,7 +301,10 @@ async function runAgent(
   await events.flush();
 
   if (exit.spawnError) {
-    await end({ kind: "spawn_failed", bin: command.bin, error: exit.spawnError });
+    await end(
+      { kind: "spawn_failed", bin: command.bin, error: exit.spawnError },
+      { command: command.display },
+    );
     return;
   }
   let stream: StreamOutcome = {};

@@ -1,4 +1,4 @@
-import type { Finding, Report } from "../../protocol/report.js";
+import { type Finding, type Report, ReportSchema } from "../../protocol/report.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { formatDuration } from "../../support/duration.js";
 import { errnoOf, isCaesarError, messageOf } from "../../support/errors.js";
@@ -245,19 +245,13 @@ export function synthesizeReport(ending: Ending, changedFiles: number | undefine
   ]
     .filter((line) => line !== "")
     .join("\n");
-  return {
+  // Every other member takes the schema's default.
+  return ReportSchema.parse({
     protocol: PROTOCOLS.report,
     status: ending.error ? "failed" : "partial",
     summary,
     details,
-    changes: [],
-    commands_run: [],
-    findings: [],
-    questions: [],
-    next_steps: [],
-    artifacts: [],
-    usage: {},
-  };
+  });
 }
 
 /** What the ending says that a report the agent did write does not (a timeout, a crash after "success"). */
