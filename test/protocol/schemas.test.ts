@@ -47,7 +47,7 @@ describe("the seed's JSON examples", () => {
   });
 });
 
-describe("caesar.event/v1", () => {
+describe("caesar.event/v1 members", () => {
   const event = (body: Record<string, unknown>) => ({
     protocol: "caesar.event/v1",
     seq: 0,
