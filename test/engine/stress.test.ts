@@ -138,11 +138,16 @@ describe("twenty tasks at once in one repository", () => {
 
     // Meanwhile: apply each finished worktree write as soon as it is there, and gc, over and over.
     const applied = new Set<string>();
+    const worktreeWriteCount = all.filter((spec) => spec.kind === "worktree-write").length;
     const sideResults: CliResult[] = [];
     const deadline = Date.now() + 240_000;
     for (;;) {
       const states = started.map(({ id }) => readState(root, id));
-      if (states.every((state) => state?.phase === "finished")) break;
+      const allFinished = states.every((state) => state?.phase === "finished");
+      // Done once every task finished and every worktree write was applied: which tasks finish first is the
+      // scheduler's choice (on a loaded machine the worktree writes can be the last), so some applies may
+      // come after the last task — gc, though, runs from the first moment.
+      if (allFinished && applied.size === worktreeWriteCount) break;
       if (Date.now() > deadline) {
         const stuck = started.filter((_, i) => states[i]?.phase !== "finished").map(({ id }) => id);
         throw new Error(`tasks not finished in time: ${stuck.join(", ")}`);
@@ -160,8 +165,7 @@ describe("twenty tasks at once in one repository", () => {
       await sleep(200);
     }
     for (const result of sideResults) expect(result.code, result.stderr + result.stdout).toBe(0);
-    // Tasks finish in waves (six slots for twenty): some were applied while others still ran.
-    expect(applied.size).toBeGreaterThan(0);
+    expect(applied.size).toBe(worktreeWriteCount);
 
     // Every task: a final state, the report its agent gave, and nothing of caesar's among its changes.
     const inPlaceWrites = all.filter((s) => s.kind === "inplace-write").map((s) => s.expect.own!);
