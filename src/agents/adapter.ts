@@ -144,8 +144,11 @@ export interface StreamOutcome {
   session?: string;
   /** `usage` counts the whole session, its earlier runs included (a continued codex thread), not this run. */
   usageCoversSession?: boolean;
-  /** A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause. */
-  failure?: { message: string; code?: string };
+  /**
+   * A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause.
+   * `announced`: the translator already returned an `error` event for it (the engine writes none then).
+   */
+  failure?: { message: string; code?: string; announced?: boolean };
   /**
    * Events to append after the last line: text the stream was still accumulating, and tools left open
    * when the process ended (closed as `failed`), so every `started` has its end.

@@ -138,8 +138,8 @@ export class ClaudeTranslator extends StateTranslator {
       case "api_retry": {
         const status = int(event.error_status);
         const detail = `API retry ${num(event.attempt) ?? "?"}/${num(event.max_retries) ?? "?"}: ${str(event.error) ?? "error"}${status ? ` (HTTP ${status})` : ""}`;
-        const suspected = this.state.suspect(detail, status, status ? undefined : codeOf(str(event.error)));
-        return this.state.errorEvent(detail, suspected.code);
+        const code = status ? undefined : codeOf(str(event.error));
+        return this.state.retrying(detail, { ...(status ? { status } : {}), ...(code ? { code } : {}) });
       }
       case "permission_denied": {
         const tool = str(event.tool_name) ?? "";

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
+import type { ChangeAction } from "../protocol/report.js";
 import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, readNativeOutput, reportSchemaFile } from "./native-report.js";
@@ -144,7 +145,7 @@ function toolInput(item: Record<string, unknown>): string {
 /** What the read-only sandbox answers a write (the stream shows the command as merely failed). */
 const SANDBOX_DENIAL = /Read-only file system|blocked by read-only sandbox/;
 
-const CHANGE_ACTIONS: Record<string, string> = { add: "added", update: "modified", delete: "deleted" };
+const CHANGE_ACTIONS: Record<string, ChangeAction> = { add: "added", update: "modified", delete: "deleted" };
 
 export class CodexTranslator extends StateTranslator {
   constructor(
@@ -179,9 +180,7 @@ export class CodexTranslator extends StateTranslator {
       }
       case "error": {
         // Transient notices ("Reconnecting... waiting for network") repeat until codex gives up or is killed.
-        const message = str(event.message) ?? "error";
-        const suspected = this.state.suspect(message);
-        return this.state.errorEvent(message, suspected.code);
+        return this.state.retrying(str(event.message) ?? "error");
       }
       default:
         return [];
@@ -226,7 +225,8 @@ export class CodexTranslator extends StateTranslator {
           for (const change of list(item.changes)) {
             const path = str(rec(change).path);
             const kind = str(rec(change).kind) ?? "";
-            if (path) events.push({ type: "file_changed", path, action: CHANGE_ACTIONS[kind] ?? kind });
+            const action = CHANGE_ACTIONS[kind];
+            if (path) events.push({ type: "file_changed", path, ...(action ? { action } : {}) });
           }
         }
         return events;

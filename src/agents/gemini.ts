@@ -221,8 +221,10 @@ export class GeminiTranslator extends StateTranslator {
     const retry = RETRY.exec(line);
     if (!retry) return [];
     const status = retry[2] ? Number(retry[2]) : undefined;
-    const suspected = this.state.suspect(line.trim(), status);
-    return this.state.errorEvent(`Model call retried: ${line.trim().slice(0, 300)}`, suspected.code);
+    return this.state.retrying(line.trim(), {
+      ...(status !== undefined ? { status } : {}),
+      notice: `Model call retried: ${line.trim().slice(0, 300)}`,
+    });
   }
 
   private flush(): EventBody[] {

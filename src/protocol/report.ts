@@ -15,6 +15,8 @@ export type ChangeAction = z.infer<typeof ChangeActionSchema>;
 export const ChangeSchema = z.object({
   path: z.string().min(1),
   action: ChangeActionSchema,
+  /** For a rename: the path before (`path` is the path after). */
+  from: z.string().min(1).optional().describe("For a renamed file: its path before the rename."),
   summary: z.string().optional(),
 });
 export type Change = z.infer<typeof ChangeSchema>;

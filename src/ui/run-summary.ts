@@ -90,9 +90,11 @@ export function renderRunSummary(state: TaskState, options: RunSummaryOptions): 
     {
       text:
         changes.length === 0
-          ? verified
-            ? "none, according to git"
-            : "none declared (not verified: no git repository)"
+          ? state.started_at === null
+            ? "none: the agent did not run"
+            : verified
+              ? "none, according to git"
+              : "none declared (not verified: no git repository)"
           : verified
             ? `${count} changed, according to git`
             : `${count} declared by the agent (not verified: no git repository)`,

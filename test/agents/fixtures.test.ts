@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
+import { describeEnding } from "../../src/engine/conductor/ending.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { type Fixture, listFixtures, readFixture } from "../helpers/agent-fixtures.js";
 import { pairingProblems, SHELL_TOOL, toolEvents, toolRun } from "../helpers/event-checks.js";
@@ -30,9 +31,16 @@ const EXPECTATIONS: Record<
       expect(ReportSchema.safeParse(outcome.nativeReport).success).toBe(true);
     else expect(outcome.finalText).toContain("caesar:report");
   },
-  "fail-401"(_fixture, { events, outcome }) {
+  "fail-401"(fixture, { events, outcome }) {
     expect(outcome.failure?.code).toBe("auth_failed");
-    expect(events.some((event) => event.type === "error")).toBe(true);
+    // One failure, one `error` event: the stream's own, or else the one the engine writes for it.
+    const ending = describeEnding(
+      { kind: "exited", exit: fixture.exit, streamFailure: outcome.failure },
+      { agent: fixture.header.cli, timeoutMs: 60_000, outputTail: "" },
+    );
+    const engineWrites = ending.error && !ending.announced ? 1 : 0;
+    expect(events.filter((event) => event.type === "error").length + engineWrites).toBe(1);
+    expect(ending.error?.code).toBe("auth_failed");
   },
   "read-only"(_fixture, { events }) {
     const succeeded = toolEvents(events).filter((e) => SHELL_TOOL.test(e.tool) && e.status === "succeeded");

@@ -37,6 +37,21 @@ describe("layered configuration from the command line", () => {
     expect(error.detail).toBe('unknown key "policy.max_paralel" — did you mean "max_parallel"?');
   });
 
+  it("policy deny of an agent nobody declared writes the rule but warns, with the closest known id", async () => {
+    const root = makeRepo();
+    const result = await runCaesar(["policy", "deny", "codx", "--json"], { cwd: root, env: env(tempDir()) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      'caesar: warning: "codx" is not an agent caesar knows (did you mean "codex"?)',
+    );
+    expect(parseJsonOutput<{ known: boolean; warning: string }>(result)).toMatchObject({
+      known: false,
+      warning: expect.stringContaining("Known agents: "),
+    });
+    const known = await runCaesar(["policy", "deny", "codex"], { cwd: root, env: env(tempDir()) });
+    expect(known.stderr).not.toContain("warning");
+  });
+
   it("policy deny/allow write one layer, keep the user's comments, and refuse --global with --local", async () => {
     const root = makeRepo();
     const home = tempDir();

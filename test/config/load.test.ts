@@ -24,6 +24,38 @@ describe("configuration files", () => {
     );
   });
 
+  it("refuse two [[agent]] entries with one id in a file, naming both", () => {
+    const text = [
+      "[policy]",
+      "max_parallel = 2",
+      "",
+      "[[agent]]",
+      'id = "helper"',
+      'bin = "one.sh"',
+      "",
+      "[[agent]]",
+      'id = "other"',
+      'bin = "other.sh"',
+      "",
+      "  [[ agent ]]",
+      'id = "helper"',
+      'bin = "two.sh"',
+    ].join("\n");
+    expect(() => parseConfigText(text, "/p/.caesar/config.toml")).toThrow(
+      expect.objectContaining({
+        code: "config_duplicate_agent",
+        exitCode: 2,
+        message: '/p/.caesar/config.toml declares the agent "helper" twice: at line 4 and at line 12.',
+      }),
+    );
+    // Across layers, a more specific one redeclares an id on purpose, and wins whole.
+    const merged = mergeLayers([
+      ["project", "p", parseConfigText('[[agent]]\nid = "helper"\nbin = "one.sh"\n', "p")],
+      ["local", "l", parseConfigText('[[agent]]\nid = "helper"\nbin = "two.sh"\n', "l")],
+    ]);
+    expect(merged.agents.helper).toMatchObject({ value: { bin: "two.sh" }, source: "local" });
+  });
+
   it("reads the seed's [[agent]] example with its defaults", () => {
     const config = parseConfigText(
       '[[agent]]\nid = "my-agent"\nbin = "my-agent.sh"\nargs = ["{{prompt}}"]\n',

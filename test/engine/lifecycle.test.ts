@@ -119,6 +119,17 @@ describe("cancel", () => {
     });
     expect(alive(running.pid)).toBe(false);
     expect(state(root, id).report?.status).toBe("failed");
+    // A cancel is said like any other ending: one `error` event, then `finished`, and the same words.
+    const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; code?: string; message?: string });
+    expect(events.filter((e) => e.type === "error").map((e) => e.code)).toEqual(["cancelled"]);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["error", "finished"]);
+    expect(state(root, id).error).toEqual({ code: "cancelled", message: events.at(-2)!.message });
+    expect(state(root, id).error?.message).toMatch(
+      /^Agent "hang" was cancelled after .* \(cancel requested by cli\)/,
+    );
     const again = await runCaesar(["cancel", id], { cwd: root });
     expect(again.stdout).toContain("already finished");
     expect(state(root, id).outcome).toBe("cancelled");
@@ -248,6 +259,20 @@ describe("apply", () => {
     expect(state(root, id).applied?.files).toEqual(["out.txt"]);
     const twice = await runCaesar(["apply", id, "--json"], { cwd: root });
     expect(parseJsonOutput<{ error: { code: string } }>(twice).error.code).toBe("already_applied");
+  });
+
+  it("names a tracked file with uncommitted changes whole when it refuses (not `EADME.md`)", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], {
+      cwd: root,
+      env: { WRITE_FILE: "README.md" },
+    });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    writeFiles(root, { "README.md": "# my uncommitted edit\n" });
+    const refused = await runCaesar(["apply", id, "--json"], { cwd: root });
+    const error = parseJsonOutput<{ error: { code: string; detail: string } }>(refused).error;
+    expect(error.code).toBe("apply_would_overwrite");
+    expect(error.detail).toContain("also changed:\n  README.md\nCommit or stash");
   });
 
   it("refuses a change that conflicts with the user's newer commits, changing nothing", async () => {

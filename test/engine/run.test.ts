@@ -33,9 +33,10 @@ interface RunJson {
   report: {
     status: string;
     summary: string;
+    details: string;
     report_source: string;
     changes_verified_by: string;
-    changes: { path: string; action: string }[];
+    changes: { path: string; action: string; from?: string; summary?: string }[];
     findings: { severity: string; title: string; detail?: string }[];
   };
 }
@@ -52,6 +53,7 @@ const ALL_FIXTURES = [
   "env-dump",
   "nested",
   "seed-agent",
+  "mover",
 ];
 
 function project(config = "", files?: Record<string, string>): string {
@@ -87,6 +89,8 @@ describe("caesar run with the seed's ten-line agent", () => {
     }
     const task = readJson(join(dir, "task.json"));
     expect(task.protocol).toBe("caesar.task/v1");
+    // No role was asked for: `role` is absent (the seed marks it optional), never null.
+    expect(Object.keys(task)).not.toContain("role");
     expect(task.workspace).toBe(body!.state.worktree);
     const events = readFileSync(join(dir, "events.jsonl"), "utf8")
       .trim()
@@ -157,6 +161,28 @@ describe("reconciliation with git", () => {
     );
   });
 
+  it("observes a rename as renamed, flags a declared action git contradicts, and applies the rename", async () => {
+    const root = project("", {
+      "notes.txt": "line 1\nline 2\nline 3\nline 4\nline 5\n",
+      "keep.txt": "kept\n",
+    });
+    const { body } = await run(root, ["--agent", "mover", "move the notes"]);
+    expect(body!.report.changes).toEqual([
+      { path: "docs/notes.txt", action: "renamed", from: "notes.txt", summary: "moved under docs/" },
+      { path: "keep.txt", action: "modified" },
+    ]);
+    const contradiction = body!.report.findings.find((f) => f.title.includes("contradicted by git"));
+    expect(contradiction).toMatchObject({
+      title: "1 declared change(s) contradicted by git",
+      detail: "keep.txt: declared deleted, git saw it modified",
+    });
+    expect(body!.report.findings.map((f) => f.title).join("\n")).not.toContain("not found by git");
+    const applied = await runCaesar(["apply", body!.task_id], { cwd: root });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(existsSync(join(root, "notes.txt"))).toBe(false);
+    expect(readFileSync(join(root, "docs", "notes.txt"), "utf8")).toContain("line 5");
+  });
+
   it("counts work the agent committed in its worktree (diff against base_ref, not HEAD)", async () => {
     const root = project();
     const { body } = await run(root, ["--agent", "committer", "commit things"]);
@@ -209,9 +235,20 @@ describe("report recovery tiers", () => {
     expect(result.code).toBe(1);
     expect(body!.state.outcome).toBe("failed");
     expect(body!.report.status).toBe("failed");
-    expect(body!.report.summary).toContain("exit code 3");
+    // Reason first, then the agent's own last words; the details carry the exit status and its output.
+    expect(body!.report.summary).toMatch(/^Agent "crash" exited with code 3: about to crash\. 1 file/);
+    expect(body!.report.details).toContain("The agent exited with code 3.");
+    expect(body!.report.details).toContain("Last output:\nabout to crash");
     expect(body!.report.changes).toEqual([{ path: "half-done.txt", action: "added" }]);
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("about to crash");
+    // The error event and state.error say the same, once.
+    const errors = events(root, body!.task_id).filter((e) => e.type === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.code).toBe("agent_failed");
+    expect(errors[0]!.message).toBe(body!.state.error?.message);
+    expect(body!.state.error?.message).toMatch(
+      /^Agent "crash" exited with code 3: about to crash\ncommand: /,
+    );
   });
 });
 
@@ -223,6 +260,11 @@ describe("processes", () => {
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("agent_not_found");
     expect(body!.report.summary).toContain("/nonexistent/ghost-agent was not found");
+    // The command line it tried is part of the failure, as for any other.
+    expect(body!.state.error?.message).toContain("\ncommand: /nonexistent/ghost-agent <prompt>");
+    expect(body!.report.details).toContain(
+      "The agent did not run.\nCommand: /nonexistent/ghost-agent <prompt>",
+    );
     const events = readFileSync(join(taskDir(root, body!.task_id), "events.jsonl"), "utf8");
     expect(events).toContain('"type":"error"');
     expect(events.match(/"type":"finished"/g)).toHaveLength(1);
@@ -233,8 +275,12 @@ describe("processes", () => {
     const { result, body } = await run(root, ["--agent", "hang", "--timeout", "1s", "hang"]);
     expect(result.code).toBe(1);
     expect(body!.state.outcome).toBe("timed_out");
-    expect(body!.report.summary).toContain("Timed out after 1.0s");
+    expect(body!.report.summary).toContain('Agent "hang" timed out after 1.0s and was stopped');
     expect(isAlive(body!.state.agent_process!.pid)).toBe(false);
+    // A timeout is a failure like another: one `error` event, before `finished`.
+    const types = events(root, body!.task_id).map((e) => `${e.type}${e.code ? `:${e.code}` : ""}`);
+    expect(types.filter((t) => t.startsWith("error"))).toEqual(["error:timed_out"]);
+    expect(types.slice(-2)).toEqual(["error:timed_out", "finished"]);
   });
 
   it("SIGKILLs an agent that ignores SIGTERM, after the grace delay", async () => {
@@ -305,8 +351,18 @@ describe("isolation", () => {
     const { result, body } = await run(root, ["--agent", "conformant", "needs setup"]);
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("setup_failed");
-    expect(body!.report.summary).toContain("`echo preparing; exit 7` (exit code 7)");
+    expect(body!.report.summary).toContain(
+      "Setup command `echo preparing; exit 7` exited with code 7, so the agent did not run",
+    );
+    // What the setup printed is in the report and the error, not only in raw.log.
+    expect(body!.report.details).toContain("The agent did not run.\nLast output:\npreparing");
+    expect(body!.state.error?.message).toContain("last output:\npreparing");
     expect(git(root, "worktree", "list")).not.toContain(".caesar/wt");
+    // What a person reads says that setup failed, not that there is no repository.
+    const human = await runCaesar(["run", "--agent", "conformant", "needs setup"], { cwd: root });
+    expect(human.stdout).toContain("Setup command `echo preparing; exit 7` exited with code 7");
+    expect(human.stdout).toContain("none: the agent did not run");
+    expect(human.stdout).not.toContain("no git repository");
     expect(git(root, "branch")).not.toContain("caesar/");
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("preparing");
   });
@@ -325,6 +381,13 @@ describe("nested delegation", () => {
     expect(existsSync(taskDir(root, child.task_id))).toBe(true);
   });
 });
+
+function events(root: string, id: string): Record<string, string>[] {
+  return readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
 
 function isAlive(pid: number): boolean {
   try {

@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import type { EventBody } from "../../protocol/event.js";
+import type { ChangeAction } from "../../protocol/report.js";
 import type { ProcessExit, StreamOutcome } from "../adapter.js";
 import { list, num, rec, str } from "../stream-json.js";
 import { StreamState } from "../stream-state.js";
@@ -104,7 +105,8 @@ export class SessionEvents {
 
   /** The file the agent wrote through caesar (`fs/write_text_file`). */
   wroteFile(path: string): EventBody[] {
-    return this.fileChanged(path, "written");
+    // A whole-file write: whether it added or modified the file is git's to say (no action).
+    return this.fileChanged(path, undefined);
   }
 
   /** Token counts from a prompt's result: `usage` (ACP) or gemini's `_meta.quota.token_count`. */
@@ -179,12 +181,12 @@ export class SessionEvents {
     return events;
   }
 
-  private fileChanged(path: string, action: string): EventBody[] {
+  private fileChanged(path: string, action: ChangeAction | undefined): EventBody[] {
     const shown = isInside(this.workspace, path) ? relative(this.workspace, path) : path;
-    const key = `${shown}\n${action}`;
+    const key = `${shown}\n${action ?? ""}`;
     if (this.changed.has(key)) return [];
     this.changed.add(key);
-    return [{ type: "file_changed", path: shown, action }];
+    return [{ type: "file_changed", path: shown, ...(action ? { action } : {}) }];
   }
 }
 

@@ -10,10 +10,10 @@ import { recordProcess } from "../../support/process.js";
 import { changedFiles, diffText } from "../../workspace/changes.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import type { EventWriter } from "../store/event-log.js";
-import type { Outcome } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { updateState } from "../store/task-store.js";
 import { checksNotRun, runChecks } from "./checks.js";
+import type { Ending } from "./ending.js";
 import type { FinishInput } from "./finish.js";
 import { makeFollowUpPrompt, makeFreshBrief } from "./follow-up.js";
 import { CHANNEL_REPORT_FILE } from "./recover.js";
@@ -23,8 +23,8 @@ export type AgentTurn =
   | {
       kind: "exited";
       stream: StreamOutcome;
-      outcome: Outcome;
-      exit: { code: number | null; signal: string | null };
+      /** How this run ended, in words (ending.ts). */
+      ending: Ending;
       startedAt: string;
       finishedAt: string;
       /** The task's deadline (epoch ms), fixed by the first run. */
@@ -32,11 +32,7 @@ export type AgentTurn =
       /** Where this run's output begins in raw.log. */
       rawFrom: number;
     }
-  | {
-      kind: "error";
-      exit: { code: number | null; signal: string | null };
-      launchError: { code: string; message: string };
-    };
+  | { kind: "error"; ending: Ending };
 
 export interface AttemptsInput {
   dir: string;
@@ -74,14 +70,7 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
   for (let number = 1; ; number++) {
     const turn = await input.runTurn(launch, deadlineAt);
     if (turn.kind === "error") {
-      await input.finish({
-        stream: {},
-        outcome: "failed",
-        exit: turn.exit,
-        launchError: turn.launchError,
-        attempts,
-        findings,
-      });
+      await input.finish({ stream: {}, ending: turn.ending, attempts, findings });
       return;
     }
     deadlineAt = turn.deadlineAt;
@@ -97,22 +86,21 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
       session: turn.stream.session ?? null,
       started_at: turn.startedAt,
       finished_at: turn.finishedAt,
-      outcome: turn.outcome,
-      exit_code: turn.exit.code,
+      outcome: turn.ending.outcome,
+      exit_code: turn.ending.exit.code,
       checks,
       checks_passed: passed,
     });
     const another =
       passed === false &&
       number < plan.attempts &&
-      turn.outcome === "succeeded" &&
+      turn.ending.outcome === "succeeded" &&
       !input.cancel.aborted &&
       deadlineAt > Date.now();
     if (!another) {
       await input.finish({
         stream: Object.keys(spent).length > 0 ? { ...turn.stream, usage: spent } : turn.stream,
-        outcome: turn.outcome,
-        exit: turn.exit,
+        ending: turn.ending,
         checks,
         attempts,
         findings,
@@ -151,9 +139,9 @@ async function checkTurn(
 ): Promise<CheckResult[]> {
   const { plan, dir } = input;
   if (plan.checks.length === 0) return [];
-  if (turn.outcome === "cancelled" || input.cancel.aborted)
+  if (turn.ending.outcome === "cancelled" || input.cancel.aborted)
     return checksNotRun(plan.checks, "not run: the task was cancelled");
-  if (turn.outcome === "timed_out")
+  if (turn.ending.outcome === "timed_out")
     return checksNotRun(plan.checks, "not run: the task's deadline had passed");
   // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.
   const before = await snapshotOf(input);

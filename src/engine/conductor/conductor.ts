@@ -11,18 +11,20 @@ import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { formatDuration } from "../../support/duration.js";
-import { isCaesarError, messageOf } from "../../support/errors.js";
+import { messageOf } from "../../support/errors.js";
+import { OutputTail } from "../../support/output-tail.js";
 import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
-import type { Outcome, TaskState } from "../store/state.js";
+import type { TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
-import { taskDirOf, updateState } from "../store/task-store.js";
+import { readState, taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { type AgentStream, makeAgentStream } from "./agent-stream.js";
 import { type AgentTurn, conductAttempts } from "./attempts.js";
 import { makeBrief } from "./brief.js";
+import { describeEnding, type Ending, type EndingCause, type EndingContext } from "./ending.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
@@ -73,6 +75,19 @@ export async function conduct(root: string, taskId: string, hooks: ConductorHook
     await hooks.settled?.(plan, final).catch(() => undefined);
     return final;
   };
+  const describe: Describe = async (cause, context = {}) => {
+    const state = await readState(dir).catch(() => undefined);
+    return describeEnding(cause, {
+      agent: plan.agent,
+      timeoutMs: plan.timeout_ms,
+      cancelledBy: state?.cancel_requested?.by,
+      outputTail: "",
+      ...context,
+    });
+  };
+  const end: End = async (cause, context = {}, stream = {}) => {
+    await finish({ stream, ending: await describe(cause, context) });
+  };
   try {
     const loaded = await configLoad;
     if ("error" in loaded) throw loaded.error;
@@ -91,12 +106,24 @@ export async function conduct(root: string, taskId: string, hooks: ConductorHook
       throw error;
     });
     if (!release) {
-      await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
+      await end({ kind: "cancelled_before_start" });
       return;
     }
-    await runTask({ finish, root, taskId, dir, plan, adapter, events, raw, cancel: cancel.signal });
+    await runTask({
+      finish,
+      describe,
+      end,
+      root,
+      taskId,
+      dir,
+      plan,
+      adapter,
+      events,
+      raw,
+      cancel: cancel.signal,
+    });
   } catch (error) {
-    await finishAfterCrash(dir, finish, error);
+    await finishAfterCrash(dir, end, error);
   } finally {
     await closeUp();
     for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, onSignal);
@@ -104,9 +131,15 @@ export async function conduct(root: string, taskId: string, hooks: ConductorHook
 }
 
 type Finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => Promise<unknown>;
+/** How a task ended, in words, from its cause (ending.ts). */
+type Describe = (cause: EndingCause, context?: Partial<EndingContext>) => Promise<Ending>;
+/** Finish the task with an ending described from its cause: the one way a task ends. */
+type End = (cause: EndingCause, context?: Partial<EndingContext>, stream?: StreamOutcome) => Promise<void>;
 
 interface RunInput {
   finish: Finish;
+  describe: Describe;
+  end: End;
   root: string;
   taskId: string;
   dir: string;
@@ -118,7 +151,7 @@ interface RunInput {
 }
 
 async function runTask(input: RunInput): Promise<void> {
-  const { dir, plan, adapter, raw, cancel, finish, taskId } = input;
+  const { dir, plan, adapter, raw, cancel, finish, end, taskId } = input;
   const paths = taskPaths(dir);
   const planned = plannedWorktree(plan, taskId);
   await updateState(dir, (state) => ({
@@ -128,7 +161,7 @@ async function runTask(input: RunInput): Promise<void> {
     ...(planned ? { worktree: planned.path, branch: planned.branch } : {}),
   }));
   if (cancel.aborted) {
-    await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
+    await end({ kind: "cancelled_before_start" });
     return;
   }
 
@@ -155,16 +188,10 @@ async function runTask(input: RunInput): Promise<void> {
     if (failure) {
       await discardIsolation(plan, isolation);
       await updateState(dir, (state) => ({ ...state, worktree: null, branch: null, start_tree: null }));
-      const how = failure.signal ? `killed by ${failure.signal}` : `exit code ${failure.code}`;
-      await finish({
-        stream: {},
-        outcome: "failed",
-        exit: { code: failure.code, signal: failure.signal },
-        launchError: {
-          code: "setup_failed",
-          message: `Setup command failed: \`${failure.command}\` (${how}). The agent did not run; see raw.log for its output. Fix [worktree] setup in .caesar/config.toml.`,
-        },
-      });
+      await end(
+        { kind: "setup_failed", command: failure.command, exit: failure },
+        { outputTail: failure.output },
+      );
       return;
     }
   }
@@ -208,7 +235,7 @@ async function runTask(input: RunInput): Promise<void> {
 async function runAgent(
   input: RunInput & { launch: LaunchContext; deadlineAt: number | undefined },
 ): Promise<AgentTurn> {
-  const { dir, plan, events, raw, cancel, launch, adapter, taskId } = input;
+  const { dir, plan, events, raw, cancel, launch, adapter, taskId, describe } = input;
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
   await writeLaunchFiles(command);
@@ -220,6 +247,10 @@ async function runAgent(
   }
   trace("conductor: command built");
   const rawFrom = await rawOffset(raw, taskPaths(dir).raw);
+  // What the agent last said on stderr (else on stdout): the words of a failure message.
+  const stderrTail = new OutputTail();
+  const stdoutTail = new OutputTail(10);
+  const outputTail = () => stderrTail.text || stdoutTail.text;
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
@@ -245,8 +276,14 @@ async function runAgent(
       env: { ...launch.env, ...command.env },
       raw,
       stdinPipe: stream.stdinPipe,
-      onStdoutLine: (line) => stream.stdout(line),
-      onStderrLine: (line) => stream.stderr(line),
+      onStdoutLine: (line) => {
+        stdoutTail.push(line);
+        stream.stdout(line);
+      },
+      onStderrLine: (line) => {
+        stderrTail.push(line);
+        stream.stderr(line);
+      },
       onOutput: () => {
         lastOutput = Date.now();
       },
@@ -255,8 +292,7 @@ async function runAgent(
   } catch (error) {
     return {
       kind: "error",
-      exit: { code: null, signal: null },
-      launchError: { code: "spawn_failed", message: `Could not start ${command.bin}: ${messageOf(error)}` },
+      ending: await describe({ kind: "spawn_failed", bin: command.bin, error }, { command: command.display }),
     };
   }
   const startedAt = new Date();
@@ -280,8 +316,8 @@ async function runAgent(
     await started;
   }
 
-  let stopReason: Outcome | undefined;
-  const stop = (reason: Outcome) => {
+  let stopReason: "timed_out" | "cancelled" | undefined;
+  const stop = (reason: "timed_out" | "cancelled") => {
     if (stopReason) return;
     stopReason = reason;
     stream.stop(agent);
@@ -312,16 +348,12 @@ async function runAgent(
   await events.flush();
 
   if (exit.spawnError) {
-    const missing = exit.spawnError.code === "ENOENT";
     return {
       kind: "error",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: missing ? "agent_not_found" : "spawn_failed",
-        message: missing
-          ? `Agent "${plan.agent}" could not start: ${command.bin} was not found (is it installed and on PATH?).`
-          : `Agent "${plan.agent}" could not start: ${exit.spawnError.message}`,
-      },
+      ending: await describe(
+        { kind: "spawn_failed", bin: command.bin, error: exit.spawnError },
+        { command: command.display },
+      ),
     };
   }
   let said: StreamOutcome = {};
@@ -333,18 +365,20 @@ async function runAgent(
   await events.flush();
   // What the stream still held: text being accumulated, tools left open (closed as failed).
   for (const body of said.events ?? []) await events.append(body);
-  if (said.failure)
-    await events.append({
-      type: "error",
-      message: said.failure.message,
-      ...(said.failure.code ? { code: said.failure.code } : {}),
-    });
-  const outcome: Outcome = stopReason ?? said.processOutcome ?? (exit.code === 0 ? "succeeded" : "failed");
+  const ending = await describe(
+    {
+      kind: "exited",
+      exit: { code: exit.code, signal: exit.signal },
+      stoppedFor: stopReason,
+      streamFailure: said.failure,
+      ...(said.processOutcome ? { processOutcome: said.processOutcome } : {}),
+    },
+    { command: command.display, outputTail: outputTail(), ranMs: Date.now() - startedAt.getTime() },
+  );
   return {
     kind: "exited",
     stream: said,
-    outcome,
-    exit: { code: exit.code, signal: exit.signal },
+    ending,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     deadlineAt,
@@ -364,7 +398,8 @@ function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolat
     protocol: PROTOCOLS.task,
     id: taskId,
     created_at: new Date().toISOString(),
-    role: plan.role,
+    // The seed marks role optional: absent, not null, reads the same under either reading of "optional".
+    ...(plan.role ? { role: plan.role } : {}),
     agent: plan.agent,
     objective: plan.objective,
     context: plan.context,
@@ -397,18 +432,9 @@ function agentEnvironment(plan: TaskPlan, task: Task, dir: string, root: string)
   };
 }
 
-async function finishAfterCrash(dir: string, finish: Finish, error: unknown): Promise<void> {
-  const code = (error as { code?: string })?.code;
+async function finishAfterCrash(dir: string, end: End, error: unknown): Promise<void> {
   try {
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: typeof code === "string" ? code : "conductor_error",
-        message: `The task could not run: ${messageOf(error)}${isCaesarError(error) && error.detail ? ` ${error.detail}` : ""}`,
-      },
-    });
+    await end({ kind: "crashed", error });
   } catch (second) {
     // Last resort: the state must not stay "running".
     await updateState(dir, (state) => ({

@@ -1,3 +1,4 @@
+import { ProcessOutcomeSchema } from "../../protocol/event.js";
 import { NormalizedReportSchema, ReportStatusSchema } from "../../protocol/report.js";
 import { IsolationSchema, ModeSchema } from "../../protocol/task.js";
 import * as z from "../../support/zod.js";
@@ -12,7 +13,7 @@ export const PhaseSchema = z.enum(["queued", "preparing", "running", "finishing"
 export type Phase = z.infer<typeof PhaseSchema>;
 
 /** How the agent's process ended (beside the report's own status). */
-export const OutcomeSchema = z.enum(["succeeded", "failed", "cancelled", "timed_out"]);
+export const OutcomeSchema = ProcessOutcomeSchema;
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
 /** A process as recorded: pid plus its start time (from /proc), so a reused pid is not taken for it. */

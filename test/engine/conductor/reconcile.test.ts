@@ -20,6 +20,51 @@ describe("reconciliation", () => {
     expect(normalized.changes_verified_by).toBe("git");
   });
 
+  it("reads a rename declared whole or as its two halves as agreeing with git", () => {
+    const observed = [{ path: "new.ts", action: "renamed" as const, from: "old.ts" }];
+    for (const changes of [
+      [{ path: "new.ts", action: "renamed" }],
+      [
+        { path: "old.ts", action: "deleted" },
+        { path: "new.ts", action: "added" },
+      ],
+    ]) {
+      const normalized = reconcile({ ...base, mode: "write", report: report({ changes }), observed });
+      expect(normalized.changes).toEqual([{ path: "new.ts", action: "renamed", from: "old.ts" }]);
+      expect(normalized.findings).toEqual([]);
+    }
+  });
+
+  it("flags each declared action git contradicts, saying what git saw", () => {
+    const normalized = reconcile({
+      ...base,
+      mode: "write",
+      report: report({
+        changes: [
+          { path: "a.ts", action: "deleted" },
+          { path: "b.ts", action: "modified" },
+          { path: "old.ts", action: "modified" },
+        ],
+      }),
+      observed: [
+        { path: "a.ts", action: "modified" },
+        { path: "b.ts", action: "added" },
+        { path: "new.ts", action: "renamed", from: "old.ts" },
+      ],
+    });
+    expect(normalized.findings).toEqual([
+      {
+        severity: "medium",
+        title: "3 declared change(s) contradicted by git",
+        detail: [
+          "a.ts: declared deleted, git saw it modified",
+          "b.ts: declared modified, git saw it added",
+          "old.ts: declared modified, git saw it renamed to new.ts",
+        ].join("\n"),
+      },
+    ]);
+  });
+
   it("outside git the declaration stands, and is labelled as such", () => {
     const normalized = reconcile({
       ...base,
