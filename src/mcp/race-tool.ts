@@ -1,13 +1,11 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
-import { parentFromEnv } from "../engine/lifecycle/request.js";
-import { startTask } from "../engine/lifecycle/start.js";
 import { loadTask, type TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
-import { admitAll } from "./delegate-tools.js";
+import { startAllOrNone } from "./delegate-tools.js";
 import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
@@ -70,20 +68,7 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
                 'Call caesar_race {"objective": "...", "agents": ["codex", "claude"]}, or pass task_ids to compare an earlier race.',
             });
           }
-          const parent = parentFromEnv(context.env);
-          const plans = await admitAll(
-            args.agents.map((agent) => ({
-              objective: `${agent}: ${args.objective}`,
-              build: () =>
-                toDelegationRequest(
-                  { ...args, objective: args.objective!, agent, isolation: "worktree" },
-                  parent,
-                ),
-            })),
-            context,
-          );
-          ids = [];
-          for (const { plan } of plans) ids.push((await startTask(plan)).id);
+          ids = await startContenders(context, { ...args, objective: args.objective, agents: args.agents });
         }
         const stop = keepAlive(extra, "waiting for the race's contenders", args.timeout_ms);
         let waited: Awaited<ReturnType<typeof awaitTasks>>;
@@ -116,4 +101,24 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
         );
       }),
   );
+}
+
+/**
+ * Start a race's contenders, all or none: the same objective for each agent, each in its own worktree.
+ * Every plan is admitted and every budget place reserved before any contender starts; a refusal starts
+ * nothing and says so. Returns the contenders' task ids in the order of `agents`.
+ */
+export async function startContenders(
+  context: OrchestratorContext,
+  args: Parameters<typeof toDelegationRequest>[0] & { agents: string[] },
+): Promise<string[]> {
+  const { started } = await startAllOrNone(
+    args.agents.map((agent) => ({
+      objective: `${agent}: ${args.objective}`,
+      build: () => toDelegationRequest({ ...args, agent, isolation: "worktree" }),
+    })),
+    context,
+    `caesar_race of ${args.agents.join(", ")}`,
+  );
+  return started.map((record) => record.id);
 }

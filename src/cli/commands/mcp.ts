@@ -22,6 +22,7 @@ export const mcpCommand: CommandDefinition = {
           const server = createOrchestratorServer({
             root: ctx.root,
             env: process.env,
+            cwd: ctx.cwd,
             session: session.signal,
           });
           await serveStdio(server, session);

@@ -27,6 +27,7 @@ import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { makeBrief } from "./brief.js";
+import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
@@ -166,6 +167,8 @@ async function runTask(input: RunInput): Promise<void> {
 
   const runtimeDir = join(dir, "runtime");
   await mkdir(runtimeDir, { recursive: true });
+  // The agent's credentials: in its environment only, their hash in caesar's record (credentials.ts).
+  const token = await issueTaskToken(dir);
   const launch: LaunchContext = {
     task,
     paths,
@@ -178,7 +181,7 @@ async function runTask(input: RunInput): Promise<void> {
     ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
     extraDirs: [dir],
     runtimeDir,
-    env,
+    env: { ...env, [TASK_TOKEN_ENV]: token },
   };
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
@@ -346,9 +349,12 @@ function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolat
   };
 }
 
-/** The agent's environment: the caller's, minus a parent task's CAESAR_* protocol variables, plus this task's. */
+/**
+ * The agent's environment: the caller's, minus a parent task's CAESAR_* variables (its credentials
+ * included), plus this task's.
+ */
 function agentEnvironment(plan: TaskPlan, task: Task, dir: string, root: string): Record<string, string> {
-  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR"]);
+  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR", TASK_TOKEN_ENV]);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;

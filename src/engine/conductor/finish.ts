@@ -8,8 +8,8 @@ import { trace } from "../../support/trace.js";
 import { changedFiles, isPristine, type ObservedChange } from "../../workspace/changes.js";
 import { recordResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
+import { controlPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
-import { projectPaths } from "../store/project.js";
 import type { Outcome, TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { readState, updateState } from "../store/task-store.js";
@@ -91,7 +91,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   await input.events.flush();
   // The budget: committed with the reported cost if the agent ran, released if it never did.
   await settleBudget(
-    projectPaths(plan.root).state,
+    controlPaths(plan.root).budgets,
     plan.budget.tree ?? current.id,
     current.id,
     current.started_at !== null,
