@@ -20,6 +20,7 @@ import { formatDuration } from "../../support/duration.js";
 import { isCaesarError, messageOf } from "../../support/errors.js";
 import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
+import { controlPaths } from "../store/control.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
 import type { Outcome } from "../store/state.js";
@@ -31,6 +32,7 @@ import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
+import { lendingOf } from "./slot-lending.js";
 import { acquireSlot } from "./slots.js";
 
 /**
@@ -76,12 +78,13 @@ export async function conduct(root: string, taskId: string): Promise<void> {
     const adapter = findAdapter(config, root, plan.agent);
     trace("conductor: config loaded");
     release = await acquireSlot(
-      projectPaths(root).slots,
+      controlPaths(root).slots,
       taskId,
       config.policy.max_parallel.value,
       (holders) =>
         updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
       cancel.signal,
+      lendingOf(root, plan),
     ).catch((error) => {
       if (cancel.signal.aborted) return undefined;
       throw error;
