@@ -1,6 +1,8 @@
 import type { AgentAdapter, Detection } from "../agents/adapter.js";
 import { type EffectiveConfig, type Sourced, settingsOf } from "../config/effective.js";
 import { type Admission, admissionOf } from "../policy/admission.js";
+import type { CallerTask } from "../policy/delegation.js";
+import { type Reach, reachOf } from "../policy/reach.js";
 
 export interface AgentReport {
   id: string;
@@ -9,6 +11,8 @@ export interface AgentReport {
   product: string;
   detection: Detection;
   admission: Admission;
+  /** May the caller delegate to it: the policy's admission, and from inside a task the delegation rules. */
+  reach: Reach;
   enabled: Sourced<boolean>;
   risk_profile: Sourced<string>;
   model: Sourced<string> | null;
@@ -19,6 +23,7 @@ export interface AgentReport {
 export async function reportAgents(
   config: EffectiveConfig,
   adapters: AgentAdapter[],
+  caller?: CallerTask,
 ): Promise<AgentReport[]> {
   return Promise.all(
     adapters.map(async (adapter) => {
@@ -36,6 +41,7 @@ export async function reportAgents(
         product: adapter.product,
         detection,
         admission: admissionOf(config, adapter.id),
+        reach: reachOf(config, caller, adapter),
         enabled: settings.enabled,
         risk_profile: settings.risk_profile,
         model: config.models[adapter.id] ?? null,

@@ -11,6 +11,7 @@ import type {
   RiskProfile,
   RoleConfig,
 } from "./schema.js";
+import { validateMergedConfig } from "./validate.js";
 
 export type Layer = "default" | "global" | "project" | "local";
 export type FileLayer = Exclude<Layer, "default">;
@@ -115,7 +116,9 @@ export async function loadConfig(
   for (const layer of ["global", "project", "local"] as const) {
     layers.push([layer, paths[layer], await readConfigFile(paths[layer])]);
   }
-  return mergeLayers(layers);
+  const config = mergeLayers(layers);
+  validateMergedConfig(config);
+  return config;
 }
 
 function sourcedDefaults<T extends object>(defaults: T): { [K in keyof T]: Sourced<T[K]> } {
