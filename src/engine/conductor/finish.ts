@@ -12,7 +12,8 @@ import { controlPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
-import { readState, updateState } from "../store/task-store.js";
+import { auditMirrors, readState, updateState } from "../store/task-store.js";
+import { governanceFindings } from "./governance-findings.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
 
@@ -42,6 +43,8 @@ const RAW_TAIL_BYTES = 512 * 1024;
 export async function finishTask(input: FinishInput): Promise<TaskState> {
   const { dir, plan } = input;
   const paths = taskPaths(dir);
+  // Before anything rewrites them: did someone else rewrite caesar's records in the task directory?
+  await auditMirrors(dir).catch(() => undefined);
   const before = await updateState(dir, (state) => ({ ...state, phase: "finishing" }));
   const end = await observeChanges(before, plan);
   const observed = end?.changes;
@@ -70,6 +73,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
       ...(input.findings ?? []),
       ...(input.stream.findings ?? []),
       ...recovered.findings,
+      ...(await governanceFindings(plan.root, before.id).catch(() => [])),
     ],
     ...(input.stream.usage ? { usage: input.stream.usage } : {}),
   });
