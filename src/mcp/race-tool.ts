@@ -1,10 +1,11 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
+import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
 import { loadTask, type TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { startAllOrNone } from "./delegate-tools.js";
 import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
 import { keepAlive } from "./progress.js";
@@ -60,6 +61,9 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
               "Give either task_ids (compare again) or objective and agents (start a race), not both.",
             );
           }
+          const caller = await callerOf(context, `caesar_race compare ${args.task_ids.join(" ")}`);
+          for (const id of args.task_ids)
+            await assertMayRead(context.root, id, "caesar_race compare", { caller });
           ids = args.task_ids;
         } else {
           if (!args.objective || !args.agents) {

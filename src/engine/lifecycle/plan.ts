@@ -54,6 +54,25 @@ export async function resolvePlan(
   return governed(caller, action, () => planRequest(request, context, caller));
 }
 
+/**
+ * The global configuration file a caller's requests are governed by: a nested request reads the one its
+ * tree's root was planned with, never one its agent points to (XDG_CONFIG_HOME, HOME).
+ */
+export function globalConfigOf(root: string, caller: Caller, env?: NodeJS.ProcessEnv): string {
+  return caller.kind === "task"
+    ? (caller.plan.global_config ?? defaultGlobalConfigPath())
+    : layerPaths(root, env).global;
+}
+
+/** The configuration that governs a caller's requests (see `globalConfigOf`). */
+export async function loadCallerConfig(
+  root: string,
+  caller: Caller,
+  env?: NodeJS.ProcessEnv,
+): Promise<EffectiveConfig> {
+  return loadConfig(root, env, { globalPath: globalConfigOf(root, caller, env) });
+}
+
 /** What a request asks, in the words of `caesar run`, for the records of a refusal. */
 export function describeRequest(request: DelegationRequest): string {
   const target = request.agent ? `--agent ${request.agent}` : request.role ? `--role ${request.role}` : "";
@@ -67,11 +86,7 @@ async function planRequest(
   caller: Caller,
 ): Promise<{ plan: TaskPlan; adapter: AgentAdapter }> {
   const { root } = context;
-  // A nested request reads the global layer its tree's root was planned with, not one its agent points to.
-  const globalConfig =
-    caller.kind === "task"
-      ? (caller.plan.global_config ?? defaultGlobalConfigPath())
-      : layerPaths(root, context.env).global;
+  const globalConfig = globalConfigOf(root, caller, context.env);
   const config = context.config ?? (await loadConfig(root, context.env, { globalPath: globalConfig }));
   const objective = request.objective.trim();
   if (objective === "") {
