@@ -10,6 +10,7 @@ import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { withFileLock } from "../../support/file-lock.js";
 import { controlOfTaskDir, taskLocationOf } from "./control.js";
 import { projectPaths } from "./project.js";
+import { EventWriter } from "./event-log.js";
 import { appendRefusal } from "./refusals.js";
 import { type TaskState, TaskStateSchema } from "./state.js";
 import { isPlanMirrorIntact, restorePlanMirror } from "./task-plan.js";
@@ -159,7 +160,7 @@ export async function updateState(
     const current = await readStateWithSource(dir);
     const next = mutate(current.state);
     if (next === undefined) return current.state;
-    if (current.verified) await noticeRewrittenMirror(dir, current.text, current.state.id);
+    if (current.verified) await noticeRewrittenMirror(dir, current.text, current.state);
     await writeState(dir, next, { verified: current.verified });
     return next;
   });
@@ -174,14 +175,15 @@ export async function auditMirrors(dir: string): Promise<string[]> {
   if (!control || !existsSync(control.state)) return [];
   return withFileLock(control.lock, async () => {
     const text = await readFile(control.state, "utf8");
+    const state = parseState(text, control.state);
     const rewritten: string[] = [];
-    if (await noticeRewrittenMirror(dir, text, parseState(text, control.state).id)) {
+    if (await noticeRewrittenMirror(dir, text, state)) {
       rewritten.push("state.json");
       await writeFileAtomic(taskPaths(dir).state, text, { sync: false }).catch(() => undefined);
     }
     if (!(await isPlanMirrorIntact(dir))) {
       rewritten.push("plan.json");
-      await recordRewrite(dir, parseState(text, control.state).id, "plan.json");
+      await recordRewrite(dir, state, "plan.json");
       await restorePlanMirror(dir);
     }
     return rewritten;
@@ -189,21 +191,28 @@ export async function auditMirrors(dir: string): Promise<string[]> {
 }
 
 /** Record (once per rewrite) that the mirror of a verified task's state no longer matches its record. */
-async function noticeRewrittenMirror(dir: string, recordText: string, id: string): Promise<boolean> {
+async function noticeRewrittenMirror(dir: string, recordText: string, state: TaskState): Promise<boolean> {
   const mirror = await readFile(taskPaths(dir).state, "utf8").catch(() => undefined);
   if (mirror === undefined || mirror === recordText) return false;
-  await recordRewrite(dir, id, "state.json");
+  await recordRewrite(dir, state, "state.json");
   return true;
 }
 
-async function recordRewrite(dir: string, id: string, file: string): Promise<void> {
+async function recordRewrite(dir: string, state: TaskState, file: string): Promise<void> {
+  const id = state.id;
   const location = taskLocationOf(dir);
   if (!location) return;
+  const summary = `${file} in the task directory was rewritten by someone other than caesar; caesar decides from its own record and put the copy back.`;
   await appendRefusal(location.root, id, {
     code: "records_rewritten",
     action: `rewrite ${file} in its task directory`,
-    summary: `${file} in the task directory was rewritten by someone other than caesar; caesar decides from its own record and put the copy back.`,
+    summary,
   }).catch(() => undefined);
+  // An event while the task runs (after its `finished` event, the report's finding says it).
+  if (state.phase !== "finished")
+    await new EventWriter(taskPaths(dir).events, id)
+      .append({ type: "error", code: "records_rewritten", message: summary })
+      .catch(() => undefined);
 }
 
 export async function readTaskFile(dir: string): Promise<Task | undefined> {
