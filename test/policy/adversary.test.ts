@@ -75,7 +75,7 @@ describe("attack 1: an agent rewrites its own task files", () => {
       findings.filter((f) => f.title.startsWith("caesar refused the agent's `run --agent other")),
     ).toHaveLength(2);
     expectUntouched(root, head);
-  });
+  }, 300_000);
 });
 
 describe("attack 2: an agent forges a parent", () => {
@@ -114,7 +114,7 @@ describe("attack 2: an agent forges a parent", () => {
     expect(refusedCodes(root, top)).toEqual([]);
     expect(findingsOf(root, attacker).filter((f) => f.severity === "high")).toHaveLength(4);
     expectUntouched(root, head);
-  });
+  }, 300_000);
 });
 
 describe("attack 3: an agent drops caesar's variables", () => {
@@ -149,7 +149,7 @@ describe("attack 3: an agent drops caesar's variables", () => {
     expect(taskIds(root)).toEqual([id]);
     expect(refusedCodes(root, id)).toHaveLength(5);
     expectUntouched(root, head);
-  });
+  }, 300_000);
 });
 
 describe("attack 4: an agent acts outside its isolation through caesar", () => {
@@ -199,7 +199,7 @@ describe("attack 4: an agent acts outside its isolation through caesar", () => {
       await runCaesar(["cancel", running], { cwd: root, env });
     }
     expectUntouched(root, head);
-  });
+  }, 300_000);
 
   it("applies its own sub-tasks into its worktree, never into the user's tree (CLI and MCP)", async () => {
     const { root, env } = adversaryProject(ALLOW, {
@@ -222,7 +222,7 @@ describe("attack 4: an agent acts outside its isolation through caesar", () => {
     expect(appliedMcp!.result!.staged_in).toBe(join(root, ".caesar", "wt", id));
     expect(details.status).toBe("A  out.txt\nA  second.txt\n");
     expectUntouched(root, head);
-  });
+  }, 300_000);
 });
 
 describe("attack 5: a batch overspends its tree's budget", () => {
@@ -253,7 +253,7 @@ describe("attack 5: a batch overspends its tree's budget", () => {
     expect(ledger.entries.map((e: { task_id: string }) => e.task_id).sort()).toEqual([id, ...started].sort());
     expect(refusedCodes(root, id)).toEqual(["budget_tasks", "budget_tasks"]);
     expectUntouched(root, head);
-  });
+  }, 300_000);
 });
 
 describe("attack 8: the roster", () => {
@@ -283,7 +283,7 @@ describe("attack 8: the roster", () => {
     const agents = (viaMcp!.result as { caller: unknown; agents: { id: string; allowed: boolean }[] }).agents;
     expect((viaMcp!.result as { caller: { task_id: string } }).caller.task_id).toBe(id);
     expect(agents.every((agent) => !agent.allowed)).toBe(true);
-  });
+  }, 300_000);
 
   it("lists a reachable agent with the kind of request it would be", async () => {
     const { root, env } = adversaryProject(
@@ -306,5 +306,5 @@ describe("attack 8: the roster", () => {
       not_allowed_because:
         'delegate target "other" is not reachable from "attacker": delegate_same_risk_profile is disabled and the target is not listed in [agents.attacker].delegates',
     });
-  });
+  }, 300_000);
 });

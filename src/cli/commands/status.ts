@@ -83,7 +83,7 @@ export function renderStatus(
   for (const child of children) {
     const where =
       child.phase === "finished"
-        ? paintStatus(theme, child.outcome ?? "failed", (child.outcome ?? "?").replace(/_/g, " "))
+        ? `finished ${m.sep} ${paintStatus(theme, child.outcome ?? "failed", (child.outcome ?? "?").replace(/_/g, " "))}`
         : theme.paint(roleOfStatus(child.phase), child.phase);
     const note = child.cancelled_by?.includes(`with its ancestor`)
       ? ` ${m.sep} cancelled with its parent`
