@@ -22,7 +22,6 @@ const GOVERNANCE_CODES = new Set([
   // how much
   "budget_tasks",
   "budget_cost",
-  "fanout_refused",
 ]);
 
 export function isGovernanceRefusal(error: unknown): boolean {
