@@ -13,7 +13,7 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
 
   beforeAll(async () => {
     root = makeRepo();
-    writeConfig(root, '[policy]\ndenied = ["writer"]\n', ["conformant", "writer"]);
+    writeConfig(root, '[policy]\ndenied = ["writer"]\n', ["conformant", "writer", "crash"]);
     mcp = await connectCaesar(["mcp", "serve"], { cwd: root });
   });
   afterAll(async () => {
@@ -78,6 +78,22 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
       await mcp.call("caesar_await", { task_ids: admitted.started, timeout_ms: 120_000 }),
     );
     expect(done).toMatchObject({ status: "complete", completed: 2 });
+  });
+
+  it("makes caesar_await an error when a task failed, as the seed's await_sessions, with the whole result", async () => {
+    const started = dataOf<{ started: string[] }>(
+      await mcp.call("caesar_fanout", {
+        tasks: [
+          { objective: "fine", agent: "conformant" },
+          { objective: "crash", agent: "crash" },
+        ],
+      }),
+    ).started;
+    const call = await mcp.call("caesar_await", { task_ids: started, timeout_ms: 120_000 });
+    expect(call.isError).toBe(true);
+    expect(textOf(call)).toContain("Not all succeeded");
+    const result = resultOf<{ status: string; completed: number; failed: string[] }>(call);
+    expect(result).toMatchObject({ status: "complete", completed: 1, failed: [started[1]] });
   });
 
   it("turns policy and lookup refusals into tool errors with the remedy", async () => {
