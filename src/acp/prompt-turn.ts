@@ -1,8 +1,9 @@
 import type * as acp from "@agentclientprotocol/sdk";
 import { followTask } from "../engine/follow/follow.js";
+import { governed, identifyCaller } from "../engine/lifecycle/caller.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
-import { resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../engine/lifecycle/request.js";
+import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
 import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
@@ -45,8 +46,15 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   let plan: TaskPlan;
   let record: TaskRecord;
   try {
-    ({ plan } = await resolvePlan(requestFor(prompt, context), { root: context.root, env: context.env }));
-    record = await startTask(plan);
+    // An editor's user, or — when an agent inside a task started `caesar acp` — that task, proven by its
+    // credentials: a nested request like any other.
+    const request = requestFor(prompt, context);
+    const action = describeRequest(request);
+    const caller = await identifyCaller(context.root, { env: context.env, action });
+    ({ plan, record } = await governed(caller, action, async () => {
+      const resolved = await resolvePlan(request, { root: context.root, env: context.env, caller });
+      return { plan: resolved.plan, record: await startTask(resolved.plan) };
+    }));
   } catch (error) {
     await link.say(`caesar refused the task: ${describeError(error)}`);
     return { stopReason: "end_turn" };
@@ -119,7 +127,6 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       : []),
     ...(references.length > 0 ? ["Referenced by the user:", ...references] : []),
   ];
-  const parent = parentFromEnv(context.env);
   const delegate = context.delegate;
   return {
     objective: texts.join("\n").trim(),
@@ -130,8 +137,7 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
     // The return channel lets the agent ask questions, which the editor's user answers.
     channel: true,
     askPermissions: true,
-    ...(parent ? { parent } : {}),
-    requestedBy: parent ? parent.taskId : "acp",
+    requestedBy: "acp",
   };
 }
 

@@ -1,6 +1,8 @@
 import type { AgentAdapter, Detection } from "../agents/adapter.js";
 import { type EffectiveConfig, type Sourced, settingsOf } from "../config/effective.js";
 import { type Admission, admissionOf } from "../policy/admission.js";
+import type { CallerTask } from "../policy/delegation.js";
+import { type Reach, reachOf } from "../policy/reach.js";
 
 export interface AgentSummary {
   id: string;
@@ -11,6 +13,8 @@ export interface AgentSummary {
   product: string;
   detection: Detection;
   admission: Admission;
+  /** May the caller delegate to it: the policy's admission, and from inside a task the delegation rules. */
+  reach: Reach;
   enabled: Sourced<boolean>;
   risk_profile: Sourced<string>;
   model: Sourced<string> | null;
@@ -21,6 +25,7 @@ export interface AgentSummary {
 export async function summarizeAgents(
   config: EffectiveConfig,
   adapters: AgentAdapter[],
+  caller?: CallerTask,
 ): Promise<AgentSummary[]> {
   return Promise.all(
     adapters.map(async (adapter) => {
@@ -39,6 +44,7 @@ export async function summarizeAgents(
         product: adapter.product,
         detection,
         admission: admissionOf(config, adapter.id),
+        reach: reachOf(config, caller, adapter),
         enabled: settings.enabled,
         risk_profile: settings.risk_profile,
         model: config.models[adapter.id] ?? null,

@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
 import type * as z from "../support/zod.js";
 import { DEFAULT_ROLES } from "./default-roles.js";
@@ -11,6 +11,7 @@ import type {
   RiskProfile,
   RoleConfig,
 } from "./schema.js";
+import { validateMergedConfig } from "./validate.js";
 
 export type Layer = "default" | "global" | "project" | "local";
 export type FileLayer = Exclude<Layer, "default">;
@@ -99,17 +100,33 @@ export function layerPaths(root: string, env: NodeJS.ProcessEnv = process.env) {
   } as const;
 }
 
+/**
+ * The global layer's path from the account database (getpwuid), not from HOME or XDG_CONFIG_HOME: for a
+ * nested request whose tree recorded none, no variable its agent sets can choose the file.
+ */
+export function defaultGlobalConfigPath(): string {
+  return join(userInfo().homedir, ".config", "caesar", "config.toml");
+}
+
+export interface LoadOptions {
+  /** Read the global layer from this file instead of the one the environment names. */
+  globalPath?: string;
+}
+
 /** Load the three layers and merge them, most specific winning field by field, keeping provenance. */
 export async function loadConfig(
   root: string,
   env: NodeJS.ProcessEnv = process.env,
+  options: LoadOptions = {},
 ): Promise<EffectiveConfig> {
-  const paths = layerPaths(root, env);
+  const paths = { ...layerPaths(root, env), ...(options.globalPath ? { global: options.globalPath } : {}) };
   const layers: [FileLayer, string, ConfigFile | undefined][] = [];
   for (const layer of ["global", "project", "local"] as const) {
     layers.push([layer, paths[layer], await readConfigFile(paths[layer])]);
   }
-  return mergeLayers(layers);
+  const config = mergeLayers(layers);
+  validateMergedConfig(config);
+  return config;
 }
 
 function sourcedDefaults<T extends object>(defaults: T): { [K in keyof T]: Sourced<T[K]> } {

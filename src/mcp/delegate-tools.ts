@@ -1,11 +1,13 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { admitAll } from "../engine/lifecycle/admit.js";
-import { resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import { parentFromEnv } from "../engine/lifecycle/request.js";
-import { startTask } from "../engine/lifecycle/start.js";
+import { type Caller, governed } from "../engine/lifecycle/caller.js";
+import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
+import { startTask, startTasks } from "../engine/lifecycle/start.js";
+import type { TaskRecord } from "../engine/store/task-store.js";
 import { CaesarError, messageOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { DelegationSchema, DelegationShape, toDelegationRequest } from "./delegation-args.js";
 import { runTool, toolResult } from "./tool-result.js";
 
@@ -52,11 +54,13 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     },
     async (args) =>
       runTool(async () => {
-        const { plan } = await resolvePlan(toDelegationRequest(args, parentFromEnv(context.env)), {
-          root: context.root,
-          env: context.env,
+        const request = toDelegationRequest(args);
+        const action = `caesar_delegate: ${describeRequest(request)}`;
+        const caller = await callerOf(context, action);
+        const { plan, record } = await governed(caller, action, async () => {
+          const { plan } = await resolvePlan(request, { root: context.root, env: context.env, caller });
+          return { plan, record: await startTask(plan) };
         });
-        const record = await startTask(plan);
         return toolResult(
           describeStarted(record.id, record.dir, plan),
           `Started ${record.id} (${plan.agent}, ${plan.mode}, ${plan.isolation}). Wait for it with caesar_await {"task_ids": ["${record.id}"]}.`,
@@ -89,35 +93,35 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     },
     async (args) =>
       runTool(async () => {
-        const parent = parentFromEnv(context.env);
-        const plans = await admitAll(
-          args.tasks.map((task) => ({
-            objective: task.objective,
-            build: () => toDelegationRequest(task, parent),
-          })),
+        const { started, plans } = await startAllOrNone(
+          args.tasks.map((task) => ({ objective: task.objective, build: () => toDelegationRequest(task) })),
           context,
+          `caesar_fanout of ${args.tasks.length} task(s)`,
         );
-        const started: ReturnType<typeof describeStarted>[] = [];
-        for (const { plan } of plans) {
-          try {
-            const record = await startTask(plan);
-            started.push(describeStarted(record.id, record.dir, plan));
-          } catch (error) {
-            throw new CaesarError(
-              "fanout_start_failed",
-              `Starting task ${started.length + 1} failed: ${messageOf(error)}`,
-              {
-                detail: `Already started (still running): ${started.map((task) => task.task_id).join(", ") || "none"}.`,
-                cause: error,
-              },
-            );
-          }
-        }
-        const ids = started.map((task) => task.task_id);
+        const tasks = started.map((record, index) => describeStarted(record.id, record.dir, plans[index]!));
+        const ids = tasks.map((task) => task.task_id);
         return toolResult(
-          { started: ids, tasks: started },
+          { started: ids, tasks },
           `Started ${ids.length} task(s). Wait for them with caesar_await {"task_ids": ${JSON.stringify(ids)}}.`,
         );
       }),
   );
+}
+
+/**
+ * Start several tasks all or none — caesar_fanout's and caesar_race's admission: who asks is established
+ * once, every request is resolved into a plan (a refusal names each refused task and starts nothing),
+ * then every budget place is reserved and every task created before any conductor starts
+ * (`startTasks`). Returns the started tasks in request order.
+ */
+export async function startAllOrNone(
+  requests: { objective: string; build: () => DelegationRequest }[],
+  context: OrchestratorContext,
+  action: string,
+): Promise<{ started: TaskRecord[]; plans: TaskPlan[]; caller: Caller }> {
+  const caller = await callerOf(context, action);
+  return governed(caller, action, async () => {
+    const plans = (await admitAll(requests, context, caller)).map((admitted) => admitted.plan);
+    return { started: await startTasks(plans), plans, caller };
+  });
 }

@@ -1,5 +1,5 @@
 import { IsolationRequestSchema, TriStateNetworkSchema } from "../config/schema.js";
-import type { DelegationRequest, ParentContext } from "../engine/lifecycle/request.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
 import * as z from "../support/zod.js";
@@ -89,7 +89,7 @@ type OptionsArgs = {
   [K in keyof typeof DelegationOptionsShape]?: z.infer<(typeof DelegationOptionsShape)[K]>;
 };
 
-/** Turn validated tool arguments into the engine's request; nested when this server runs inside a task. */
+/** Turn validated tool arguments into the engine's request (nested or not is the caller's proof: resolvePlan). */
 export function toDelegationRequest(
   args: OptionsArgs & {
     objective: string;
@@ -97,7 +97,6 @@ export function toDelegationRequest(
     role?: string;
     isolation?: DelegationArgs["isolation"];
   },
-  parent: ParentContext | undefined,
 ): DelegationRequest {
   return {
     objective: args.objective,
@@ -117,7 +116,6 @@ export function toDelegationRequest(
     ...(args.follow_up ? { followUp: args.follow_up } : {}),
     extraArgs: [],
     channel: args.channel === true,
-    ...(parent ? { parent } : {}),
-    requestedBy: parent ? parent.taskId : "mcp",
+    requestedBy: "mcp",
   };
 }

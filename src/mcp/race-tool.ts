@@ -2,13 +2,14 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
 import { admitAll } from "../engine/lifecycle/admit.js";
-import { parentFromEnv } from "../engine/lifecycle/request.js";
+import { governed } from "../engine/lifecycle/caller.js";
+import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
 import { lookAtRace, RACE_MAX_AGENTS, startRace } from "../engine/race/race.js";
 import { readPlan } from "../engine/store/task-plan.js";
 import { loadTask, type TaskRecord, taskDirOf } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
@@ -68,6 +69,9 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
               "Give either task_ids (compare again) or objective and agents (start a race), not both.",
             );
           }
+          const caller = await callerOf(context, `caesar_race compare ${args.task_ids.join(" ")}`);
+          for (const id of args.task_ids)
+            await assertMayRead(context.root, id, "caesar_race compare", { caller });
           ids = args.task_ids;
         } else {
           if (!args.objective || !args.agents) {
@@ -76,22 +80,23 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
                 'Call caesar_race {"objective": "...", "agents": ["codex", "claude"]}, or pass task_ids to compare an earlier race.',
             });
           }
-          const parent = parentFromEnv(context.env);
-          const plans = await admitAll(
-            args.agents.map((agent) => ({
-              objective: `${agent}: ${args.objective}`,
-              build: () =>
-                toDelegationRequest(
-                  { ...args, objective: args.objective!, agent, isolation: "worktree" },
-                  parent,
-                ),
-            })),
-            context,
-          );
-          const started = await startRace(context.root, {
-            plans: plans.map(({ plan }) => plan),
-            mode: args.best ? "best" : "first",
-            objective: args.objective,
+          const action = `caesar_race of ${args.agents.join(", ")}`;
+          const caller = await callerOf(context, action);
+          const objective = args.objective;
+          const started = await governed(caller, action, async () => {
+            const plans = await admitAll(
+              args.agents!.map((agent) => ({
+                objective: `${agent}: ${objective}`,
+                build: () => toDelegationRequest({ ...args, objective, agent, isolation: "worktree" }),
+              })),
+              context,
+              caller,
+            );
+            return startRace(context.root, {
+              plans: plans.map(({ plan }) => plan),
+              mode: args.best ? "best" : "first",
+              objective,
+            });
           });
           ids = started.records.map((record) => record.id);
         }

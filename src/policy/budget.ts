@@ -6,9 +6,10 @@ import { withFileLock } from "../support/file-lock.js";
 
 /**
  * One budget per delegation tree: a parent and its bounded descendants draw from the same ledger
- * (`.caesar/state/budgets/<tree>.json`), under a file lock. A task reserves its slot before anything
- * exists, then commits it (with its reported cost) or releases it (if it never ran). A refused
- * delegation spends nothing.
+ * (`<control>/budgets/<tree>.json`, out of the agents' reach), under a file lock. Tasks reserve their
+ * places before anything exists — a fan-out reserves all of its places at once, or none — then each
+ * commits its place (with its reported cost) or releases it (if it never ran). A refused delegation
+ * spends nothing.
  */
 export interface BudgetLimits {
   max_tasks_per_hour: number | null;
@@ -30,8 +31,8 @@ interface Ledger {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-function ledgerPath(stateDir: string, tree: string): string {
-  return join(stateDir, "budgets", `${tree}.json`);
+function ledgerPath(budgetsDir: string, tree: string): string {
+  return join(budgetsDir, `${tree}.json`);
 }
 
 async function readLedger(path: string, tree: string): Promise<Ledger> {
@@ -42,9 +43,9 @@ async function readLedger(path: string, tree: string): Promise<Ledger> {
   }
 }
 
-async function withLedger<T>(stateDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
-  const path = ledgerPath(stateDir, tree);
-  await mkdir(join(stateDir, "budgets"), { recursive: true });
+async function withLedger<T>(budgetsDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
+  const path = ledgerPath(budgetsDir, tree);
+  await mkdir(budgetsDir, { recursive: true });
   return withFileLock(`${path}.lock`, async () => {
     const ledger = await readLedger(path, tree);
     const result = fn(ledger);
@@ -55,34 +56,48 @@ async function withLedger<T>(stateDir: string, tree: string, fn: (ledger: Ledger
   });
 }
 
+/**
+ * Reserve one place per task in a tree's ledger, all or none, under one lock. `existing` says whether
+ * the tree already has a task (a nested request) or starts with these (a root, an independent child):
+ * only an existing tree is named in a refusal — a new one has no id anyone could look up.
+ */
 export async function reserveBudget(
-  stateDir: string,
+  budgetsDir: string,
   tree: string,
-  taskId: string,
+  taskIds: string[],
   limits: BudgetLimits,
+  existing: boolean,
 ): Promise<void> {
-  await withLedger(stateDir, tree, (ledger) => {
+  await withLedger(budgetsDir, tree, (ledger) => {
     const now = Date.now();
     const live = ledger.entries.filter((e) => e.state !== "released");
+    const asked = taskIds.length;
+    const whose = existing ? `the delegation tree of ${tree}` : "a new delegation tree";
     if (limits.max_tasks_per_hour !== null) {
       const recent = live.filter((e) => now - Date.parse(e.at) < HOUR).length;
-      if (recent >= limits.max_tasks_per_hour) {
-        throw new CaesarError(
-          "budget_tasks",
-          `Budget exhausted: the delegation tree of ${tree} started ${recent} task(s) in the last hour (max_tasks_per_hour = ${limits.max_tasks_per_hour}).`,
-          {
-            detail:
-              "Wait, or raise max_tasks_per_hour in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
-          },
-        );
+      if (recent + asked > limits.max_tasks_per_hour) {
+        const max = limits.max_tasks_per_hour;
+        const what = !existing
+          ? `max_tasks_per_hour = ${max} allows ${max === 0 ? "no task" : `${max} task(s)`} in a new delegation tree${asked > 1 ? `, ${asked} asked` : ""}`
+          : asked === 1
+            ? `${whose} started ${recent} task(s) in the last hour (max_tasks_per_hour = ${max})`
+            : `${whose} started ${recent} task(s) in the last hour; ${asked} more would exceed max_tasks_per_hour = ${max}`;
+        throw new CaesarError("budget_tasks", `Budget exhausted: ${what}.`, {
+          detail:
+            "Wait, or raise max_tasks_per_hour in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
+          data: { tree: existing ? tree : null, recent, asked, max: limits.max_tasks_per_hour },
+        });
       }
     }
     if (limits.max_cost_per_day !== null) {
       const spent = live.filter((e) => now - Date.parse(e.at) < DAY).reduce((sum, e) => sum + e.cost_usd, 0);
       if (spent >= limits.max_cost_per_day) {
+        const what = existing
+          ? `${whose} spent $${spent.toFixed(2)} in the last 24 h`
+          : `${whose} may spend nothing`;
         throw new CaesarError(
           "budget_cost",
-          `Budget exhausted: the delegation tree of ${tree} spent $${spent.toFixed(2)} in the last 24 h (max_cost_per_day = ${limits.max_cost_per_day}).`,
+          `Budget exhausted: ${what} (max_cost_per_day = ${limits.max_cost_per_day}).`,
           {
             detail:
               "Wait, or raise max_cost_per_day in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
@@ -90,19 +105,28 @@ export async function reserveBudget(
         );
       }
     }
-    ledger.entries.push({ task_id: taskId, at: new Date(now).toISOString(), state: "reserved", cost_usd: 0 });
+    const at = new Date(now).toISOString();
+    for (const taskId of taskIds)
+      ledger.entries.push({ task_id: taskId, at, state: "reserved", cost_usd: 0 });
+  });
+}
+
+/** Take back reservations of tasks that will never exist (a fan-out refused after some of its places). */
+export async function cancelReservations(budgetsDir: string, tree: string, taskIds: string[]): Promise<void> {
+  await withLedger(budgetsDir, tree, (ledger) => {
+    ledger.entries = ledger.entries.filter((e) => !(taskIds.includes(e.task_id) && e.state === "reserved"));
   });
 }
 
 /** Settle a reservation: committed with its cost when the agent ran, released when it never did. */
 export async function settleBudget(
-  stateDir: string,
+  budgetsDir: string,
   tree: string,
   taskId: string,
   ran: boolean,
   costUsd: number,
 ): Promise<void> {
-  await withLedger(stateDir, tree, (ledger) => {
+  await withLedger(budgetsDir, tree, (ledger) => {
     const entry = ledger.entries.find((e) => e.task_id === taskId);
     if (!entry) return;
     entry.state = ran ? "committed" : "released";

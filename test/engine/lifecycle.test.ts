@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { git, makeRepo, readJson, taskDir, writeConfig, writeFiles } from "../helpers/repo.js";
+import { git, makeRepo, readJson, taskDir, taskRecordDir, writeConfig, writeFiles } from "../helpers/repo.js";
 
 interface StateJson {
   id: string;
@@ -198,7 +198,10 @@ describe("a conductor that died near the end", () => {
     const dir = taskDir(root, id);
     const final = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
     const back = { phase, outcome: null, report_status: null, report: null, finished_at: null };
-    writeFileSync(join(dir, "state.json"), JSON.stringify({ ...final, ...back, conductor: { pid: dead } }));
+    // caesar's own record is what counts (the task directory only mirrors it): set both back.
+    const died = JSON.stringify({ ...final, ...back, conductor: { pid: dead } });
+    writeFileSync(join(taskRecordDir(root, id), "state.json"), died);
+    writeFileSync(join(dir, "state.json"), died);
     const lines = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n");
     if (phase === "running") lines.pop(); // it died before writing its finished event
     if (forgeFinished) {

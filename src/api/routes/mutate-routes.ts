@@ -1,9 +1,9 @@
 import { Hono } from "hono";
+import { answerTask } from "../../engine/lifecycle/answer-task.js";
 import { applyTask } from "../../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../../engine/lifecycle/cancel.js";
 import { resolvePlan } from "../../engine/lifecycle/plan.js";
 import { startTask } from "../../engine/lifecycle/start.js";
-import { answerQuestion } from "../../engine/questions/questions.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import { withEcho } from "../echo.js";
@@ -118,7 +118,7 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
       const { taskId, questionId, answer } = request.arguments;
       const task = await fresh(ctx, taskId);
       checkTarget(request, task.questionsRevision, `the questions of task ${task.id}`);
-      const written = await answerQuestion(task.dir, task.id, questionId, answer, BY);
+      const written = await answerTask(record(task), questionId, answer, BY);
       await index.refresh([task.id]);
       return {
         taskId: task.id,

@@ -19,25 +19,41 @@ export const agentsCommand: CommandDefinition = {
         .description("every agent: installed, enabled, allowed, risk profile, model — with provenance"),
     ).action(
       handle(async (ctx) => {
-        const { loadConfig } = await import("../../config/effective.js");
+        const { identifyCaller } = await import("../../engine/lifecycle/caller.js");
+        const { loadCallerConfig } = await import("../../engine/lifecycle/plan.js");
+        const { parentOf } = await import("../../engine/lifecycle/parent.js");
         const { listAdapters } = await import("../../agents/registry.js");
         const { summarizeAgents } = await import("../agent-summary.js");
         const { formatColumns } = await import("../../ui/columns.js");
-        const config = await loadConfig(ctx.root);
-        const reports = await summarizeAgents(config, listAdapters(config, ctx.root));
+        // Inside a task, the roster is what that task may reach under the delegation rules.
+        const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action: "agents list" });
+        const config = await loadCallerConfig(ctx.root, caller);
+        const asking = caller.kind === "task" ? parentOf(caller, config).caller : undefined;
+        const reports = await summarizeAgents(config, listAdapters(config, ctx.root), asking);
         ctx.out.result(reports, () =>
-          formatColumns(
-            ["ID", "KIND", "INSTALLED", "ENABLED", "ALLOWED", "RISK PROFILE", "MODEL"],
-            reports.map((r) => [
-              r.id,
-              r.kind,
-              r.detection.installed ? `yes${r.detection.version ? ` ${r.detection.version}` : ""}` : "no",
-              `${r.enabled.value ? "yes" : "no"} (${r.enabled.source})`,
-              r.admission.allowed ? "yes" : "no",
-              `${r.risk_profile.value} (${r.risk_profile.source})`,
-              r.model ? `${r.model.value} (${r.model.source})` : "-",
-            ]),
-          ),
+          [
+            ...(asking
+              ? [
+                  `From inside task ${asking.id} (${asking.agent}, depth ${asking.depth}): ALLOWED is what it may delegate to.`,
+                ]
+              : []),
+            formatColumns(
+              ["ID", "KIND", "INSTALLED", "ENABLED", "ALLOWED", "RISK PROFILE", "MODEL"],
+              reports.map((r) => [
+                r.id,
+                r.kind,
+                r.detection.installed ? `yes${r.detection.version ? ` ${r.detection.version}` : ""}` : "no",
+                `${r.enabled.value ? "yes" : "no"} (${r.enabled.source})`,
+                r.reach.allowed
+                  ? `yes${r.reach.delegation ? ` (${r.reach.delegation.mode} ${r.reach.delegation.kind})` : ""}`
+                  : asking
+                    ? `no: ${r.reach.reason}`
+                    : "no",
+                `${r.risk_profile.value} (${r.risk_profile.source})`,
+                r.model ? `${r.model.value} (${r.model.source})` : "-",
+              ]),
+            ),
+          ].join("\n"),
         );
       }),
     );

@@ -1,4 +1,5 @@
 import { admitAll } from "../../engine/lifecycle/admit.js";
+import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
 import type { RaceDecision } from "../../engine/race/decide.js";
 import { lookAtRace, RACE_MAX_AGENTS, type RaceLook, startRace } from "../../engine/race/race.js";
 import { waitForChange } from "../../engine/store/change-watch.js";
@@ -21,17 +22,22 @@ export async function raceFromCli(ctx: CommandContext, objective: string): Promi
     );
   }
   const base = await requestFromOptions(ctx, objective, []);
-  const plans = await admitAll(
-    agents.map((agent) => ({
-      objective: `${agent}: ${objective}`,
-      build: () => ({ ...base, agent, isolation: "worktree" as const }),
-    })),
-    { root: ctx.root, env: process.env },
-  );
-  const { race } = await startRace(ctx.root, {
-    plans: plans.map(({ plan }) => plan),
-    mode: ctx.options.best === true ? "best" : "first",
-    objective,
+  const action = `caesar race of ${agents.join(", ")}`;
+  const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
+  const { race } = await governed(caller, action, async () => {
+    const plans = await admitAll(
+      agents.map((agent) => ({
+        objective: `${agent}: ${objective}`,
+        build: () => ({ ...base, agent, isolation: "worktree" as const }),
+      })),
+      { root: ctx.root, cwd: ctx.cwd },
+      caller,
+    );
+    return startRace(ctx.root, {
+      plans: plans.map(({ plan }) => plan),
+      mode: ctx.options.best === true ? "best" : "first",
+      objective,
+    });
   });
   if (ctx.options.detach === true) {
     ctx.out.result({ race_id: race.id, task_ids: race.members }, () =>

@@ -1,8 +1,9 @@
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
 import type { PreparedConductor } from "../../engine/conductor/launch.js";
 import { followTask } from "../../engine/follow/follow.js";
-import { resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../../engine/lifecycle/request.js";
+import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
+import { describeRequest, resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
+import type { DelegationRequest } from "../../engine/lifecycle/request.js";
 import { awaitClaim, startTask } from "../../engine/lifecycle/start.js";
 import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
@@ -13,14 +14,13 @@ import { trace } from "../../support/trace.js";
 import type { CommandContext } from "../command.js";
 import { readTextOrFile } from "../options.js";
 
-/** The request `caesar run` builds from its flags (and the CAESAR_* environment, for nested calls). */
+/** The request `caesar run` builds from its flags (a nested call's parent is proven by resolvePlan). */
 export async function requestFromOptions(
   ctx: CommandContext,
   objective: string,
   extraArgs: string[],
 ): Promise<DelegationRequest> {
   const o = ctx.options;
-  const parent = parentFromEnv(process.env);
   const context = await readTextOrFile(o.context as string | undefined, ctx.cwd, "--context");
   return {
     objective,
@@ -40,8 +40,7 @@ export async function requestFromOptions(
     ...(o.followUp ? { followUp: o.followUp as "resume" | "fresh" } : {}),
     extraArgs,
     channel: o.channel === true,
-    ...(parent ? { parent } : {}),
-    requestedBy: parent ? parent.taskId : "cli",
+    requestedBy: "cli",
   };
 }
 
@@ -66,9 +65,13 @@ export async function runFromCli(
   try {
     const request = await requestFromOptions(ctx, objective, extraArgs);
     trace("run: request built");
-    ({ plan } = await resolvePlan(request, { root: ctx.root }));
-    trace("run: planned");
-    record = await startTask(plan, { conductor });
+    const action = describeRequest(request);
+    const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
+    ({ plan, record } = await governed(caller, action, async () => {
+      const resolved = await resolvePlan(request, { root: ctx.root, cwd: ctx.cwd, caller });
+      trace("run: planned");
+      return { plan: resolved.plan, record: await startTask(resolved.plan, { conductor }) };
+    }));
   } catch (error) {
     conductor.abandon();
     throw error;

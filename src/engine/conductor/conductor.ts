@@ -15,6 +15,7 @@ import { messageOf } from "../../support/errors.js";
 import { OutputTail } from "../../support/output-tail.js";
 import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
+import { controlPaths } from "../store/control.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
@@ -24,10 +25,12 @@ import { type AgentProcess, startAgentProcess } from "./agent-process.js";
 import { type AgentStream, makeAgentStream } from "./agent-stream.js";
 import { type AgentTurn, conductAttempts } from "./attempts.js";
 import { makeBrief } from "./brief.js";
+import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
 import { describeEnding, type Ending, type EndingCause, type EndingContext } from "./ending.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
+import { lendingOf } from "./slot-lending.js";
 import { acquireSlot } from "./slots.js";
 
 /** What the conductor's entry hands it from the rooms it may not import. */
@@ -95,12 +98,13 @@ export async function conduct(root: string, taskId: string, hooks: ConductorHook
     const adapter = findAdapter(config, root, plan.agent);
     trace("conductor: config loaded");
     release = await acquireSlot(
-      projectPaths(root).slots,
+      controlPaths(root).slots,
       taskId,
       config.policy.max_parallel.value,
       (holders) =>
         updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
       cancel.signal,
+      lendingOf(root, plan),
     ).catch((error) => {
       if (cancel.signal.aborted) return undefined;
       throw error;
@@ -198,6 +202,8 @@ async function runTask(input: RunInput): Promise<void> {
 
   const runtimeDir = join(dir, "runtime");
   await mkdir(runtimeDir, { recursive: true });
+  // The agent's credentials: in its environment only, their hash in caesar's record (credentials.ts).
+  const token = await issueTaskToken(dir);
   const launch: LaunchContext = {
     task,
     paths,
@@ -215,7 +221,7 @@ async function runTask(input: RunInput): Promise<void> {
     ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
     extraDirs: [dir],
     runtimeDir,
-    env,
+    env: { ...env, [TASK_TOKEN_ENV]: token },
   };
   // Checks and further attempts, when the plan has them (attempts.ts); else one run of the agent.
   await conductAttempts({
@@ -418,9 +424,12 @@ function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolat
   };
 }
 
-/** The agent's environment: the caller's, minus a parent task's CAESAR_* protocol variables, plus this task's. */
+/**
+ * The agent's environment: the caller's, minus a parent task's CAESAR_* variables (its credentials
+ * included), plus this task's.
+ */
 function agentEnvironment(plan: TaskPlan, task: Task, dir: string, root: string): Record<string, string> {
-  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR"]);
+  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR", TASK_TOKEN_ENV]);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;

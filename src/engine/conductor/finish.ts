@@ -9,14 +9,16 @@ import { trace } from "../../support/trace.js";
 import { changedFiles, isPristine, type ObservedChange } from "../../workspace/changes.js";
 import { recordResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
+import { controlPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
-import { readState, updateState } from "../store/task-store.js";
+import { auditMirrors, readState, updateState } from "../store/task-store.js";
 import { applyChecks } from "./check-verdict.js";
 import { checksNotRun } from "./checks.js";
 import type { Ending } from "./ending.js";
+import { governanceFindings } from "./governance-findings.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
 
@@ -50,6 +52,8 @@ const RAW_TAIL_BYTES = 512 * 1024;
 export async function finishTask(input: FinishInput): Promise<TaskState> {
   const { dir, plan } = input;
   const paths = taskPaths(dir);
+  // Before anything rewrites them: did someone else rewrite caesar's records in the task directory?
+  await auditMirrors(dir).catch(() => undefined);
   const before = await updateState(dir, (state) => ({ ...state, phase: "finishing" }));
   const end = await observeChanges(before, plan);
   const observed = end?.changes;
@@ -75,6 +79,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
       ...(input.findings ?? []),
       ...(input.stream.findings ?? []),
       ...recovered.findings,
+      ...(await governanceFindings(plan.root, before.id).catch(() => [])),
     ],
     ...(input.stream.usage ? { usage: input.stream.usage } : {}),
   });
@@ -98,7 +103,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   await input.events.flush();
   // The budget: committed with the reported cost if the agent ran, released if it never did.
   await settleBudget(
-    projectPaths(plan.root).state,
+    controlPaths(plan.root).budgets,
     plan.budget.tree ?? current.id,
     current.id,
     current.started_at !== null,

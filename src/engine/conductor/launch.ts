@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
+import { TASK_TOKEN_ENV } from "../../protocol/task-dir.js";
 import { CONDUCTOR_MAIN } from "../../support/package-paths.js";
 import { trace } from "../../support/trace.js";
 
@@ -47,7 +48,7 @@ export function prepareConductor(root: string): PreparedConductor {
     cwd: root,
     detached: true,
     stdio: ["pipe", "ignore", "ignore"],
-    env: process.env,
+    env: conductorEnvironment(),
   });
   trace("conductor spawned");
   child.unref();
@@ -101,7 +102,7 @@ export function launchConductor(root: string, taskId: string, logPath: string): 
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],
-      env: process.env,
+      env: conductorEnvironment(),
     });
     child.unref();
     child.on("error", () => {});
@@ -109,4 +110,15 @@ export function launchConductor(root: string, taskId: string, logPath: string): 
   } finally {
     closeSync(log);
   }
+}
+
+/**
+ * A conductor's environment: the front end's, without the credentials of a task the front end may run
+ * under (a nested `caesar run`). A child's agent can read its conductor's initial environment in /proc:
+ * its parent's credentials must not be there.
+ */
+function conductorEnvironment(): NodeJS.ProcessEnv {
+  if (process.env[TASK_TOKEN_ENV] === undefined) return process.env;
+  const { [TASK_TOKEN_ENV]: _credentials, ...env } = process.env;
+  return env;
 }

@@ -1,18 +1,27 @@
 import type { AgentAdapter } from "../../agents/adapter.js";
 import { CaesarError, isCaesarError, messageOf } from "../../support/errors.js";
+import type { Caller } from "./caller.js";
 import { resolvePlan, type TaskPlan } from "./plan.js";
 import type { DelegationRequest } from "./request.js";
 
 /**
- * Resolve every request into a plan before anything starts (all or none). A refusal names the task by
+ * Resolve every request of one caller into a plan before anything starts (all or none). A refusal names the task by
  * its position and objective, lists every other refusal, and says that nothing was started.
  */
 export async function admitAll(
   requests: { objective: string; build: () => DelegationRequest }[],
-  context: { root: string; env: NodeJS.ProcessEnv },
+  context: { root: string; env?: NodeJS.ProcessEnv; cwd?: string },
+  caller: Caller,
 ): Promise<{ plan: TaskPlan; adapter: AgentAdapter }[]> {
   const results = await Promise.allSettled(
-    requests.map(async (request) => resolvePlan(request.build(), { root: context.root, env: context.env })),
+    requests.map(async (request) =>
+      resolvePlan(request.build(), {
+        root: context.root,
+        ...(context.env ? { env: context.env } : {}),
+        ...(context.cwd ? { cwd: context.cwd } : {}),
+        caller,
+      }),
+    ),
   );
   const refusals = results.flatMap((result, index) =>
     result.status === "rejected" ? [{ index, error: result.reason as unknown }] : [],

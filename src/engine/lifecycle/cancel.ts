@@ -1,20 +1,52 @@
+import { taskPaths } from "../../protocol/task-dir.js";
+import { CaesarError } from "../../support/errors.js";
 import { isProcessAlive } from "../../support/process.js";
 import { KILL_GRACE_MS } from "../conductor/terminate.js";
 import { waitForChange } from "../store/change-watch.js";
 import type { TaskState } from "../store/state.js";
-import { readState, type TaskRecord, updateState } from "../store/task-store.js";
+import { isVerifiedTask, readState, type TaskRecord, taskDirOf, updateState } from "../store/task-store.js";
+import { type Caller, governed, identifyCaller } from "./caller.js";
 import { concludeIfAbandoned } from "./conclude.js";
+import { assertWithinSubtree, descendantsOf } from "./subtree.js";
+
+export interface CancelOutcome {
+  state: TaskState;
+  changed: boolean;
+  /** Its bounded descendants, cancelled with it (independent ones, and their sub-tasks, keep running). */
+  cascaded: { id: string; changed: boolean; phase: TaskState["phase"]; outcome: TaskState["outcome"] }[];
+}
 
 /**
- * Cancel a task: record the request, then ask its conductor to stop (SIGTERM); the conductor ends the
- * agent's whole process group and writes the final state. A task whose conductor is gone is concluded
- * here. Resolves with the final state. A finished task stays as it was.
+ * Cancel a task and its bounded descendants: record the request, then ask each conductor to stop
+ * (SIGTERM); a conductor ends its agent's whole process group and writes the final state. A task whose
+ * conductor is gone is concluded here. A finished task stays as it was. An independent descendant — a
+ * tree of its own — keeps running, and so do its sub-tasks. From inside a task, only its own subtree
+ * may be cancelled.
  */
 export async function cancelTask(
   record: TaskRecord,
   by: string,
-): Promise<{ state: TaskState; changed: boolean }> {
-  let state = await updateState(record.dir, (current) =>
+  options: { caller?: Caller } = {},
+): Promise<CancelOutcome> {
+  const root = (await readState(record.dir)).root;
+  const action = `cancel ${record.id}`;
+  const caller = options.caller ?? (await identifyCaller(root, { action }));
+  return governed(caller, action, async () => {
+    await assertWithinSubtree(caller, record.id, "cancel");
+    const own = await cancelOne(record.dir, by);
+    const descendants = await descendantsOf(root, record.id, { boundedOnly: true });
+    const cascaded = await Promise.all(
+      descendants.map(async ({ id }) => {
+        const result = await cancelOne(taskDirOf(root, id), `${by}, with its ancestor ${record.id}`);
+        return { id, changed: result.changed, phase: result.state.phase, outcome: result.state.outcome };
+      }),
+    );
+    return { ...own, cascaded };
+  });
+}
+
+async function cancelOne(dir: string, by: string): Promise<{ state: TaskState; changed: boolean }> {
+  let state = await updateState(dir, (current) =>
     current.phase === "finished" || current.cancel_requested
       ? undefined
       : { ...current, cancel_requested: { at: new Date().toISOString(), by } },
@@ -22,6 +54,8 @@ export async function cancelTask(
   if (state.phase === "finished") return { state, changed: false };
   const conductor = state.conductor;
   if (conductor && isProcessAlive(conductor)) {
+    // Only a pid caesar itself recorded is ever signalled: an unverified task's files could name any process.
+    if (!isVerifiedTask(dir)) throw unverified(state.id, dir);
     try {
       process.kill(conductor.pid, "SIGTERM");
     } catch {
@@ -29,12 +63,23 @@ export async function cancelTask(
     }
     const deadline = Date.now() + KILL_GRACE_MS + 15_000;
     while (Date.now() < deadline) {
-      state = await readState(record.dir);
+      state = await readState(dir);
       if (state.phase === "finished") return { state, changed: true };
       if (!isProcessAlive(conductor)) break;
-      await waitForChange(record.dir, 250);
+      await waitForChange(dir, 250);
     }
   }
-  state = await concludeIfAbandoned({ ...record, state: await readState(record.dir) }, "cancel", "cancelled");
+  const current = { id: state.id, dir, paths: taskPaths(dir), state: await readState(dir) };
+  state = await concludeIfAbandoned(current, "cancel", "cancelled");
   return { state, changed: true };
+}
+
+function unverified(id: string, dir: string): CaesarError {
+  return new CaesarError(
+    "task_unverified",
+    `Task ${id} has no record in caesar's control directory: caesar will not signal the processes its task directory names.`,
+    {
+      detail: `It was made by an older caesar, or not by caesar (${dir}). Stop its processes by hand if they are yours.`,
+    },
+  );
 }

@@ -9,7 +9,7 @@ import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
-import { readState, type TaskRecord } from "../store/task-store.js";
+import { isVerifiedTask, readState, type TaskRecord } from "../store/task-store.js";
 
 /** A queued task whose conductor never recorded itself is abandoned after this long. */
 const UNCLAIMED_AFTER_MS = 60_000;
@@ -35,7 +35,8 @@ export async function concludeIfAbandoned(
   return withFileLock(join(record.dir, ".conclude.lock"), async () => {
     const state = await readState(record.dir);
     if (!isAbandoned(state)) return state;
-    if (state.agent_process && isProcessAlive(state.agent_process))
+    // Only a process group caesar itself recorded is ever ended (an unverified task's files could name any).
+    if (state.agent_process && isVerifiedTask(record.dir) && isProcessAlive(state.agent_process))
       await terminateGroup(state.agent_process.pid);
     if (state.check_process && isProcessAlive(state.check_process))
       await terminateGroup(state.check_process.pid);

@@ -1,13 +1,6 @@
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
 import type { Mode } from "../../protocol/task.js";
 
-/** The parent of a nested delegation, read from the CAESAR_* environment of the calling agent. */
-export interface ParentContext {
-  taskId: string;
-  agent: string;
-  depth: number;
-}
-
 /** What a front end (CLI, MCP, HTTP) asks for, before policy resolves it into a plan. */
 export interface DelegationRequest {
   objective: string;
@@ -35,15 +28,10 @@ export interface DelegationRequest {
   attempts?: number;
   /** How a second attempt reaches the agent (default: resume its session where its CLI can). */
   followUp?: "resume" | "fresh";
-  parent?: ParentContext;
-  /** Who asked (for records): "cli", "mcp", "http", or the parent task id. */
+  /**
+   * Which front end asked (for records): "cli", "mcp", "http"… A nested request is recorded as asked by
+   * its parent task, whatever this says. (The parent itself is never part of a request: it is proven by
+   * the caller's credentials — see caller.ts.)
+   */
   requestedBy?: string;
-}
-
-/** Read the parent of a nested request from the environment of an agent running under caesar. */
-export function parentFromEnv(env: NodeJS.ProcessEnv): ParentContext | undefined {
-  const taskId = env.CAESAR_TASK_ID;
-  if (!taskId) return undefined;
-  const depth = Number.parseInt(env.CAESAR_DEPTH ?? "0", 10);
-  return { taskId, agent: env.CAESAR_AGENT ?? "", depth: Number.isFinite(depth) && depth >= 0 ? depth : 0 };
 }

@@ -2,7 +2,7 @@ import { checksVerdict } from "../../protocol/checks.js";
 import { type ContenderRow, compareTasks } from "../follow/compare-tasks.js";
 import { cancelTask } from "../lifecycle/cancel.js";
 import { loadLiveTask } from "../lifecycle/live-task.js";
-import { startTask } from "../lifecycle/start.js";
+import { startTasks } from "../lifecycle/start.js";
 import {
   claimRace,
   makeRaceId,
@@ -48,13 +48,17 @@ export async function startRace(
     members: [],
     checks: input.plans[0]?.checks.map((check) => check.command) ?? [],
   };
-  const records: TaskRecord[] = [];
-  for (const plan of input.plans) {
-    const record = await startTask({ ...plan, race: ref });
-    records.push(record);
-    race.members.push(record.id);
-    await writeRace(root, race);
-  }
+  // All or none (every contender admitted and its budget place reserved before any runs); the record
+  // names every contender before the first one starts, so whichever finishes first can settle the race.
+  const records = await startTasks(
+    input.plans.map((plan) => ({ ...plan, race: ref })),
+    {
+      beforeLaunch: async (created) => {
+        race.members = created.map((record) => record.id);
+        await writeRace(root, race);
+      },
+    },
+  );
   if (input.mode === "first") await cancelLosers(root, race, `race ${id}`);
   return { race, records };
 }

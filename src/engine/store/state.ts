@@ -6,7 +6,8 @@ import * as z from "../../support/zod.js";
 /**
  * `state.json`: the orchestrator's record of a task beside the OACP files — lifecycle, processes,
  * isolation, outcome and the normalized report. Written atomically by the conductor (and, after the
- * task ended, by `apply`/`gc`/`cancel` under the task lock). Any process can read it.
+ * task ended, by `apply`/`gc`/`cancel` under the task lock): caesar's copy in the control directory,
+ * a mirror in the task directory that any process can read (see control.ts).
  */
 
 export const PhaseSchema = z.enum(["queued", "preparing", "running", "finishing", "finished"]);
@@ -79,6 +80,11 @@ export const TaskStateSchema = z.object({
     .default(null),
   /** When `caesar gc` removed the worktree and branch (the result commit stays under refs/caesar/). */
   cleaned_at: z.string().nullable().default(null),
+  /**
+   * SHA-256 (hex) of the credentials the conductor handed this task's agent (CAESAR_TASK_TOKEN). The
+   * token itself is written nowhere; a nested request proves its parent by presenting it.
+   */
+  token_sha256: z.string().nullable().default(null),
   /** Sequential change number of this task's result (like a pull request number), assigned at creation. */
   change_number: z.number().int().positive().nullable().default(null),
 });

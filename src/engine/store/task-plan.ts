@@ -1,11 +1,13 @@
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FindingSchema } from "../../protocol/report.js";
 import { ModeSchema } from "../../protocol/task.js";
-import { writeJsonAtomic } from "../../support/atomic-file.js";
+import { writeFileAtomic } from "../../support/atomic-file.js";
 import * as z from "../../support/zod.js";
+import { controlOfTaskDir } from "./control.js";
 
-/** plan.json, in the task directory: what the conductor executes. */
+/** plan.json: what the conductor executes (caesar's copy in the control directory, a mirror in the task directory). */
 export const PLAN_FILE = "plan.json";
 
 /** A check: a command caesar runs in the workspace after the agent, and who asked for it. */
@@ -89,16 +91,42 @@ export const TaskPlanSchema = z.object({
   follow_up: z.enum(["resume", "fresh"]).default("resume"),
   /** The race this task is a contender of (caesar_race, `caesar race`), settled by its conductor. */
   race: RaceRefSchema.nullable().default(null),
+  /**
+   * The global configuration file (`~/.config/caesar/config.toml`) the tree's root was planned with. A
+   * nested request reads this one, whatever XDG_CONFIG_HOME or HOME its agent sets.
+   */
+  global_config: z.string().nullable().default(null),
 });
 export type TaskPlan = z.infer<typeof TaskPlanSchema>;
 
+/**
+ * Write a new task's plan: the authoritative copy in the control directory (what the conductor executes
+ * and governance reads), then the mirror in the task directory (for people and tools to read).
+ */
 export async function writePlan(dir: string, plan: TaskPlan): Promise<void> {
-  await writeJsonAtomic(join(dir, PLAN_FILE), plan);
+  const text = `${JSON.stringify(plan, null, 2)}\n`;
+  const control = controlOfTaskDir(dir);
+  if (control) {
+    await mkdir(control.dir, { recursive: true });
+    await writeFileAtomic(control.plan, text);
+    await writeFileAtomic(join(dir, PLAN_FILE), text, { sync: false });
+    return;
+  }
+  await writeFileAtomic(join(dir, PLAN_FILE), text);
 }
 
-/** The plan a task was started with; throws when it is missing or invalid. */
+/**
+ * The plan a task was started with — caesar's own copy when the task has one (a rewritten mirror changes
+ * nothing) — throws when it is missing or invalid.
+ */
 export async function loadPlan(dir: string): Promise<TaskPlan> {
-  return TaskPlanSchema.parse(JSON.parse(await readFile(join(dir, PLAN_FILE), "utf8")));
+  return TaskPlanSchema.parse(JSON.parse(await readPlanText(dir)));
+}
+
+async function readPlanText(dir: string): Promise<string> {
+  const control = controlOfTaskDir(dir);
+  if (control && existsSync(control.state)) return readFile(control.plan, "utf8");
+  return readFile(join(dir, PLAN_FILE), "utf8");
 }
 
 /** The plan a task was started with, or undefined when it cannot be read. */
@@ -108,4 +136,24 @@ export async function readPlan(dir: string): Promise<TaskPlan | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Is the plan mirror in the task directory still what caesar wrote? (false: someone rewrote it) */
+export async function isPlanMirrorIntact(dir: string): Promise<boolean> {
+  const control = controlOfTaskDir(dir);
+  if (!control) return true;
+  const [record, mirror] = await Promise.all([
+    readFile(control.plan, "utf8").catch(() => undefined),
+    readFile(join(dir, PLAN_FILE), "utf8").catch(() => undefined),
+  ]);
+  return record === undefined || mirror === record;
+}
+
+/** Put the mirror back as caesar wrote it. */
+export async function restorePlanMirror(dir: string): Promise<void> {
+  const control = controlOfTaskDir(dir);
+  if (!control) return;
+  const record = await readFile(control.plan, "utf8").catch(() => undefined);
+  if (record !== undefined)
+    await writeFileAtomic(join(dir, PLAN_FILE), record, { sync: false }).catch(() => undefined);
 }
