@@ -1,7 +1,14 @@
-// Talking to the local caesar server: JSON reads, the mutation vocabulary (cz-mutate/1, bearer token from
-// /api/session — kept in memory only), and server-sent-event streams.
+// Talking to the local caesar server: JSON reads, the mutation vocabulary (cz-mutate/1, with this page's
+// login session), and server-sent-event streams.
+//
+// A session is two halves: an HttpOnly cookie the browser sends by itself, and a CSRF secret the page sends
+// in a header. The login hands the secret over in the URL fragment (never sent to any server); it is kept in
+// this origin's localStorage — per port, unlike cookies, so a page of another server on this host cannot
+// read it.
 
 const OPERATOR = { "X-Commit-Zero": "local-demo" };
+const LOGIN_FRAGMENT = "#login=";
+const CSRF_KEY = "caesar-csrf";
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -20,28 +27,39 @@ export async function getJson(path) {
   return body;
 }
 
-let session;
+/**
+ * Just logged in (the server redirected to `/#login=<secret>`): keep the secret, and take it out of the
+ * address bar and the history entry. Call before routing.
+ */
+export function adoptLogin() {
+  if (!location.hash.startsWith(LOGIN_FRAGMENT)) return;
+  localStorage.setItem(CSRF_KEY, location.hash.slice(LOGIN_FRAGMENT.length));
+  history.replaceState(null, "", `${location.pathname}#/`);
+}
 
-/** The mutation token, from the server that served this page (same origin, this machine). */
-async function getSession() {
-  session ??= getJson("/api/session").catch((error) => {
-    session = undefined;
-    throw error;
-  });
+/** Whether this page may act: `{ authenticated, csrfHeader, login, mutate }` from the server. */
+export async function getSession() {
+  const session = await getJson("/api/session");
+  if (!session.authenticated) localStorage.removeItem(CSRF_KEY);
   return session;
 }
 
+const MUTATE_PATH = "/api/mutate/v1/request";
+
 /**
  * Send one mutation, based on the revision the user was looking at. A 409 (stale) is returned to the
- * caller as an error to show — never retried here.
+ * caller as an error to show — never retried here. The browser adds the session cookie and the Origin.
  */
 export async function mutate(operation, args, basis) {
-  const { token, mutate: endpoint } = await getSession();
-  const response = await fetch(endpoint.path, {
+  const response = await fetch(MUTATE_PATH, {
     method: "POST",
-    headers: { ...OPERATOR, "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+    headers: {
+      ...OPERATOR,
+      "Content-Type": "application/json",
+      "X-Caesar-CSRF": localStorage.getItem(CSRF_KEY) ?? "",
+    },
     body: JSON.stringify({
-      protocol: endpoint.protocol,
+      protocol: "cz-mutate/1",
       requestId: crypto.randomUUID(),
       runId: basis.runId,
       revision: basis.revision,
@@ -50,7 +68,10 @@ export async function mutate(operation, args, basis) {
     }),
   });
   const body = await response.json().catch(() => null);
-  if (!response.ok) throw new ApiError(response.status, body);
+  if (!response.ok) {
+    if (response.status === 401) document.dispatchEvent(new CustomEvent("caesar:logged-out"));
+    throw new ApiError(response.status, body);
+  }
   return body;
 }
 

@@ -23,6 +23,13 @@ export function describeStatus(task) {
   return task.outcome ?? "failed";
 }
 
+/** A task's checks in a few characters (`✓ 2/2`, `✗ 1/2`), and whether they all passed; null without checks. */
+export function describeChecks(checks) {
+  if (!checks || checks.state === "none") return null;
+  const passed = checks.state === "passed";
+  return { text: `${passed ? "✓" : "✗"} ${checks.passed}/${checks.total}`, passed };
+}
+
 /** [label, text] for one event. */
 export function describeEvent(event) {
   if (!event || typeof event !== "object") return ["?", "(this line of events.jsonl is gone)"];

@@ -1,7 +1,7 @@
 // The list of tasks, kept live from /api/stream: one row per task, newest change first.
 import { follow, getJson, mutate } from "./api.js";
 import { h, replace, taskHref } from "./dom.js";
-import { describeStatus, formatAge } from "./format.js";
+import { describeChecks, describeStatus, formatAge } from "./format.js";
 
 export function showTaskList(view, status) {
   const tasks = new Map();
@@ -60,7 +60,7 @@ export function showTaskList(view, status) {
         h(
           "tr",
           {},
-          ["#", "Task", "Agent", "Status", "Objective", "Questions", "Created"].map((title) =>
+          ["#", "Task", "Agent", "Status", "Checks", "Objective", "Questions", "Created"].map((title) =>
             h("th", {}, title),
           ),
         ),
@@ -86,6 +86,7 @@ export function showTaskList(view, status) {
           // A remote task shows the worker it runs on (docs/cluster.md).
           h("td", {}, task.worker ? `${task.agent}@${task.worker}` : task.agent),
           h("td", {}, h("span", { class: `badge ${describeStatus(task)}` }, describeStatus(task))),
+          h("td", { "data-testid": "task-checks" }, checksBadge(task.checks)),
           h("td", { class: "objective" }, task.objective.split("\n")[0]),
           h(
             "td",
@@ -98,6 +99,17 @@ export function showTaskList(view, status) {
         ),
       ),
     );
+  };
+
+  const checksBadge = (checks) => {
+    const shown = describeChecks(checks);
+    return shown
+      ? h(
+          "span",
+          { class: `badge ${shown.passed ? "success" : "failed"}`, title: "caesar's checks" },
+          shown.text,
+        )
+      : "";
   };
 
   const reload = async () => {

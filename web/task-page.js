@@ -18,6 +18,7 @@ export function showTaskPage(view, id, status) {
   const questions = h("section", { class: "questions", "data-testid": "questions" });
   const report = h("section", { class: "report", "data-testid": "report" });
   const findings = h("section", { class: "findings", "data-testid": "findings" });
+  const checks = h("section", { class: "checks", "data-testid": "checks" });
   const diff = h(
     "section",
     { class: "changes", "data-testid": "changes" },
@@ -49,6 +50,7 @@ export function showTaskPage(view, id, status) {
     notice,
     questions,
     report,
+    checks,
     findings,
     diff,
     h("section", {}, h("h3", {}, "Events"), events),
@@ -180,8 +182,10 @@ export function showTaskPage(view, id, status) {
     if (!value) {
       replace(report, h("h3", {}, "Report"), h("p", { class: "muted" }, "No report yet."));
       replace(findings);
+      replace(checks);
       return;
     }
+    renderChecks(value);
     replace(
       report,
       h("h3", {}, "Report"),
@@ -235,6 +239,53 @@ export function showTaskPage(view, id, status) {
               ),
             ),
           ),
+    );
+  }
+
+  /** caesar's checks after the last attempt: each command, whether it passed, and the end of a failure. */
+  function renderChecks(value) {
+    const list = value.checks ?? [];
+    if (list.length === 0) return replace(checks);
+    const passed = list.filter((c) => c.passed).length;
+    const attempts = value.attempts ?? [];
+    replace(
+      checks,
+      h(
+        "h3",
+        {},
+        "Checks ",
+        h(
+          "span",
+          {
+            class: `badge ${passed === list.length ? "success" : "failed"}`,
+            "data-testid": "checks-verdict",
+          },
+          `${passed}/${list.length} passed`,
+        ),
+      ),
+      attempts.length > 1
+        ? h(
+            "p",
+            { class: "meta", "data-testid": "attempts" },
+            `${attempts.length} attempts: `,
+            attempts.map((a) => `${a.attempt} ${a.checks_passed ? "✓" : "✗"} ${a.how}`).join(" · "),
+          )
+        : null,
+      h(
+        "ul",
+        {},
+        list.map((c) =>
+          h(
+            "li",
+            { class: `check ${c.passed ? "passed" : "failed"}`, "data-testid": "check" },
+            h("span", { class: `badge ${c.passed ? "success" : "failed"}` }, c.passed ? "passed" : "failed"),
+            " ",
+            h("code", {}, c.command),
+            ` ${c.error ?? `exit ${c.exit_code}`} · ${c.duration_ms} ms`,
+            !c.passed && c.output_tail ? h("pre", {}, c.output_tail) : null,
+          ),
+        ),
+      ),
     );
   }
 

@@ -67,6 +67,8 @@ export interface ChannelServer {
   args: string[];
   /** The server's own environment (the task directory travels here or in args, never by inheritance). */
   env: Record<string, string>;
+  /** The tools it serves (an ACP agent's permission requests for them are granted). */
+  tools?: string[];
 }
 
 /** Everything the engine decided, handed to the adapter to build its command line. */
@@ -90,6 +92,11 @@ export interface LaunchContext {
   runtimeDir: string;
   /** The environment the agent inherits, CAESAR_* included. Adapters add to it, never mutate it. */
   env: Readonly<Record<string, string>>;
+  /**
+   * Continue this session of the CLI (its id, as the previous run's stream gave it) with `prompt` as the
+   * next message, instead of starting a new one. Set only when `capabilities.resume` is true.
+   */
+  resume?: string;
 }
 
 export interface CommandLine {
@@ -107,6 +114,11 @@ export interface CommandLine {
   links?: { path: string; target: string }[];
   /** Paths the adapter materialised in the workspace (excluded from the diff, prefix semantics). */
   materialised?: string[];
+  /**
+   * Files the CLI itself writes during the run and the translator reads after it (a last message, a
+   * usage file): removed before launch, so a later run of the same task never reads an earlier one's.
+   */
+  outputs?: string[];
   /** The command as shown to people (in the `started` event): secrets never appear here. */
   display: string;
 }
@@ -128,13 +140,25 @@ export interface StreamOutcome {
   usage?: Usage;
   /** Findings the stream revealed (denied permissions, tools removed, …). */
   findings?: Finding[];
-  /** A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause. */
-  failure?: { message: string; code?: string };
+  /** The CLI's session id, when its stream gave one (to continue the session: `LaunchContext.resume`). */
+  session?: string;
+  /** `usage` counts the whole session, its earlier runs included (a continued codex thread), not this run. */
+  usageCoversSession?: boolean;
+  /**
+   * A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause.
+   * `announced`: the translator already returned an `error` event for it (the engine writes none then).
+   */
+  failure?: { message: string; code?: string; announced?: boolean };
   /**
    * Events to append after the last line: text the stream was still accumulating, and tools left open
    * when the process ended (closed as `failed`), so every `started` has its end.
    */
   events?: TranslatedEvents;
+  /**
+   * How the run went, when a session adapter knows better than the exit code: an ACP agent is a server
+   * that caesar ends once its session is over, so its exit status says nothing about the work.
+   */
+  processOutcome?: "succeeded" | "failed";
 }
 
 /** Turns an agent CLI's native output into caesar.event/v1 events, one line at a time. */
@@ -144,7 +168,55 @@ export interface StreamTranslator {
   finish(exit: ProcessExit): Promise<StreamOutcome>;
 }
 
-export interface AgentAdapter {
+/**
+ * The conductor's side of a session an adapter drives over the agent's stdin and stdout (ACP): the runner
+ * still owns the process group, raw.log, the deadline, cancellation and recovery; the driver owns the
+ * conversation.
+ */
+export interface SessionHost {
+  /** Write one message to the agent's stdin (a newline is added). */
+  send(line: string): void;
+  /** Append events to events.jsonl, in order. */
+  emit(events: TranslatedEvents): void;
+  /** Aborted when the task is cancelled or its deadline passes: the driver cancels the session. */
+  stopping: AbortSignal;
+  /** The session is over: the runner closes stdin and ends the process group. */
+  done(): void;
+  /** A line for raw.log (caesar's own notes, prefixed `[caesar]`). */
+  note(text: string): void;
+  /**
+   * Ask the person following the task (a question in the task directory: any front end can answer it).
+   * Resolves with the chosen option, or undefined when nobody answered before the task's deadline.
+   * Present only when the task asks a person about permissions (`caesar acp`).
+   */
+  askPerson?(question: string, options: string[]): Promise<string | undefined>;
+  /**
+   * After a turn ends well, the next prompt to send in the same session, if any (a follow-up turn, e.g.
+   * after failing checks). Absent or resolving undefined: the session is over.
+   */
+  nextPrompt?(turn: SessionTurn): Promise<string | undefined>;
+}
+
+/** How one prompt turn of a session ended. */
+export interface SessionTurn {
+  /** The agent's stop reason (`end_turn`, `max_tokens`, `refusal`, …). */
+  stopReason: string;
+  /** The agent's last message in that turn. */
+  finalText?: string;
+  /** 1 for the brief, 2 for the first follow-up, … */
+  turn: number;
+}
+
+/** What a session adapter gives the runner: the agent's output goes in, the outcome comes out. */
+export interface SessionDriver {
+  /** A line the agent wrote on stdout (already teed to raw.log). */
+  stdout(line: string): void;
+  stderr?(line: string): void;
+  /** The process has ended and its output is drained: settle what is pending and say how it went. */
+  finish(exit: ProcessExit): Promise<StreamOutcome>;
+}
+
+interface AdapterBase {
   /** The id users type (`--agent codex`). */
   id: string;
   displayName: string;
@@ -152,8 +224,23 @@ export interface AgentAdapter {
   kind: "builtin" | "custom";
   /** The agent "product", used by the recursion rule (claude → claude). */
   product: string;
+  /** `acp` for agents driven over the Agent Client Protocol; absent for the CLIs whose output is translated. */
+  protocol?: "acp";
   capabilities: AgentCapabilities;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
-  createTranslator(launch: LaunchContext): StreamTranslator;
 }
+
+/** An agent whose native output is translated line by line (the five CLIs' exec modes, custom agents). */
+export interface LineAgentAdapter extends AdapterBase {
+  createTranslator(launch: LaunchContext): StreamTranslator;
+  drive?: undefined;
+}
+
+/** An agent driven through a session on its stdin and stdout (ACP): the runner uses `drive`, not a translator. */
+export interface SessionAgentAdapter extends AdapterBase {
+  drive(launch: LaunchContext, host: SessionHost): SessionDriver;
+  createTranslator?: undefined;
+}
+
+export type AgentAdapter = LineAgentAdapter | SessionAgentAdapter;

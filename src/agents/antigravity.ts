@@ -1,5 +1,5 @@
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
@@ -18,7 +18,7 @@ import { detectCli } from "./version.js";
  * `--model`, `--dangerously-skip-permissions` (approvals only; it also approves sandbox bypasses, see
  * google-antigravity/antigravity-cli#36), `--sandbox`.
  */
-export const antigravityAdapter: AgentAdapter = {
+export const antigravityAdapter: LineAgentAdapter = {
   id: "antigravity",
   displayName: "Antigravity CLI (agy)",
   kind: "builtin",
@@ -69,55 +69,83 @@ export function buildAntigravityCommand(launch: LaunchContext): CommandLine {
 }
 
 /**
- * A tolerant reading of the documented stream: the event kind under `type` (or `event`), steps keyed by
- * an id with a status, tools described by `tool_info`. Unknown shapes are ignored.
+ * A tolerant reading of agy's stream: the kind under `event` (or `type`); a step's fields nested under
+ * `step_update` (or `step`), its state in `state` (`ACTIVE`, `DONE`, `ERROR`…), its text arriving as
+ * `text_delta` fragments while ACTIVE (the DONE update may name only its `step_index`); tools as
+ * `tool_name` + `tool_info`; one terminal `result` whose `status` is `SUCCESS` or `ERROR`, with the error
+ * as a plain string (`"error": "Individual quota reached…"`). Unknown shapes are ignored.
  */
 export class AntigravityTranslator extends StateTranslator {
+  /** Text of steps still arriving, and each step's type (a DONE update may not repeat it), by index. */
+  private readonly pendingText = new Map<string, string>();
+  private readonly stepTypes = new Map<string, string>();
+
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
     if (!event) return [];
-    const kind = str(event.type) ?? str(event.event);
+    const kind = str(event.event) ?? str(event.type);
     if (kind === "step_update") return this.step(event);
     if (kind === "result") return this.result(event);
     if (kind === "error") {
-      const message = str(event.message) ?? str(rec(event.error).message) ?? "error";
-      const failure = this.state.fail(message, int(rec(event.error).code));
-      return this.state.errorEvent(message, failure.code);
+      const message = str(event.message) ?? str(event.error) ?? str(rec(event.error).message) ?? "error";
+      return this.failWith(message, int(rec(event.error).code));
     }
     return [];
   }
 
   private step(event: Record<string, unknown>): EventBody[] {
-    const step = { ...event, ...rec(event.step) };
-    const id = str(step.step_id) ?? str(step.id);
-    const stepType = str(step.step_type) ?? "";
-    const status = (str(step.status) ?? "").toLowerCase();
+    const step = { ...event, ...rec(event.step), ...rec(event.step_update) };
+    const index = num(step.step_index);
+    const id = str(step.step_id) ?? str(step.id) ?? (index === undefined ? undefined : `step-${index}`);
+    const key = id ?? "";
+    const declaredType = str(step.step_type);
+    if (declaredType && key) this.stepTypes.set(key, declaredType);
+    const stepType = (declaredType ?? this.stepTypes.get(key) ?? "").toLowerCase();
+    const state = (str(step.state) ?? str(step.status) ?? "").toLowerCase();
+    const done = /complete|done|success|finished/.test(state);
+    const failed = /error|fail|cancel/.test(state);
     const toolInfo = rec(step.tool_info);
-    const toolName = str(toolInfo.name) ?? str(toolInfo.tool_name);
-    const done = /complete|done|success|finished/.test(status);
-    const failed = /error|fail|cancel/.test(status);
+    const toolName = str(step.tool_name) ?? str(toolInfo.name) ?? str(toolInfo.tool_name);
     if (toolName) {
       const input = summarizeToolInput(toolInfo.input ?? toolInfo.args ?? toolInfo.arguments ?? toolInfo);
-      if (done || failed) {
+      if (done || failed)
         return this.state.tools.end(id, {
           ok: done,
           tool: toolName,
           input,
           output: toolInfo.output ?? step.output,
         });
-      }
       return this.state.tools.start(id, toolName, input);
     }
-    const text = str(step.text) ?? str(step.content) ?? "";
-    if (/thought|thinking|reasoning/.test(stepType) && text) return [{ type: "thinking", text }];
-    if (/message|response|text/.test(stepType) && done) return this.state.message(text);
+    // The prompt echoed back, and system notices, are not the agent's words.
+    if (/user_input|system/.test(stepType)) return [];
+    const text = this.stepText(key, step, done || failed);
+    if (text === undefined) return [];
+    if (/thought|thinking|reasoning/.test(stepType)) return text ? [{ type: "thinking", text }] : [];
+    if (/message|response|text/.test(stepType) || stepType === "") return this.state.message(text);
     return [];
+  }
+
+  /** The whole text of a step once it ends (fragments joined), or undefined while it is still arriving. */
+  private stepText(key: string, step: Record<string, unknown>, ended: boolean): string | undefined {
+    const whole = str(step.text) ?? str(step.content);
+    const delta = str(step.text_delta);
+    const sofar = this.pendingText.get(key) ?? "";
+    if (!ended) {
+      if (delta !== undefined) this.pendingText.set(key, sofar + delta);
+      return undefined;
+    }
+    this.pendingText.delete(key);
+    if (whole !== undefined) return whole;
+    if (delta === undefined) return sofar === "" ? undefined : sofar;
+    // The DONE update carries the last fragment, or (some builds) the whole text again.
+    return sofar !== "" && delta.startsWith(sofar) ? delta : sofar + delta;
   }
 
   private result(event: Record<string, unknown>): EventBody[] {
     const result = rec(event.result);
-    const response = str(event.response) ?? str(result.response) ?? str(event.result);
-    if (response !== undefined) {
+    const response = str(result.response) ?? str(event.response) ?? str(event.result);
+    if (response !== undefined && response !== "") {
       this.state.finalText = response;
       const report = nativeReportFrom(response);
       if (report !== undefined) this.state.nativeReport = report;
@@ -127,13 +155,21 @@ export class AntigravityTranslator extends StateTranslator {
       const report = nativeReportFrom(structured);
       if (report !== undefined) this.state.nativeReport = report;
     }
-    const usage = rec(event.usage ?? result.usage);
+    const usage = rec(result.usage ?? event.usage);
     this.state.setUsage({ input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens) });
-    const error = str(rec(event.error).message) ?? (event.is_error === true ? response : undefined);
-    if (error) {
-      const failure = this.state.fail(error);
-      return this.state.errorEvent(error, failure.code);
-    }
-    return [];
+    const status = (str(result.status) ?? str(event.status) ?? "").toUpperCase();
+    const failedStatus = /ERROR|FAIL|CANCEL/.test(status) || event.is_error === true;
+    const error =
+      str(result.error) ??
+      str(rec(result.error).message) ??
+      str(event.error) ??
+      str(rec(event.error).message) ??
+      (failedStatus ? response || `agy ended with status ${status || "error"}` : undefined);
+    return error ? this.failWith(error, int(rec(result.error).code) ?? int(rec(event.error).code)) : [];
+  }
+
+  private failWith(message: string, status?: number): EventBody[] {
+    const failure = this.state.fail(message, status);
+    return this.state.errorEvent(failure.message, failure.code);
   }
 }

@@ -1,5 +1,5 @@
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
@@ -20,7 +20,7 @@ const STRUCTURED_OUTPUT = "StructuredOutput";
  * Anthropic Claude Code: `claude --print --output-format stream-json --verbose`. Write mode pre-approves
  * its tools by name (--dangerously-skip-permissions is refused as root); tool ends carry only the call id.
  */
-export const claudeAdapter: AgentAdapter = {
+export const claudeAdapter: LineAgentAdapter = {
   id: "claude",
   displayName: "Claude Code",
   kind: "builtin",
@@ -46,7 +46,7 @@ export const claudeAdapter: AgentAdapter = {
       value: true,
       why: "--mcp-config loads a stdio server for this run; --allowedTools mcp__<name> lets its tools run",
     },
-    resume: { value: false, why: "claude --resume <session_id> exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "--resume <session_id> continues the session with the same flags" },
     model: { value: true, why: "--model <model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -60,6 +60,7 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
   const schema = reportSchemaFile(launch.runtimeDir, "plain");
   const prompt = promptArg(launch);
   const args = ["--print", "--output-format", "stream-json", "--verbose"];
+  if (launch.resume) args.push("--resume", launch.resume);
   if (launch.model) args.push("--model", launch.model);
   const allowed = launch.mode === "write" ? [...WRITE_TOOLS] : [];
   if (launch.mode === "write") {
@@ -117,6 +118,7 @@ export class ClaudeTranslator extends StateTranslator {
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
     if (!event) return [];
+    this.state.session ??= str(event.session_id);
     switch (event.type) {
       case "system":
         return this.system(event);
@@ -136,8 +138,8 @@ export class ClaudeTranslator extends StateTranslator {
       case "api_retry": {
         const status = int(event.error_status);
         const detail = `API retry ${num(event.attempt) ?? "?"}/${num(event.max_retries) ?? "?"}: ${str(event.error) ?? "error"}${status ? ` (HTTP ${status})` : ""}`;
-        const suspected = this.state.suspect(detail, status, status ? undefined : codeOf(str(event.error)));
-        return this.state.errorEvent(detail, suspected.code);
+        const code = status ? undefined : codeOf(str(event.error));
+        return this.state.retrying(detail, { ...(status ? { status } : {}), ...(code ? { code } : {}) });
       }
       case "permission_denied": {
         const tool = str(event.tool_name) ?? "";

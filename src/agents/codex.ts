@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { ChangeAction } from "../protocol/report.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, readNativeOutput, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
@@ -16,7 +17,7 @@ const VERIFIED = "0.171.0";
  * OpenAI Codex CLI: `codex exec --json`. The most deterministic stream of the five: items start and
  * complete with their id; the final message can be constrained by --output-schema and written with -o.
  */
-export const codexAdapter: AgentAdapter = {
+export const codexAdapter: LineAgentAdapter = {
   id: "codex",
   displayName: "Codex CLI",
   kind: "builtin",
@@ -43,8 +44,8 @@ export const codexAdapter: AgentAdapter = {
       why: "-c mcp_servers.<name>.* loads a stdio server for this run; default_tools_approval_mode=approve lets it run",
     },
     resume: {
-      value: false,
-      why: "codex exec resume <thread_id> exists; caesar does not resume sessions yet",
+      value: true,
+      why: "codex exec resume <thread_id> continues the session; the sandbox is set again with -c (resume has no -s or --add-dir)",
     },
     model: { value: true, why: "-m <model>" },
     verifiedOn: VERIFIED,
@@ -52,7 +53,7 @@ export const codexAdapter: AgentAdapter = {
   },
   detect: (env) => detectCli({ bin: "codex", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCodexCommand,
-  createTranslator: (launch) => new CodexTranslator(lastMessagePath(launch)),
+  createTranslator: (launch) => new CodexTranslator(lastMessagePath(launch), launch.resume !== undefined),
 };
 
 function lastMessagePath(launch: LaunchContext): string {
@@ -63,13 +64,21 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
   const schema = reportSchemaFile(launch.runtimeDir, "strict");
   const prompt = promptArg(launch);
   const config = (key: string, value: unknown) => ["-c", `${key}=${tomlValue(value)}`];
-  const args = ["exec", "--json", "--skip-git-repo-check", "--color", "never"];
+  // `exec resume` (0.171) takes neither -s, --add-dir nor --color: the same sandbox is set through -c.
+  const args = launch.resume
+    ? ["exec", "resume", "--json", "--skip-git-repo-check"]
+    : ["exec", "--json", "--skip-git-repo-check", "--color", "never"];
   if (launch.mode === "write") {
-    args.push("-s", "workspace-write", ...config("sandbox_workspace_write.network_access", launch.network));
-    for (const dir of launch.extraDirs) args.push("--add-dir", dir);
+    if (launch.resume) {
+      args.push(...config("sandbox_mode", "workspace-write"));
+      if (launch.extraDirs.length > 0)
+        args.push(...config("sandbox_workspace_write.writable_roots", launch.extraDirs));
+    } else args.push("-s", "workspace-write");
+    args.push(...config("sandbox_workspace_write.network_access", launch.network));
+    if (!launch.resume) for (const dir of launch.extraDirs) args.push("--add-dir", dir);
   } else {
     // Read-only: the sandbox cuts writes and network alike; the report comes back through -o.
-    args.push("-s", "read-only");
+    args.push(...(launch.resume ? config("sandbox_mode", "read-only") : ["-s", "read-only"]));
   }
   // Never ask: a headless run has nobody to answer, and a question would stall it.
   args.push(...config("approval_policy", "never"));
@@ -87,13 +96,14 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
       ...config(`${server}.required`, true),
     );
   }
-  args.push(...launch.extraArgs, "--", prompt.text);
+  args.push(...launch.extraArgs, ...(launch.resume ? [launch.resume] : []), "--", prompt.text);
   return {
     bin: "codex",
     args,
     env: {},
     cwd: launch.task.workspace,
     files: [schema, ...prompt.files],
+    outputs: [lastMessagePath(launch)],
     display: displayCommand("codex", args),
   };
 }
@@ -135,10 +145,14 @@ function toolInput(item: Record<string, unknown>): string {
 /** What the read-only sandbox answers a write (the stream shows the command as merely failed). */
 const SANDBOX_DENIAL = /Read-only file system|blocked by read-only sandbox/;
 
-const CHANGE_ACTIONS: Record<string, string> = { add: "added", update: "modified", delete: "deleted" };
+const CHANGE_ACTIONS: Record<string, ChangeAction> = { add: "added", update: "modified", delete: "deleted" };
 
 export class CodexTranslator extends StateTranslator {
-  constructor(private readonly lastMessageFile?: string) {
+  constructor(
+    private readonly lastMessageFile?: string,
+    /** A continued thread: codex 0.171 reports the thread's usage so far, not this run's. */
+    private readonly resumed = false,
+  ) {
     super();
   }
 
@@ -147,6 +161,9 @@ export class CodexTranslator extends StateTranslator {
     if (!event) return [];
     const item = rec(event.item);
     switch (event.type) {
+      case "thread.started":
+        this.state.session ??= str(event.thread_id);
+        return [];
       case "item.started":
         return this.itemStarted(item);
       case "item.completed":
@@ -163,9 +180,7 @@ export class CodexTranslator extends StateTranslator {
       }
       case "error": {
         // Transient notices ("Reconnecting... waiting for network") repeat until codex gives up or is killed.
-        const message = str(event.message) ?? "error";
-        const suspected = this.state.suspect(message);
-        return this.state.errorEvent(message, suspected.code);
+        return this.state.retrying(str(event.message) ?? "error");
       }
       default:
         return [];
@@ -210,7 +225,8 @@ export class CodexTranslator extends StateTranslator {
           for (const change of list(item.changes)) {
             const path = str(rec(change).path);
             const kind = str(rec(change).kind) ?? "";
-            if (path) events.push({ type: "file_changed", path, action: CHANGE_ACTIONS[kind] ?? kind });
+            const action = CHANGE_ACTIONS[kind];
+            if (path) events.push({ type: "file_changed", path, ...(action ? { action } : {}) });
           }
         }
         return events;
@@ -248,6 +264,7 @@ export class CodexTranslator extends StateTranslator {
         else if (this.state.finalText === undefined && last.trim() !== "") this.state.finalText = last;
       }
     }
-    return this.state.outcome(exit);
+    const outcome = this.state.outcome(exit);
+    return this.resumed && outcome.usage ? { ...outcome, usageCoversSession: true } : outcome;
   }
 }

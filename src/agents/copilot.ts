@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit } from "./adapter.js";
+import type { ChannelServer, CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { readNativeOutput } from "./native-report.js";
@@ -16,7 +16,7 @@ const VERIFIED = "1.0.102";
  * GitHub Copilot CLI: `copilot --prompt … --output-format json`, a verbose session-event log in which
  * many lines are marked `ephemeral` (deltas, background-task notices) and are skipped.
  */
-export const copilotAdapter: AgentAdapter = {
+export const copilotAdapter: LineAgentAdapter = {
   id: "copilot",
   displayName: "GitHub Copilot CLI",
   kind: "builtin",
@@ -39,7 +39,7 @@ export const copilotAdapter: AgentAdapter = {
       value: true,
       why: "--additional-mcp-config adds a stdio server for this session; --allow-all-tools lets its tools run",
     },
-    resume: { value: false, why: "copilot --resume <id> exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "--resume=<session id> continues the session (the id from its result line)" },
     model: { value: true, why: "--model <model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -54,6 +54,22 @@ function usagePath(launch: LaunchContext): string {
   return join(launch.runtimeDir, "copilot-usage.json");
 }
 
+/** `--additional-mcp-config` with the return channel: added to the user's MCP servers for this session only. */
+export function copilotChannelArgs(channel: ChannelServer): string[] {
+  const config = {
+    mcpServers: {
+      [channel.name]: {
+        type: "local",
+        command: channel.command,
+        args: channel.args,
+        env: channel.env,
+        tools: ["*"],
+      },
+    },
+  };
+  return ["--additional-mcp-config", JSON.stringify(config)];
+}
+
 export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   const prompt = promptArg(launch);
   // --allow-all-tools is what makes a headless run possible at all; read-only then denies by name
@@ -62,22 +78,10 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   args.push("--usage-output-file", usagePath(launch));
   if (launch.mode === "read-only") args.push("--deny-tool", "shell", "--deny-tool", "write");
   for (const tool of launch.tools.excluded) args.push("--deny-tool", tool);
+  if (launch.resume) args.push(`--resume=${launch.resume}`);
   if (launch.model) args.push("--model", launch.model);
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
-  if (launch.channel) {
-    const config = {
-      mcpServers: {
-        [launch.channel.name]: {
-          type: "local",
-          command: launch.channel.command,
-          args: launch.channel.args,
-          env: launch.channel.env,
-          tools: ["*"],
-        },
-      },
-    };
-    args.push("--additional-mcp-config", JSON.stringify(config));
-  }
+  if (launch.channel) args.push(...copilotChannelArgs(launch.channel));
   args.push(...launch.extraArgs, `--prompt=${prompt.text}`);
   return {
     bin: "copilot",
@@ -85,6 +89,7 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
     env: {},
     cwd: launch.task.workspace,
     files: prompt.files,
+    outputs: [usagePath(launch)],
     display: displayCommand("copilot", args),
   };
 }
@@ -156,6 +161,8 @@ export class CopilotTranslator extends StateTranslator {
   }
 
   private result(event: Record<string, unknown>): EventBody[] {
+    // The session id comes only on this last line (1.0.102).
+    this.state.session ??= str(event.sessionId);
     const usage = rec(event.usage);
     const duration = num(usage.sessionDurationMs);
     if (duration !== undefined) this.state.setUsage({ duration_ms: duration });

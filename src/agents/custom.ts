@@ -1,9 +1,14 @@
 import { access, constants } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { CustomAgentConfig } from "../config/schema.js";
+import { makeCustomAcpAdapter } from "./acp/custom-acp.js";
 import type { AgentAdapter, AgentCapabilities, CommandLine, Detection, LaunchContext } from "./adapter.js";
 import { substituteArgs, validateArgTokens } from "./arg-tokens.js";
+import { resolveCustomBin } from "./custom-bin.js";
 import { PlainTextTranslator } from "./plain-text-translator.js";
+
+/** An OACP agent's arguments when its entry gives none: the brief. */
+export const DEFAULT_ARGS = ["{{prompt}}"];
 
 const CUSTOM_CAPABILITIES: AgentCapabilities = {
   network: {
@@ -40,12 +45,16 @@ export async function findExecutable(bin: string, env: NodeJS.ProcessEnv = proce
   return undefined;
 }
 
-/** An agent declared under `[[agent]]`: a program that speaks OACP through its files. */
+/**
+ * An agent declared under `[[agent]]`: a program that speaks OACP through its files, or (`protocol =
+ * "acp"`) an ACP agent caesar drives over stdio.
+ */
 export function makeCustomAdapter(config: CustomAgentConfig, projectRoot: string): AgentAdapter {
-  validateArgTokens(config.id, config.args, config.cwd_mode);
-  const usesModel = config.args.some((arg) => arg.includes("{{model}}"));
-  const bin =
-    config.bin.startsWith("./") || config.bin.startsWith("../") ? join(projectRoot, config.bin) : config.bin;
+  if (config.protocol === "acp") return makeCustomAcpAdapter(config, projectRoot);
+  const configArgs = config.args ?? DEFAULT_ARGS;
+  validateArgTokens(config.id, configArgs, config.cwd_mode);
+  const usesModel = configArgs.some((arg) => arg.includes("{{model}}"));
+  const bin = resolveCustomBin(config.bin, projectRoot);
   return {
     id: config.id,
     displayName: config.display_name ?? config.id,
@@ -63,7 +72,7 @@ export function makeCustomAdapter(config: CustomAgentConfig, projectRoot: string
     },
     buildCommand(launch: LaunchContext): CommandLine {
       const args = [
-        ...substituteArgs(config.args, {
+        ...substituteArgs(configArgs, {
           prompt: launch.prompt,
           workspace: launch.task.workspace,
           taskDir: launch.paths.dir,

@@ -10,6 +10,8 @@ export type FailureCode =
 export interface Failure {
   code: FailureCode;
   message: string;
+  /** The agent's own words, as they appear in the message after the reason. */
+  detail: string;
 }
 
 const AUTH =
@@ -43,6 +45,15 @@ const LEADS: Record<FailureCode, string> = {
 /** A failure whose message starts with the reason, then the agent's own words (one line, capped). */
 export function makeFailure(detail: string, status?: number, code?: FailureCode): Failure {
   const resolved = code ?? classifyFailure(detail, status);
-  const words = detail.replace(/\s+/g, " ").trim().slice(0, 500);
-  return { code: resolved, message: words ? `${LEADS[resolved]}: ${words}` : LEADS[resolved] };
+  const words = failureWords(detail);
+  return {
+    code: resolved,
+    message: words ? `${LEADS[resolved]}: ${words}` : LEADS[resolved],
+    detail: words,
+  };
+}
+
+/** An error text as a failure message carries it: one line, capped. */
+export function failureWords(text: string): string {
+  return text.replace(/\s+/g, " ").trim().slice(0, 500);
 }

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext, ProcessExit } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
@@ -19,7 +19,7 @@ const VERIFIED = "0.61.0";
  * its home (GEMINI_CLI_HOME) whose settings add the server to the user's and whose other entries link
  * back to the user's own (credentials included), so nothing of the user's is modified.
  */
-export const geminiAdapter: AgentAdapter = {
+export const geminiAdapter: LineAgentAdapter = {
   id: "gemini",
   displayName: "Gemini CLI",
   kind: "builtin",
@@ -42,7 +42,7 @@ export const geminiAdapter: AgentAdapter = {
       value: true,
       why: "mcpServers in a per-run GEMINI_CLI_HOME overlay of the user's settings, with trust: true",
     },
-    resume: { value: false, why: "gemini --resume exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "--resume <session_id> continues the session (the id from its init line)" },
     model: { value: true, why: "-m <model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -106,6 +106,7 @@ export function buildGeminiCommand(launch: LaunchContext): CommandLine {
   // --skip-trust: an untrusted folder silently downgrades --yolo to the default approval mode.
   if (launch.mode === "write") args.push("--yolo");
   else args.push("--approval-mode", "plan");
+  if (launch.resume) args.push("--resume", launch.resume);
   if (launch.model) args.push("-m", launch.model);
   for (const dir of launch.extraDirs) args.push("--include-directories", dir);
   const command: CommandLine = {
@@ -147,6 +148,9 @@ export class GeminiTranslator extends StateTranslator {
     }
     const events = this.flush();
     switch (event.type) {
+      case "init":
+        this.state.session ??= str(event.session_id);
+        break;
       case "tool_use": {
         const id = str(event.tool_id) ?? "";
         const name = str(event.tool_name) ?? "";
@@ -217,8 +221,10 @@ export class GeminiTranslator extends StateTranslator {
     const retry = RETRY.exec(line);
     if (!retry) return [];
     const status = retry[2] ? Number(retry[2]) : undefined;
-    const suspected = this.state.suspect(line.trim(), status);
-    return this.state.errorEvent(`Model call retried: ${line.trim().slice(0, 300)}`, suspected.code);
+    return this.state.retrying(line.trim(), {
+      ...(status !== undefined ? { status } : {}),
+      notice: `Model call retried: ${line.trim().slice(0, 300)}`,
+    });
   }
 
   private flush(): EventBody[] {

@@ -7,6 +7,7 @@ import type { CommandLine } from "./adapter.js";
  * configuration with keys) and its symbolic links. Paths are the adapter's, inside the run's directory.
  */
 export async function writeLaunchFiles(command: CommandLine): Promise<void> {
+  for (const path of command.outputs ?? []) await rm(path, { force: true });
   for (const file of command.files ?? []) {
     await mkdir(dirname(file.path), { recursive: true, mode: 0o700 });
     await writeFile(file.path, file.content, { mode: 0o600 });

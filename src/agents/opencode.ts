@@ -1,6 +1,6 @@
 import { relative } from "node:path";
 import type { EventBody } from "../protocol/event.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
@@ -16,7 +16,7 @@ const VERIFIED = "1.18.33";
  * (OPENCODE_CONFIG_CONTENT), merged over the caller's own. Its JSON stream reports a tool only once it
  * has finished, so caesar shows the start and the end of each tool at the same moment.
  */
-export const opencodeAdapter: AgentAdapter = {
+export const opencodeAdapter: LineAgentAdapter = {
   id: "opencode",
   displayName: "OpenCode",
   kind: "builtin",
@@ -36,7 +36,7 @@ export const opencodeAdapter: AgentAdapter = {
     },
     nativeSchema: { value: false, why: "no structured-output flag in `opencode run`" },
     mcp: { value: true, why: "an `mcp` entry in OPENCODE_CONFIG_CONTENT starts a stdio server for this run" },
-    resume: { value: false, why: "opencode run --session <id> exists; caesar does not resume sessions yet" },
+    resume: { value: true, why: "opencode run --session <id> continues the session" },
     model: { value: true, why: "--model <provider/model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
@@ -111,6 +111,7 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
   }
   // --title skips the model call opencode otherwise spends on naming the session.
   const args = ["run", "--format", "json", "--title", `caesar ${launch.task.id}`];
+  if (launch.resume) args.push("--session", launch.resume);
   if (launch.model) args.push("--model", launch.model);
   args.push(...launch.extraArgs, "--", prompt.text);
   return {
@@ -133,6 +134,7 @@ export class OpencodeTranslator extends StateTranslator {
   stdout(line: string): EventBody[] {
     const event = parseObjectLine(line);
     if (!event) return [];
+    this.state.session ??= str(event.sessionID);
     const part = rec(event.part);
     switch (event.type) {
       case "tool_use":

@@ -1,5 +1,5 @@
 import { REFERENCE_AGENT_SCRIPT } from "../support/package-paths.js";
-import type { AgentAdapter, CommandLine, LaunchContext } from "./adapter.js";
+import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { PlainTextTranslator } from "./plain-text-translator.js";
 
 export { REFERENCE_AGENT_SCRIPT };
@@ -8,7 +8,7 @@ export { REFERENCE_AGENT_SCRIPT };
  * caesar's reference agent: a conformant OACP program with no model behind it, for `caesar demo`,
  * for trying a setup offline, and as an example to copy.
  */
-export const referenceAdapter: AgentAdapter = {
+export const referenceAdapter: LineAgentAdapter = {
   id: "reference",
   displayName: "Reference agent (bundled)",
   kind: "builtin",

@@ -1,15 +1,20 @@
 import type { EffectiveConfig } from "../config/effective.js";
 import { closestMatch } from "../support/closest.js";
 import { UsageError } from "../support/errors.js";
+import { ACP_ADAPTERS } from "./acp/clis.js";
 import type { AgentAdapter } from "./adapter.js";
 import { BUILTIN_ADAPTERS } from "./catalog.js";
 import { makeCustomAdapter } from "./custom.js";
 import { referenceAdapter } from "./reference.js";
 
-/** Every agent caesar knows in this project: the reference agent, the built-in CLIs, then `[[agent]]` entries. */
+/**
+ * Every agent caesar knows in this project: the reference agent, the built-in CLIs, their ACP modes, then
+ * `[[agent]]` entries.
+ */
 export function listAdapters(config: EffectiveConfig, projectRoot: string): AgentAdapter[] {
   const byId = new Map<string, AgentAdapter>();
-  for (const adapter of [referenceAdapter, ...BUILTIN_ADAPTERS]) byId.set(adapter.id, adapter);
+  for (const adapter of [referenceAdapter, ...BUILTIN_ADAPTERS, ...ACP_ADAPTERS])
+    byId.set(adapter.id, adapter);
   // A custom entry with a built-in's id replaces it: the user's declaration wins.
   for (const { value } of Object.values(config.agents))
     byId.set(value.id, makeCustomAdapter(value, projectRoot));

@@ -1,7 +1,7 @@
 import type { EventBody } from "../protocol/event.js";
 import type { Finding, Usage } from "../protocol/report.js";
 import type { ProcessExit, StreamOutcome, StreamTranslator, TranslatedEvents } from "./adapter.js";
-import { type Failure, type FailureCode, makeFailure } from "./failure.js";
+import { type Failure, type FailureCode, failureWords, makeFailure } from "./failure.js";
 import { displayMessage } from "./message-text.js";
 import { ToolTracker } from "./tool-tracker.js";
 
@@ -23,8 +23,12 @@ export class StreamState {
   suspected?: Failure;
   finalText?: string;
   nativeReport?: unknown;
+  /** The CLI's session id (the first one the stream names). */
+  session?: string;
   private readonly stderrTail: string[] = [];
   private readonly errorsSeen = new Set<string>();
+  /** The words of every `error` event written, to tell whether the failure was already announced. */
+  private readonly errorWords = new Set<string>();
 
   addUsage(input?: number, output?: number): void {
     if (input !== undefined) this.usage.input_tokens = (this.usage.input_tokens ?? 0) + input;
@@ -66,11 +70,28 @@ export class StreamState {
     return this.suspected;
   }
 
+  /**
+   * A retry the CLI announced (a 429, a reconnect): remembered as the likely cause should the run end
+   * badly, and shown as `progress` — it is not a failure yet, and a failure gets one `error` event.
+   */
+  retrying(
+    detail: string,
+    options: { status?: number; code?: FailureCode; notice?: string } = {},
+  ): EventBody[] {
+    this.suspect(detail, options.status, options.code);
+    const message = (options.notice ?? detail).slice(0, 2000);
+    const key = `retry\n${message}`;
+    if (this.errorsSeen.has(key)) return [];
+    this.errorsSeen.add(key);
+    return [{ type: "progress", message }];
+  }
+
   /** An `error` event, once per distinct message (some CLIs repeat a retry notice dozens of times). */
   errorEvent(message: string, code?: string): EventBody[] {
     const key = `${code ?? ""}\n${message}`;
     if (this.errorsSeen.has(key)) return [];
     this.errorsSeen.add(key);
+    this.errorWords.add(failureWords(message));
     return [{ type: "error", message: message.slice(0, 2000), ...(code ? { code } : {}) }];
   }
 
@@ -84,6 +105,11 @@ export class StreamState {
     if (line.trim() === "") return;
     this.stderrTail.push(line.slice(0, 500));
     if (this.stderrTail.length > STDERR_TAIL_LINES) this.stderrTail.shift();
+  }
+
+  /** Did an `error` event already carry this failure (its message, or the agent's words in it)? */
+  private wasAnnounced(failure: Failure): boolean {
+    return this.errorWords.has(failureWords(failure.message)) || this.errorWords.has(failure.detail);
   }
 
   get lastStderr(): string {
@@ -113,7 +139,8 @@ export class StreamState {
       ...(this.finalText !== undefined ? { finalText: this.finalText } : {}),
       ...(Object.keys(usage).length > 0 ? { usage } : {}),
       ...(this.findings.length > 0 ? { findings: this.findings } : {}),
-      ...(this.failure ? { failure: this.failure } : {}),
+      ...(this.failure ? { failure: { ...this.failure, announced: this.wasAnnounced(this.failure) } } : {}),
+      ...(this.session ? { session: this.session } : {}),
       ...(events.length > 0 ? { events } : {}),
     };
   }

@@ -61,8 +61,8 @@ export function agentCapabilities(ctx: ApiContext) {
     actors: ctx.index.timeline.actors(),
     statusCodes: {
       200: "the result",
-      400: "invalid JSON, unknown operation, unknown field or invalid argument",
-      403: `missing ${OPERATOR_HEADER} header, or a Host that is not this server's local address`,
+      400: "invalid JSON, unknown operation, unknown field or invalid argument (a control character in a string included)",
+      403: `missing ${OPERATOR_HEADER} header, or a Host this server is not served at`,
       404: "no such repository or change",
       409: `stale runId or revision: reread GET ${PATHS.state}`,
       413: "body too large",
@@ -75,6 +75,10 @@ export function agentCapabilities(ctx: ApiContext) {
       "Untrusted: agent output and repository text are returned as data; nothing is executed.",
       "Strict: no silent retry, no best-effort parsing of requests.",
     ],
-    mutations: { protocol: MUTATE_PROTOCOL, capabilities: `GET ${PATHS.mutateCapabilities}` },
+    mutations: {
+      protocol: MUTATE_PROTOCOL,
+      capabilities: `GET ${PATHS.mutateCapabilities}`,
+      discovery: `GET ${PATHS.commonsProtocol}`,
+    },
   };
 }

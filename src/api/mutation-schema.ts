@@ -2,6 +2,7 @@ import { ModeSchema } from "../protocol/task.js";
 import * as z from "../support/zod.js";
 import { envelopeFields, TaskIdArgument } from "./envelope-fields.js";
 import { MUTATE_PROTOCOL } from "./protocol-ids.js";
+import { requestName, requestText } from "./request-strings.js";
 
 /**
  * The mutation vocabulary (`cz-mutate/1`): a separate envelope, the same strictness, a bearer token. Each
@@ -10,24 +11,41 @@ import { MUTATE_PROTOCOL } from "./protocol-ids.js";
  */
 
 const base = envelopeFields(MUTATE_PROTOCOL);
-const text = (max: number) => z.string().max(max);
 const MAX_WEEK_MS = 7 * 24 * 3_600_000;
 
 export const DelegateArgumentsSchema = z
   .strictObject({
-    objective: text(20_000)
+    objective: requestText(20_000)
       .regex(/\S/, "the objective must say something")
       .describe("What the agent should do."),
-    agent: z.string().min(1).max(128).optional().describe("The agent id (reference, codex, claude, …)."),
-    role: z.string().min(1).max(128).optional().describe("A configured role instead of (or with) an agent."),
+    agent: requestName(128).optional().describe("The agent id (reference, codex, claude, …)."),
+    role: requestName(128).optional().describe("A configured role instead of (or with) an agent."),
     mode: ModeSchema.optional(),
     isolation: z.enum(["auto", "inplace", "worktree"]).optional(),
     network: z.enum(["auto", "on", "off"]).optional(),
     timeoutMs: z.number().int().positive().max(MAX_WEEK_MS).optional().describe("Deadline in milliseconds."),
-    model: z.string().min(1).max(256).optional(),
-    context: text(200_000).optional(),
-    constraints: z.array(text(2_000)).max(50).optional(),
-    acceptance: z.array(text(2_000)).max(50).optional(),
+    model: requestName(256).optional(),
+    context: requestText(200_000).optional(),
+    constraints: z.array(requestText(2_000)).max(50).optional(),
+    acceptance: z
+      .array(requestText(2_000))
+      .max(50)
+      .optional()
+      .describe("Acceptance criteria; one written `run: <command>` is a check."),
+    checks: z
+      .array(requestText(2_000))
+      .max(20)
+      .optional()
+      .describe("Commands run in the task's worktree after the agent; each must exit 0 (docs/checks.md)."),
+    checkTimeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_WEEK_MS)
+      .optional()
+      .describe("Each check's deadline."),
+    attempts: z.number().int().min(1).max(10).optional().describe("Attempts when checks fail (default 1)."),
+    followUp: z.enum(["resume", "fresh"]).optional().describe("How a later attempt reaches the agent."),
   })
   .describe("task.delegate: start a task, exactly as `caesar run --detach` would.");
 
@@ -39,7 +57,7 @@ export const AnswerArgumentsSchema = z
   .strictObject({
     taskId: TaskIdArgument,
     questionId: TaskIdArgument.describe("The question's id (questions/<id>.json)."),
-    answer: text(20_000).describe("The answer; the first answer wins."),
+    answer: requestText(20_000).describe("The answer; the first answer wins."),
   })
   .describe("question.answer: answer a question an agent asked.");
 

@@ -2,7 +2,7 @@
 
 /** The read-only agent query contract (seed 004). */
 export const AGENT_PROTOCOL = "cz-agent/1";
-/** The separate, token-protected mutation vocabulary. */
+/** The separate, authenticated mutation vocabulary. */
 export const MUTATE_PROTOCOL = "cz-mutate/1";
 
 /** Every result says where its data comes from: observed from real runs, never simulated. */
@@ -23,7 +23,11 @@ export const PATHS = {
   mutateCapabilities: "/api/mutate/v1",
   mutateSchema: "/api/mutate/v1/schema",
   mutate: "/api/mutate/v1/request",
+  /** Seed 004's discovery path of the mutation vocabulary: the same document as mutateCapabilities. */
+  commonsProtocol: "/api/commons/protocol",
   session: "/api/session",
+  login: "/login",
+  loginLinks: "/api/login-links",
   tasks: "/api/tasks",
   stream: "/api/stream",
 } as const;

@@ -1,6 +1,7 @@
 import * as z from "../support/zod.js";
 import { envelopeFields } from "./envelope-fields.js";
 import { AGENT_PROTOCOL } from "./protocol-ids.js";
+import { requestName } from "./request-strings.js";
 
 /**
  * The request envelope of the agent query contract (`cz-agent/1`): strict at every level (an unknown field
@@ -12,16 +13,10 @@ const base = envelopeFields(AGENT_PROTOCOL);
 
 export const TimelineArgumentsSchema = z
   .strictObject({
-    actor: z
-      .string()
-      .min(1)
-      .max(128)
+    actor: requestName(128)
       .optional()
       .describe('Only entries of this actor: an agent id, or "user" for answers, applies and cancels.'),
-    repo: z
-      .string()
-      .min(1)
-      .max(256)
+    repo: requestName(256)
       .optional()
       .describe("Only entries of this repository (the project's id, or a task's worktree id)."),
     before: z
@@ -37,11 +32,9 @@ export const TimelineArgumentsSchema = z
 
 export const RepositoryArgumentsSchema = z
   .strictObject({
-    id: z
-      .string()
-      .min(1)
-      .max(256)
-      .describe("A repository id: the project's (see capabilities), or a task id for that task's worktree."),
+    id: requestName(256).describe(
+      "A repository id: the project's (see capabilities), or a task id for that task's worktree.",
+    ),
   })
   .describe("repository.read: metadata and a source snapshot.");
 

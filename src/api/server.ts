@@ -1,13 +1,16 @@
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { CaesarError, errnoOf } from "../support/errors.js";
+import { recordProcess } from "../support/process.js";
 import { removeServeAddress, writeServeAddress } from "./address-file.js";
 import type { ApiContext } from "./api-context.js";
 import { createApp } from "./app.js";
 import { TaskIndex, type TaskIndexOptions } from "./index/task-index.js";
 import { DEFAULT_HOST, DEFAULT_PORT } from "./protocol-ids.js";
+import { loginUrl } from "./routes/session-routes.js";
 import { StreamRegistry } from "./routes/stream-registry.js";
 import { isLoopbackHost } from "./security/access.js";
+import { LoginSessions } from "./security/sessions.js";
 import { loadOrCreateToken } from "./security/token.js";
 import { ChangeReader } from "./views/change-view.js";
 import { RepositoryCatalog } from "./views/repository-view.js";
@@ -19,15 +22,17 @@ export interface ServeOptions {
   version: string;
   port?: number;
   host?: string;
-  /** The bearer token; default: the workspace's (.caesar/state/serve-token). */
+  /** The bearer token; default: the workspace's (.caesar/state/serve/token). */
   token?: string;
   index?: TaskIndexOptions;
-  /** Record the address under .caesar/state/ for `caesar query` (default true). */
+  /** Record the address under .caesar/state/serve/ for `caesar query` (default true). */
   writeAddress?: boolean;
 }
 
 export interface RunningServer {
   url: string;
+  /** The one-time login URL for the dashboard (printed by `caesar serve`; spent by its first use). */
+  loginUrl: string;
   host: string;
   port: number;
   context: ApiContext;
@@ -49,7 +54,9 @@ export async function makeApiContext(
       token: options.token ?? (await loadOrCreateToken(options.root)),
       port: options.port,
       host: options.host,
+      origin: `http://${localHostFor(options.host)}:${options.port}`,
     },
+    sessions: new LoginSessions(),
     streams: new StreamRegistry(),
   };
 }
@@ -93,19 +100,30 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   }
   const port = (server.address() as AddressInfo).port;
   context.access.port = port;
-  const url = `http://${localHostFor(host)}:${port}/`;
+  context.access.origin = `http://${localHostFor(host)}:${port}`;
+  const url = `${context.access.origin}/`;
+  const runId = context.index.runId;
   if (options.writeAddress !== false) {
+    const { start } = recordProcess(process.pid);
     await writeServeAddress(options.root, {
       url,
       host,
       port,
       pid: process.pid,
+      ...(start === undefined ? {} : { start }),
+      runId,
       started_at: new Date().toISOString(),
+      token: options.token === undefined ? "file" : "option",
+    }).catch(async (error) => {
+      await closeServer(server);
+      context.index.close();
+      throw error;
     });
   }
   let closing: Promise<void> | undefined;
   return {
     url,
+    loginUrl: loginUrl(context, context.sessions.mintCode()),
     host,
     port,
     context,
@@ -113,18 +131,25 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       closing ??= (async () => {
         context.streams.closeAll();
         context.index.close();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          if ("closeAllConnections" in server) server.closeAllConnections();
-        });
-        if (options.writeAddress !== false) await removeServeAddress(options.root, process.pid);
+        await closeServer(server);
+        if (options.writeAddress !== false) await removeServeAddress(options.root, runId);
       })();
       return closing;
     },
   };
 }
 
-/** How a local client reaches a server bound to `host`: the wildcard addresses include loopback. */
+function closeServer(server: ReturnType<typeof createAdaptorServer>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    if ("closeAllConnections" in server) server.closeAllConnections();
+  });
+}
+
+/**
+ * How a local client reaches a server bound to `host`: the wildcard addresses include loopback. (A named
+ * `--host` is kept: login links must name an address the browser can use and the Host check accepts.)
+ */
 function localHostFor(host: string): string {
   if (host === "0.0.0.0") return "127.0.0.1";
   if (host === "::" || host === "[::]") return "[::1]";

@@ -1,11 +1,11 @@
-import type { AgentReport } from "./agent-report.js";
+import type { AgentSummary } from "./agent-summary.js";
 
 interface DoctorResult {
   root: string;
   node: string;
   repository: { kind: string; top?: string; message?: string };
   files: { layer: string; path: string; present: boolean }[];
-  agents: AgentReport[];
+  agents: AgentSummary[];
 }
 
 export function renderDoctor(result: DoctorResult): string {
@@ -36,7 +36,8 @@ export function renderDoctor(result: DoctorResult): string {
       : agent.capabilities.verifiedOn
         ? `capabilities verified on ${agent.capabilities.verifiedOn}`
         : "";
-    lines.push(`${agent.id} — ${agent.display_name} (${agent.kind}): ${installed}`);
+    const kind = agent.protocol === "acp" ? `${agent.kind}, ACP` : agent.kind;
+    lines.push(`${agent.id} — ${agent.display_name} (${kind}): ${installed}`);
     if (agent.detection.warning) lines.push(`  warning: ${agent.detection.warning}`);
     lines.push(
       `  ${agent.admission.allowed ? "allowed" : "NOT allowed"}: ${agent.admission.reason} — change with \`${agent.admission.remedy}\``,

@@ -1,4 +1,5 @@
 import type { CommandDefinition } from "./command.js";
+import { acpCommand } from "./commands/acp.js";
 import { agentsCommand } from "./commands/agents.js";
 import { answerCommand } from "./commands/answer.js";
 import { applyCommand } from "./commands/apply.js";
@@ -17,6 +18,7 @@ import { policyCommand } from "./commands/policy.js";
 import { protocolCommand } from "./commands/protocol.js";
 import { psCommand } from "./commands/ps.js";
 import { queryCommand } from "./commands/query.js";
+import { raceCommand } from "./commands/race.js";
 import { returnChannelCommand } from "./commands/return-channel.js";
 import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
@@ -28,6 +30,7 @@ import { workerCommand } from "./commands/worker.js";
 /** Every top-level command, sorted by name; `caesar --help` groups them by use. */
 export const COMMANDS: CommandDefinition[] = [
   queryCommand,
+  acpCommand,
   agentsCommand,
   answerCommand,
   applyCommand,
@@ -46,10 +49,11 @@ export const COMMANDS: CommandDefinition[] = [
   mcpCommand,
   protocolCommand,
   psCommand,
+  raceCommand,
   roleCommand,
   runCommand,
   serveCommand,
   statusCommand,
   watchCommand,
   workerCommand,
-].sort((a, b) => a.name.localeCompare(b.name));
+].sort((a, b) => (a.name < b.name ? -1 : 1));

@@ -1,4 +1,12 @@
-import { type BudgetLimits, type Ledger, pruneLedger, reserveIn, settleIn } from "../policy/budget.js";
+import type { BudgetLedger } from "../engine/lifecycle/start.js";
+import {
+  type BudgetLimits,
+  cancelIn,
+  type Ledger,
+  pruneLedger,
+  reserveIn,
+  settleIn,
+} from "../policy/budget.js";
 import { updateWithCas } from "./cas.js";
 import type { Cluster } from "./connection.js";
 import { BUDGETS_BUCKET, budgetKey } from "./names.js";
@@ -24,14 +32,24 @@ async function withClusterLedger(
   });
 }
 
+/** The budget ledger of a cluster's queue, as task creation takes it (engine/lifecycle/start.ts). */
+export function clusterLedger(cluster: Cluster, queue: string): BudgetLedger {
+  return {
+    reserve: (tree, taskIds, limits, existing) =>
+      reserveClusterBudget(cluster, queue, tree, taskIds, limits, existing),
+    cancel: (tree, taskIds) => withClusterLedger(cluster, queue, tree, (ledger) => cancelIn(ledger, taskIds)),
+  };
+}
+
 export async function reserveClusterBudget(
   cluster: Cluster,
   queue: string,
   tree: string,
-  taskId: string,
+  taskIds: string[],
   limits: BudgetLimits,
+  existing: boolean,
 ): Promise<void> {
-  await withClusterLedger(cluster, queue, tree, (ledger) => reserveIn(ledger, taskId, limits));
+  await withClusterLedger(cluster, queue, tree, (ledger) => reserveIn(ledger, taskIds, limits, existing));
 }
 
 export async function settleClusterBudget(

@@ -1,16 +1,16 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { ensureRelay } from "../engine/conductor/relay.js";
-import { createTask } from "../engine/lifecycle/start.js";
+import { createTasks } from "../engine/lifecycle/start.js";
 import type { RemoteState } from "../engine/store/state.js";
 import type { TaskPlan } from "../engine/store/task-plan.js";
 import { readState, type TaskRecord, updateState } from "../engine/store/task-store.js";
 import { makeTaskId } from "../protocol/ids.js";
-import { CaesarError, isCaesarError } from "../support/errors.js";
+import { CaesarError, isCaesarError, UsageError } from "../support/errors.js";
 import { withFileLock } from "../support/file-lock.js";
 import { type Cluster, connectCluster } from "./connection.js";
 import { pushStart } from "./git-refs.js";
-import { reserveClusterBudget, settleClusterBudget } from "./ledger.js";
+import { clusterLedger, settleClusterBudget } from "./ledger.js";
 import { queueNameOf, taskSubject } from "./names.js";
 import { concludeHere } from "./relay/conclude-here.js";
 import { ensureInfrastructure } from "./setup.js";
@@ -24,15 +24,34 @@ import { encode, type TaskMessage } from "./wire.js";
  * cannot be reached right now leaves it queued for the relay to send.
  */
 export async function submitRemoteTask(plan: TaskPlan): Promise<TaskRecord> {
-  const remote = plan.remote!;
-  const top = plan.repo_top!;
-  const base = plan.base_commit!;
-  const queue = await queueNameOf(top, base, remote.queue);
+  const [record] = await submitRemoteTasks([plan]);
+  return record!;
+}
+
+/**
+ * Send several planned tasks to one cluster all or none (a fan-out, a race): every budget place is
+ * reserved in the cluster's ledger and every task created here before any is sent; `beforeLaunch` runs
+ * once every task exists, before the first is sent.
+ */
+export async function submitRemoteTasks(
+  plans: TaskPlan[],
+  options: { beforeLaunch?: (created: TaskRecord[]) => Promise<void> } = {},
+): Promise<TaskRecord[]> {
+  const remote = plans[0]!.remote!;
+  const queues = await Promise.all(
+    plans.map((plan) => queueNameOf(plan.repo_top!, plan.base_commit!, plan.remote!.queue)),
+  );
+  const servers = remote.servers.join(",");
+  if (plans.some((plan, index) => plan.remote?.servers.join(",") !== servers || queues[index] !== queues[0]))
+    throw new UsageError("cluster_mixed", "These tasks would go to different clusters or queues.", {
+      detail: "Send the tasks of one fan-out or race to one cluster: pass the same --on (or none) for all.",
+    });
+  const queue = queues[0]!;
   const cluster = await connectCluster(remote, "caesar submit");
   try {
     await ensureInfrastructure(cluster, remote.replicas);
     const initial: RemoteState = {
-      servers: remote.servers.join(","),
+      servers,
       queue,
       git_remote: remote.git_remote,
       start_ref: null,
@@ -45,27 +64,32 @@ export async function submitRemoteTask(plan: TaskPlan): Promise<TaskRecord> {
       branch: null,
       lost: [],
     };
-    const record = await createTask(plan, {
+    const created = await createTasks(plans, {
       makeId: () => makeTaskId(8),
-      reserve: (id) => reserveClusterBudget(cluster, queue, plan.budget.tree ?? id, id, plan.budget),
+      ledger: clusterLedger(cluster, queue),
       state: { remote: initial },
     });
-    try {
-      await sendToQueue(cluster, record, plan);
-    } catch (error) {
-      if (isCaesarError(error) && error.code === "start_push_failed") {
-        await concludeHere(record.dir, plan, {
-          code: error.code,
-          message: `${error.message} ${error.detail}`,
-        });
-        await settleClusterBudget(cluster, queue, plan.budget.tree ?? record.id, record.id, false, 0).catch(
-          () => undefined,
-        );
+    await options.beforeLaunch?.(created.map((task) => task.record));
+    const records: TaskRecord[] = [];
+    for (const { record, plan } of created) {
+      try {
+        await sendToQueue(cluster, record, plan);
+      } catch (error) {
+        if (isCaesarError(error) && error.code === "start_push_failed") {
+          await concludeHere(record.dir, plan, {
+            code: error.code,
+            message: `${error.message} ${error.detail}`,
+          });
+          await settleClusterBudget(cluster, queue, plan.budget.tree ?? record.id, record.id, false, 0).catch(
+            () => undefined,
+          );
+        }
+        // Otherwise the queue was out of reach for a moment: the relay sends it when it can.
       }
-      // Otherwise the queue was out of reach for a moment: the relay sends it when it can.
+      records.push({ ...record, state: await readState(record.dir) });
     }
-    ensureRelay(plan.root);
-    return { ...record, state: await readState(record.dir) };
+    ensureRelay(plans[0]!.root);
+    return records;
   } finally {
     await cluster.close();
   }

@@ -59,7 +59,9 @@ export function setAgentEnabled(
 export function addCustomAgent(root: string, layer: FileLayer, agent: CustomAgentConfig): Promise<LayerEdit> {
   return editLayer(root, layer, (document) => {
     const agents = arrayOf(document, "agent");
-    const entry: TomlDocument = { id: agent.id, bin: agent.bin, args: agent.args };
+    const entry: TomlDocument = { id: agent.id, bin: agent.bin };
+    if (agent.protocol !== "oacp") entry.protocol = agent.protocol;
+    if (agent.args) entry.args = agent.args;
     if (agent.cwd_mode !== "process") entry.cwd_mode = agent.cwd_mode;
     if (agent.display_name) entry.display_name = agent.display_name;
     if (agent.env && Object.keys(agent.env).length > 0) entry.env = agent.env;

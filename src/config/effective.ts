@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
 import type * as z from "../support/zod.js";
 import { DEFAULT_ROLES } from "./default-roles.js";
@@ -11,6 +11,7 @@ import type {
   RiskProfile,
   RoleConfig,
 } from "./schema.js";
+import { validateMergedConfig } from "./validate.js";
 
 export type Layer = "default" | "global" | "project" | "local";
 export type FileLayer = Exclude<Layer, "default">;
@@ -63,6 +64,13 @@ export const CLUSTER_DEFAULTS = {
 
 export const WORKTREE_DEFAULTS = { copy: [] as string[], link: [] as string[], setup: [] as string[] };
 
+export const CHECKS_DEFAULTS = {
+  default: [] as string[],
+  timeout: "10m",
+  attempts: 1,
+  follow_up: "resume" as "resume" | "fresh",
+};
+
 export interface DelegateTarget {
   agent: string;
   mode: "bounded" | "independent";
@@ -90,6 +98,7 @@ export interface EffectiveConfig {
   policy: { [K in keyof Policy]: Sourced<Policy[K]> };
   worktree: { [K in keyof typeof WORKTREE_DEFAULTS]: Sourced<string[]> };
   cluster: { [K in keyof typeof CLUSTER_DEFAULTS]: Sourced<(typeof CLUSTER_DEFAULTS)[K]> };
+  checks: { [K in keyof typeof CHECKS_DEFAULTS]: Sourced<(typeof CHECKS_DEFAULTS)[K]> };
   models: Record<string, Sourced<string>>;
   /** `[[agent]]` entries: the most specific layer's declaration of an id wins whole. */
   agents: Record<string, Sourced<CustomAgentConfig>>;
@@ -111,17 +120,33 @@ export function layerPaths(root: string, env: NodeJS.ProcessEnv = process.env) {
   } as const;
 }
 
+/**
+ * The global layer's path from the account database (getpwuid), not from HOME or XDG_CONFIG_HOME: for a
+ * nested request whose tree recorded none, no variable its agent sets can choose the file.
+ */
+export function defaultGlobalConfigPath(): string {
+  return join(userInfo().homedir, ".config", "caesar", "config.toml");
+}
+
+export interface LoadOptions {
+  /** Read the global layer from this file instead of the one the environment names. */
+  globalPath?: string;
+}
+
 /** Load the three layers and merge them, most specific winning field by field, keeping provenance. */
 export async function loadConfig(
   root: string,
   env: NodeJS.ProcessEnv = process.env,
+  options: LoadOptions = {},
 ): Promise<EffectiveConfig> {
-  const paths = layerPaths(root, env);
+  const paths = { ...layerPaths(root, env), ...(options.globalPath ? { global: options.globalPath } : {}) };
   const layers: [FileLayer, string, ConfigFile | undefined][] = [];
   for (const layer of ["global", "project", "local"] as const) {
     layers.push([layer, paths[layer], await readConfigFile(paths[layer])]);
   }
-  return mergeLayers(layers);
+  const config = mergeLayers(layers);
+  validateMergedConfig(config);
+  return config;
 }
 
 function sourcedDefaults<T extends object>(defaults: T): { [K in keyof T]: Sourced<T[K]> } {
@@ -144,6 +169,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     policy: sourcedDefaults(POLICY_DEFAULTS),
     worktree: sourcedDefaults(WORKTREE_DEFAULTS),
     cluster: sourcedDefaults(CLUSTER_DEFAULTS),
+    checks: sourcedDefaults(CHECKS_DEFAULTS),
     models: {},
     agents: {},
     agentSettings: {},
@@ -156,6 +182,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     if (!file) continue;
     overlay(config.policy as Record<string, Sourced<unknown>>, file.policy, layer);
     overlay(config.worktree as Record<string, Sourced<unknown>>, file.worktree, layer);
+    overlay(config.checks as Record<string, Sourced<unknown>>, file.checks, layer);
     overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
     overlay(config.cluster as Record<string, Sourced<unknown>>, clusterValues(file.cluster), layer);
     for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };
@@ -188,6 +215,7 @@ const ROLE_FIELDS = [
   "timeout",
   "model",
   "system_prompt_file",
+  "checks",
 ] as const;
 
 function mergeRole(config: EffectiveConfig, role: RoleConfig, layer: Layer): void {

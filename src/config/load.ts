@@ -28,9 +28,40 @@ export function parseConfigText(text: string, path: string): ConfigFile {
     });
   }
   const result = ConfigFileSchema.safeParse(raw);
-  if (result.success) return result.data;
+  if (result.success) {
+    refuseDuplicateAgents(result.data, text, path);
+    return result.data;
+  }
   throw new UsageError("config_invalid", `${path} has ${plural(result.error.issues.length, "error")}.`, {
     detail: result.error.issues.map((issue) => describeConfigIssue(issue, raw)).join("\n"),
+  });
+}
+
+/**
+ * Two `[[agent]]` entries with one id in one file: the second would silently replace the first. Refused,
+ * naming both (by line, from the `[[agent]]` headers, when the file uses them).
+ */
+function refuseDuplicateAgents(file: ConfigFile, text: string, path: string): void {
+  const agents = file.agent ?? [];
+  const headers = [...text.matchAll(/^[ \t]*\[\[[ \t]*agent[ \t]*\]\]/gm)].map(
+    (match) => text.slice(0, match.index).split("\n").length,
+  );
+  const where = (index: number) =>
+    headers.length === agents.length ? `line ${headers[index]}` : `[[agent]] entry ${index + 1}`;
+  const first = new Map<string, number>();
+  agents.forEach((agent, index) => {
+    const earlier = first.get(agent.id);
+    if (earlier === undefined) {
+      first.set(agent.id, index);
+      return;
+    }
+    throw new UsageError(
+      "config_duplicate_agent",
+      `${path} declares the agent "${agent.id}" twice: at ${where(earlier)} and at ${where(index)}.`,
+      {
+        detail: `Only one [[agent]] entry may have id = "${agent.id}" in a file (the second would silently replace the first). Rename one, or remove it. (A more specific layer — config.local.toml over config.toml over your global file — may redeclare an id on purpose: that one wins whole.)`,
+      },
+    );
   });
 }
 

@@ -105,10 +105,40 @@ export const ClusterSchema = z.strictObject({
     .describe("The queue's name (default: derived from the repository's first commit)."),
 });
 
+/** A check: a shell command whose exit code 0 says the agent's work holds (docs/checks.md). */
+const checkCommand = z.string().describe("A command run with `sh -c` in the task's workspace.");
+
+export const ChecksSchema = z.strictObject({
+  default: z
+    .array(checkCommand)
+    .optional()
+    .describe("Checks every task runs after its agent, unless its role lists its own."),
+  timeout: durationText.optional().describe("Each check's deadline (default 10m), never past the task's."),
+  attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe("How many times the agent may try when checks fail (default 1: no second attempt)."),
+  follow_up: z
+    .enum(["resume", "fresh"])
+    .optional()
+    .describe(
+      "resume (default): continue the agent's own session where its CLI can; fresh: a new run whose brief carries the diff and the failures.",
+    ),
+});
+
 export const CustomAgentSchema = z.strictObject({
   id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, '-' and '_'"),
   bin: z.string().min(1),
-  args: z.array(z.string()).default(["{{prompt}}"]),
+  /**
+   * How caesar talks with it: `oacp` (its files and its output; the default) or `acp` (the Agent Client
+   * Protocol over stdin/stdout).
+   */
+  protocol: z.enum(["oacp", "acp"]).default("oacp"),
+  /** Default: ["{{prompt}}"] for an OACP agent, none for an ACP agent (the brief goes in session/prompt). */
+  args: z.array(z.string()).optional(),
   cwd_mode: z.enum(["process", "flag"]).default("process"),
   display_name: z.string().optional(),
   env: z.record(z.string(), z.string()).optional(),
@@ -126,6 +156,10 @@ export const RoleSchema = z.strictObject({
   timeout: durationText.optional(),
   model: z.string().optional(),
   system_prompt_file: z.string().optional(),
+  checks: z
+    .array(checkCommand)
+    .optional()
+    .describe("Checks for this role's tasks, instead of [checks] default."),
 });
 export type RoleConfig = z.infer<typeof RoleSchema>;
 
@@ -159,6 +193,7 @@ export type RiskProfile = z.infer<typeof RiskProfileSchema>;
 export const ConfigFileSchema = z.strictObject({
   policy: PolicySchema.optional(),
   worktree: WorktreeSchema.optional(),
+  checks: ChecksSchema.optional(),
   models: z.record(z.string(), z.string()).optional(),
   agent: z.array(CustomAgentSchema).optional(),
   agents: z.record(z.string(), AgentSettingsSchema).optional(),

@@ -3,6 +3,7 @@ import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js"
 import { viewTask } from "../engine/follow/task-view.js";
 import { concludeIfAbandoned } from "../engine/lifecycle/conclude.js";
 import { loadLiveTask } from "../engine/lifecycle/live-task.js";
+import { listChildren } from "../engine/lifecycle/subtree.js";
 import { loadAllTasks } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
@@ -20,6 +21,7 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
       description: [
         "Wait for one or more delegated tasks (1 to 128 ids) until they have all finished or `timeout_ms` passes (default 30000, at most 120000 — more is refused, not clamped; call again to wait longer).",
         'Returns {status: "complete"|"timeout", completed, pending, missing, failed, results}: `completed` counts successes, `pending` / `missing` / `failed` list ids, and `results` has one entry per task found with its phase, outcome and, once finished, its normalized `report` (status, summary, changes verified by git, findings, report_source).',
+        "Like the delegation reference's await_sessions, the call is an error (isError, with the same result) unless every task finished successfully: some still pending or missing, or some failed, timed out or were cancelled.",
         "A pending task lists its `open_questions`: answer them with caesar_answer, or it will proceed on its own judgement when its wait ends.",
       ].join(" "),
       inputSchema: AwaitRequestSchema.shape,
@@ -38,10 +40,22 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
             result.status === "complete"
               ? `All ${result.results.length} task(s) finished: ${result.completed} succeeded, ${result.failed.length} did not.`
               : `${result.pending.length} task(s) still running${questions ? `, ${questions} open question(s) waiting for caesar_answer` : ""}; ${result.results.length - result.pending.length} finished.`;
-          return toolResult(
-            { ...result },
-            result.missing.length > 0 ? `${headline} No such task: ${result.missing.join(", ")}.` : headline,
-          );
+          // As the delegation reference's await_sessions: success only when every task finished well.
+          const problem =
+            result.pending.length > 0 || result.missing.length > 0
+              ? "Not complete: one or more tasks are still pending or missing."
+              : result.failed.length > 0
+                ? "Not all succeeded: one or more tasks failed or were cancelled."
+                : undefined;
+          const text = [
+            problem,
+            headline,
+            result.missing.length > 0 ? `No such task: ${result.missing.join(", ")}.` : undefined,
+          ]
+            .filter(Boolean)
+            .join(" ");
+          const answer = toolResult({ ...result }, text);
+          return problem ? { ...answer, isError: true } : answer;
         } finally {
           stop();
         }
@@ -53,7 +67,7 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
     {
       title: "Look at a task (or list tasks)",
       description: [
-        "With `task_id` (or a unique prefix): one task now, without waiting — phase (queued, preparing, running, finishing, finished), outcome, timing, worktree and branch, open questions, and its normalized report once finished.",
+        "With `task_id` (or a unique prefix): one task now, without waiting — phase (queued, preparing, running, finishing, finished), outcome, timing, worktree and branch, open questions, its sub-tasks (`children`: bounded or independent, phase, outcome, who cancelled them), and its normalized report once finished.",
         `Without it: the tasks of this project, running ones first, then the most recent (at most ${STATUS_LIST_LIMIT}), one line each.`,
       ].join(" "),
       inputSchema: {
@@ -65,7 +79,8 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
       runTool(async () => {
         if (args.task_id !== undefined) {
           const view = await viewTask(await loadLiveTask(context.root, args.task_id, "mcp"));
-          return toolResult({ ...view });
+          const children = await listChildren(context.root, view.task_id).catch(() => []);
+          return toolResult({ ...view, children });
         }
         const records = await loadAllTasks(context.root);
         const running = records.filter((record) => record.state.phase !== "finished");

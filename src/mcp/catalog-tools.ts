@@ -2,10 +2,13 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentAdapter } from "../agents/adapter.js";
 import { listAdapters } from "../agents/registry.js";
 import { type EffectiveConfig, loadConfig, roleValues, settingsOf } from "../config/effective.js";
-import { admissionOf } from "../policy/admission.js";
+import { parentOf } from "../engine/lifecycle/parent.js";
+import { loadCallerConfig } from "../engine/lifecycle/plan.js";
+import type { CallerTask } from "../policy/delegation.js";
+import { reachOf } from "../policy/reach.js";
 import { pickRoleAgent } from "../policy/roles.js";
 import { messageOf } from "../support/errors.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 /** caesar_list_agents and caesar_list_roles: who can be delegated to, and the configured roles. */
@@ -15,7 +18,7 @@ export function registerCatalogTools(server: McpServer, context: OrchestratorCon
     {
       title: "List the agents tasks can go to",
       description: [
-        "The coding agents caesar knows in this project — the built-in CLIs, `[[agent]]` entries of the configuration and the bundled `reference` agent — with, for each: whether it is installed (and its version), whether the policy allows it, its default model, and what caesar can really control about it (network, read-only enforcement, native report schema, MCP return channel, resume, model choice).",
+        "The coding agents caesar knows in this project — the built-in CLIs, `[[agent]]` entries of the configuration and the bundled `reference` agent — with, for each: whether it is installed (and its version), whether **you** may delegate to it now (`allowed`, and `not_allowed_because` / `remedy` when not: the policy, and from inside a task the delegation rules — depth, recursion, the delegation policy, reachability), its default model, and what caesar can really control about it (network, read-only enforcement, native report schema, MCP return channel, resume, model choice).",
         "Use it to choose `agent` for caesar_delegate, caesar_fanout and caesar_race.",
       ].join(" "),
       inputSchema: {},
@@ -23,11 +26,18 @@ export function registerCatalogTools(server: McpServer, context: OrchestratorCon
     },
     async () =>
       runTool(async () => {
-        const config = await loadConfig(context.root, context.env);
+        const caller = await callerOf(context, "caesar_list_agents");
+        const config = await loadCallerConfig(context.root, caller, context.env);
+        const asking = caller.kind === "task" ? parentOf(caller, config).caller : undefined;
         const agents = await Promise.all(
-          listAdapters(config, context.root).map((adapter) => describeAgent(adapter, config, context.env)),
+          listAdapters(config, context.root).map((adapter) =>
+            describeAgent(adapter, config, context.env, asking),
+          ),
         );
-        return toolResult({ agents });
+        return toolResult({
+          caller: asking ? { task_id: asking.id, agent: asking.agent, depth: asking.depth } : null,
+          agents,
+        });
       }),
   );
 
@@ -76,12 +86,17 @@ export function registerCatalogTools(server: McpServer, context: OrchestratorCon
   );
 }
 
-async function describeAgent(adapter: AgentAdapter, config: EffectiveConfig, env: NodeJS.ProcessEnv) {
+async function describeAgent(
+  adapter: AgentAdapter,
+  config: EffectiveConfig,
+  env: NodeJS.ProcessEnv,
+  caller: CallerTask | undefined,
+) {
   const detection = await adapter.detect(env).catch((error) => ({
     installed: false,
     warning: `detection failed: ${messageOf(error)}`,
   }));
-  const admission = admissionOf(config, adapter.id);
+  const reach = reachOf(config, caller, adapter);
   const caps = adapter.capabilities;
   return {
     id: adapter.id,
@@ -90,9 +105,10 @@ async function describeAgent(adapter: AgentAdapter, config: EffectiveConfig, env
     installed: detection.installed,
     version: "version" in detection ? (detection.version ?? null) : null,
     warning: detection.warning ?? null,
-    allowed: admission.allowed,
-    not_allowed_because: admission.allowed ? null : admission.reason,
-    remedy: admission.allowed ? null : admission.remedy,
+    allowed: reach.allowed,
+    not_allowed_because: reach.reason,
+    remedy: reach.remedy,
+    delegation: reach.delegation,
     risk_profile: settingsOf(config, adapter.id).risk_profile.value,
     default_model: config.models[adapter.id]?.value ?? null,
     capabilities: {

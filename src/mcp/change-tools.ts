@@ -1,11 +1,11 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { answerTask } from "../engine/lifecycle/answer-task.js";
 import { applyTask } from "../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
 import { loadLiveTask } from "../engine/lifecycle/live-task.js";
-import { answerQuestion } from "../engine/questions/questions.js";
 import { loadTask } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 const taskId = z.string().describe("The task id, or a unique prefix of it.");
@@ -35,7 +35,8 @@ export function registerChangeTools(server: McpServer, context: OrchestratorCont
     async (args) =>
       runTool(async () => {
         const record = await loadLiveTask(context.root, args.task_id, "mcp");
-        const applied = await applyTask(record, { by: "mcp", force: args.force === true });
+        const caller = await callerOf(context, `caesar_apply ${record.id}`);
+        const applied = await applyTask(record, { by: "mcp", force: args.force === true, caller });
         return toolResult(
           {
             task_id: record.id,
@@ -54,16 +55,17 @@ export function registerChangeTools(server: McpServer, context: OrchestratorCont
     {
       title: "Cancel a task",
       description:
-        "Stop a queued or running task and its agent's whole process group. Its report says it was cancelled; what it changed so far stays visible with caesar_diff. A finished task is left as it is (`cancelled: false`).",
+        "Stop a queued or running task and its agent's whole process group, and its bounded sub-tasks with it (`cascaded`; independent ones keep running). Its report says it was cancelled; what it changed so far stays visible with caesar_diff. A finished task is left as it is (`cancelled: false`).",
       inputSchema: { task_id: taskId },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     async (args) =>
       runTool(async () => {
         const record = await loadTask(context.root, args.task_id);
-        const { state, changed } = await cancelTask(record, "mcp");
+        const caller = await callerOf(context, `caesar_cancel ${record.id}`);
+        const { state, changed, cascaded } = await cancelTask(record, "mcp", { caller });
         return toolResult(
-          { task_id: record.id, cancelled: changed, phase: state.phase, outcome: state.outcome },
+          { task_id: record.id, cancelled: changed, phase: state.phase, outcome: state.outcome, cascaded },
           changed
             ? `${record.id} cancelled.`
             : `${record.id} had already finished (${state.outcome ?? "?"}).`,
@@ -94,7 +96,8 @@ export function registerChangeTools(server: McpServer, context: OrchestratorCont
     async (args) =>
       runTool(async () => {
         const record = await loadTask(context.root, args.task_id);
-        const answer = await answerQuestion(record.dir, record.id, args.question_id, args.answer, "mcp");
+        const caller = await callerOf(context, `caesar_answer ${record.id} ${args.question_id}`);
+        const answer = await answerTask(record, args.question_id, args.answer, "mcp", { caller });
         return toolResult(
           {
             task_id: record.id,

@@ -1,11 +1,12 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { AgentAdapter } from "../agents/adapter.js";
-import { startPlannedTask } from "../cluster/start.js";
-import { resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../engine/lifecycle/request.js";
-import { CaesarError, isCaesarError, messageOf } from "../support/errors.js";
+import { startPlannedTask, startPlannedTasks } from "../cluster/start.js";
+import { admitAll } from "../engine/lifecycle/admit.js";
+import { type Caller, governed } from "../engine/lifecycle/caller.js";
+import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
+import type { TaskRecord } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { DelegationSchema, DelegationShape, toDelegationRequest } from "./delegation-args.js";
 import { runTool, toolResult } from "./tool-result.js";
 
@@ -23,6 +24,8 @@ export function describeStarted(id: string, dir: string, plan: TaskPlan) {
     channel: plan.channel,
     timeout_ms: plan.timeout_ms,
     depth: plan.depth,
+    checks: plan.checks.map((check) => check.command),
+    attempts: plan.attempts,
     findings: plan.findings,
     dir,
   };
@@ -50,11 +53,13 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     },
     async (args) =>
       runTool(async () => {
-        const { plan } = await resolvePlan(toDelegationRequest(args, parentFromEnv(context.env)), {
-          root: context.root,
-          env: context.env,
+        const request = toDelegationRequest(args);
+        const action = `caesar_delegate: ${describeRequest(request)}`;
+        const caller = await callerOf(context, action);
+        const { plan, record } = await governed(caller, action, async () => {
+          const { plan } = await resolvePlan(request, { root: context.root, env: context.env, caller });
+          return { plan, record: await startPlannedTask(plan) };
         });
-        const record = await startPlannedTask(plan);
         return toolResult(
           describeStarted(record.id, record.dir, plan),
           `Started ${record.id} (${plan.agent}, ${plan.mode}, ${plan.isolation}). Wait for it with caesar_await {"task_ids": ["${record.id}"]}.`,
@@ -87,33 +92,15 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     },
     async (args) =>
       runTool(async () => {
-        const parent = parentFromEnv(context.env);
-        const plans = await admitAll(
-          args.tasks.map((task) => ({
-            objective: task.objective,
-            build: () => toDelegationRequest(task, parent),
-          })),
+        const { started, plans } = await startAllOrNone(
+          args.tasks.map((task) => ({ objective: task.objective, build: () => toDelegationRequest(task) })),
           context,
+          `caesar_fanout of ${args.tasks.length} task(s)`,
         );
-        const started: ReturnType<typeof describeStarted>[] = [];
-        for (const { plan } of plans) {
-          try {
-            const record = await startPlannedTask(plan);
-            started.push(describeStarted(record.id, record.dir, plan));
-          } catch (error) {
-            throw new CaesarError(
-              "fanout_start_failed",
-              `Starting task ${started.length + 1} failed: ${messageOf(error)}`,
-              {
-                detail: `Already started (still running): ${started.map((task) => task.task_id).join(", ") || "none"}.`,
-                cause: error,
-              },
-            );
-          }
-        }
-        const ids = started.map((task) => task.task_id);
+        const tasks = started.map((record, index) => describeStarted(record.id, record.dir, plans[index]!));
+        const ids = tasks.map((task) => task.task_id);
         return toolResult(
-          { started: ids, tasks: started },
+          { started: ids, tasks },
           `Started ${ids.length} task(s). Wait for them with caesar_await {"task_ids": ${JSON.stringify(ids)}}.`,
         );
       }),
@@ -121,38 +108,19 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
 }
 
 /**
- * Resolve every request into a plan before anything starts (all or none). A refusal names the task by
- * its position and objective, lists every other refusal, and says that nothing was started.
+ * Start several tasks all or none — caesar_fanout's and caesar_race's admission: who asks is established
+ * once, every request is resolved into a plan (a refusal names each refused task and starts nothing),
+ * then every budget place is reserved and every task created before any conductor starts
+ * (`startTasks`). Returns the started tasks in request order.
  */
-export async function admitAll(
+export async function startAllOrNone(
   requests: { objective: string; build: () => DelegationRequest }[],
   context: OrchestratorContext,
-): Promise<{ plan: TaskPlan; adapter: AgentAdapter }[]> {
-  const results = await Promise.allSettled(
-    requests.map(async (request) => resolvePlan(request.build(), { root: context.root, env: context.env })),
-  );
-  const refusals = results.flatMap((result, index) =>
-    result.status === "rejected" ? [{ index, error: result.reason as unknown }] : [],
-  );
-  if (refusals.length > 0) {
-    const describe = ({ index, error }: { index: number; error: unknown }) =>
-      `task ${index + 1} (${JSON.stringify(requests[index]!.objective.slice(0, 60))}): ${messageOf(error)}${
-        isCaesarError(error) && error.detail ? ` ${error.detail}` : ""
-      }`;
-    const first = refusals[0]!;
-    throw new CaesarError(
-      "fanout_refused",
-      `Nothing was started: ${refusals.length} of ${requests.length} task(s) refused; ${describe(first)}`,
-      {
-        detail: [
-          ...refusals.slice(1).map(describe),
-          "Fix or remove the refused task(s) and call again; admission is all or none.",
-        ].join("\n"),
-        data: { refused: refusals.map((refusal) => refusal.index) },
-      },
-    );
-  }
-  return results.map(
-    (result) => (result as PromiseFulfilledResult<{ plan: TaskPlan; adapter: AgentAdapter }>).value,
-  );
+  action: string,
+): Promise<{ started: TaskRecord[]; plans: TaskPlan[]; caller: Caller }> {
+  const caller = await callerOf(context, action);
+  return governed(caller, action, async () => {
+    const plans = (await admitAll(requests, context, caller)).map((admitted) => admitted.plan);
+    return { started: await startPlannedTasks(plans), plans, caller };
+  });
 }

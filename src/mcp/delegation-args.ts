@@ -1,5 +1,5 @@
 import { IsolationRequestSchema, TriStateNetworkSchema } from "../config/schema.js";
-import type { DelegationRequest, ParentContext } from "../engine/lifecycle/request.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
 import { ModeSchema } from "../protocol/task.js";
 import { parseDuration } from "../support/duration.js";
 import * as z from "../support/zod.js";
@@ -26,7 +26,33 @@ export const DelegationOptionsShape = {
     .array(z.string())
     .optional()
     .describe(
-      'How the result will be judged, e.g. "npm test passes". A `success` report claims they are met.',
+      'How the result will be judged, e.g. "npm test passes". A `success` report claims they are met. One written "run: <command>" is a check (see `checks`).',
+    ),
+  checks: z
+    .array(z.string().max(2000))
+    .max(20)
+    .optional()
+    .describe(
+      "Commands caesar runs in the task's worktree after the agent exits, e.g. [\"npm test\"]: each must exit 0, or a `success` report becomes `partial`. The project's configured checks apply too.",
+    ),
+  check_timeout: z
+    .string()
+    .optional()
+    .describe("Each check's deadline, with a unit (default 10m), never past the task's."),
+  attempts: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe(
+      "When checks fail, give the same agent up to this many attempts in all (default 1), each with the failing checks' output.",
+    ),
+  follow_up: z
+    .enum(["resume", "fresh"])
+    .optional()
+    .describe(
+      "How a later attempt reaches the agent: resume (default) its own session where its CLI can, or fresh, a new run whose brief carries the diff so far.",
     ),
   model: z.string().optional().describe("The model for the agent, when it lets caesar choose."),
   timeout: z
@@ -63,7 +89,7 @@ type OptionsArgs = {
   [K in keyof typeof DelegationOptionsShape]?: z.infer<(typeof DelegationOptionsShape)[K]>;
 };
 
-/** Turn validated tool arguments into the engine's request; nested when this server runs inside a task. */
+/** Turn validated tool arguments into the engine's request (nested or not is the caller's proof: resolvePlan). */
 export function toDelegationRequest(
   args: OptionsArgs & {
     objective: string;
@@ -71,7 +97,6 @@ export function toDelegationRequest(
     role?: string;
     isolation?: DelegationArgs["isolation"];
   },
-  parent: ParentContext | undefined,
 ): DelegationRequest {
   return {
     objective: args.objective,
@@ -85,9 +110,12 @@ export function toDelegationRequest(
     ...(args.context !== undefined ? { context: args.context } : {}),
     constraints: args.constraints ?? [],
     acceptance: args.acceptance_criteria ?? [],
+    ...(args.checks ? { checks: args.checks } : {}),
+    ...(args.check_timeout ? { checkTimeoutMs: parseDuration(args.check_timeout, "check_timeout") } : {}),
+    ...(args.attempts !== undefined ? { attempts: args.attempts } : {}),
+    ...(args.follow_up ? { followUp: args.follow_up } : {}),
     extraArgs: [],
     channel: args.channel === true,
-    ...(parent ? { parent } : {}),
-    requestedBy: parent ? parent.taskId : "mcp",
+    requestedBy: "mcp",
   };
 }

@@ -2,10 +2,11 @@ import { open } from "node:fs/promises";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { loadLiveTask, readPlan } from "../engine/lifecycle/live-task.js";
 import { taskPatch, taskResult } from "../engine/lifecycle/result.js";
+import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
 import { readEvents } from "../engine/store/event-log.js";
 import { errnoOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 const taskId = z.string().describe("The task id, or a unique prefix of it.");
@@ -89,6 +90,9 @@ export function registerInspectTools(server: McpServer, context: OrchestratorCon
     async (args) =>
       runTool(async () => {
         const record = await loadLiveTask(context.root, args.task_id, "mcp");
+        await assertMayRead(context.root, record.id, "caesar_diff", {
+          caller: await callerOf(context, `caesar_diff ${record.id}`),
+        });
         const plan = await readPlan(record.dir);
         const result = await taskResult(record.state, plan?.repo_top ?? null);
         const patch = await taskPatch(result, { stat: args.stat === true });

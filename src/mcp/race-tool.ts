@@ -1,18 +1,19 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { startPlannedTask } from "../cluster/start.js";
+import { startPlannedTasks } from "../cluster/start.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
-import { parentFromEnv } from "../engine/lifecycle/request.js";
-import { loadTask, type TaskRecord } from "../engine/store/task-store.js";
+import { admitAll } from "../engine/lifecycle/admit.js";
+import { governed } from "../engine/lifecycle/caller.js";
+import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
+import { lookAtRace, RACE_MAX_AGENTS, startRace } from "../engine/race/race.js";
+import { readPlan } from "../engine/store/task-plan.js";
+import { loadTask, type TaskRecord, taskDirOf } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
-import type { OrchestratorContext } from "./context.js";
-import { admitAll } from "./delegate-tools.js";
+import { callerOf, type OrchestratorContext } from "./context.js";
 import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
-
-export const RACE_MAX_AGENTS = 8;
 
 /** caesar_race: one objective on several agents, each in its own worktree, compared side by side. */
 export function registerRaceTool(server: McpServer, context: OrchestratorContext): void {
@@ -21,9 +22,10 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
     {
       title: "Race several agents on one task",
       description: [
-        `Give the same objective to several agents (2 to ${RACE_MAX_AGENTS}; the same agent may appear twice), each in its own git worktree, then compare their results side by side: status, acceptance criteria (met by their own report, and commands that failed), diff size (files, lines), duration and token usage.`,
+        `Give the same objective to several agents (2 to ${RACE_MAX_AGENTS}; the same agent may appear twice), each in its own git worktree, then compare their results side by side: status, checks passed, acceptance criteria, diff size (files, lines), duration and token usage.`,
+        "With `checks` (commands caesar runs in each worktree after its agent), the race is won on evidence: the winner is the first contender whose checks all pass, and the others are cancelled (their worktrees and diffs are kept); with `best: true`, all finish and the winner ranks first by checks passed, then the smaller diff, then time. `decision` says who won and why.",
         "Waits up to `timeout_ms` (default 30000, at most 120000) for them. If some are still running, the comparison shows them as running: call caesar_race again with `task_ids` (the ids it returned) to compare again, without starting anything.",
-        "Pick the winner, then caesar_diff and caesar_apply it. Needs a git repository with at least one commit.",
+        "Then caesar_diff and caesar_apply the winner. Needs a git repository with at least one commit.",
       ].join(" "),
       inputSchema: {
         objective: z
@@ -39,6 +41,12 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
           .optional()
           .describe('The contenders (to start a race), e.g. ["codex", "claude"].'),
         ...DelegationOptionsShape,
+        best: z
+          .boolean()
+          .optional()
+          .describe(
+            "Let every contender finish and rank them (checks passed, then the smaller diff, then time) instead of taking the first whose checks all pass.",
+          ),
         task_ids: AwaitRequestSchema.shape.task_ids
           .optional()
           .describe("Instead of starting a race: the task ids of an earlier one, to compare them again."),
@@ -62,6 +70,9 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
               "Give either task_ids (compare again) or objective and agents (start a race), not both.",
             );
           }
+          const caller = await callerOf(context, `caesar_race compare ${args.task_ids.join(" ")}`);
+          for (const id of args.task_ids)
+            await assertMayRead(context.root, id, "caesar_race compare", { caller });
           ids = args.task_ids;
         } else {
           if (!args.objective || !args.agents) {
@@ -70,20 +81,29 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
                 'Call caesar_race {"objective": "...", "agents": ["codex", "claude"]}, or pass task_ids to compare an earlier race.',
             });
           }
-          const parent = parentFromEnv(context.env);
-          const plans = await admitAll(
-            args.agents.map((agent) => ({
-              objective: `${agent}: ${args.objective}`,
-              build: () =>
-                toDelegationRequest(
-                  { ...args, objective: args.objective!, agent, isolation: "worktree" },
-                  parent,
-                ),
-            })),
-            context,
-          );
-          ids = [];
-          for (const { plan } of plans) ids.push((await startPlannedTask(plan)).id);
+          const action = `caesar_race of ${args.agents.join(", ")}`;
+          const caller = await callerOf(context, action);
+          const objective = args.objective;
+          const started = await governed(caller, action, async () => {
+            const plans = await admitAll(
+              args.agents!.map((agent) => ({
+                objective: `${agent}: ${objective}`,
+                build: () => toDelegationRequest({ ...args, objective, agent, isolation: "worktree" }),
+              })),
+              context,
+              caller,
+            );
+            return startRace(
+              context.root,
+              {
+                plans: plans.map(({ plan }) => plan),
+                mode: args.best ? "best" : "first",
+                objective,
+              },
+              startPlannedTasks,
+            );
+          });
+          ids = started.records.map((record) => record.id);
         }
         const stop = keepAlive(extra, "waiting for the race's contenders", args.timeout_ms);
         let waited: Awaited<ReturnType<typeof awaitTasks>>;
@@ -100,19 +120,30 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
         for (const id of ids)
           if (!waited.missing.includes(id)) records.push(await loadTask(context.root, id));
         objective ??= records[0]?.state.objective;
-        const comparison = await compareTasks(records);
+        // The race these tasks are the contenders of (absent for tasks that were not started as one).
+        const raceId = records[0]
+          ? (await readPlan(taskDirOf(context.root, records[0].id)))?.race?.id
+          : undefined;
+        const look = raceId ? await lookAtRace(context.root, raceId) : undefined;
+        const comparison = look?.comparison ?? (await compareTasks(records));
+        const decision = look?.decision ?? null;
+        const decided =
+          decision?.state === "decided" ? ` Winner: ${decision.winner}. ${decision.reason}` : "";
         return toolResult(
           {
             objective: objective ?? null,
+            race_id: raceId ?? null,
             status: waited.status,
             task_ids: ids,
             pending: waited.pending,
             missing: waited.missing,
+            decision,
+            cancelled: look?.cancelled ?? [],
             comparison,
           },
           waited.status === "complete"
-            ? `All ${ids.length} contenders finished. Compare, then caesar_diff / caesar_apply the winner.`
-            : `${waited.pending.length} of ${ids.length} still running. Compare again later with caesar_race {"task_ids": ${JSON.stringify(ids)}}.`,
+            ? `All ${ids.length} contenders finished.${decided || (decision ? ` ${decision.reason}` : " Compare, then caesar_diff / caesar_apply the winner.")}`
+            : `${waited.pending.length} of ${ids.length} still running.${decided} Compare again later with caesar_race {"task_ids": ${JSON.stringify(ids)}}.`,
         );
       }),
   );

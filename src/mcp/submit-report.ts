@@ -36,10 +36,16 @@ const SubmitReportShape = {
     .describe("Alternatively, the whole report as one object (then give no other field)."),
 };
 
-/** A field as an argument: optional, and without its default (defaults are applied by the one real parse). */
+/**
+ * A field as an argument: optional, null read as absent (strict structured outputs send null), and without
+ * its default (defaults are applied by the one real parse).
+ */
 function optionalWithoutDefault(schema: z.ZodType): z.ZodOptional<z.ZodType> {
   const inner = schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema;
-  return inner.optional().describe(schema.description ?? inner.description ?? "");
+  return inner
+    .nullable()
+    .optional()
+    .describe(schema.description ?? inner.description ?? "");
 }
 
 /**
@@ -71,7 +77,9 @@ export function registerSubmitReport(server: McpServer, options: { dir: string; 
       runTool(async () => {
         const { dir, task } = options;
         const { report: wrapped, ...fields } = args;
-        const given = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+        const given = Object.fromEntries(
+          Object.entries(fields).filter(([, value]) => value !== undefined && value !== null),
+        );
         if (wrapped && Object.keys(given).some((key) => REPORT_FIELDS.includes(key))) {
           throw new CaesarError(
             "ambiguous_report",

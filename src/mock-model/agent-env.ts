@@ -34,7 +34,9 @@ export function defaultStateDir(port: number): string {
 }
 
 export function mockSetupFor(agent: string, url: string, stateDir: string): AgentMockSetup {
-  switch (agent) {
+  // A CLI's ACP mode (gemini-acp, codex-acp…) talks to the model exactly like the CLI itself.
+  const cli = agent.endsWith("-acp") ? agent.slice(0, -"-acp".length) : agent;
+  switch (cli) {
     case "codex":
       return codexSetup(url, join(stateDir, "codex-home"));
     case "claude":
@@ -112,7 +114,7 @@ export function mockSetupFor(agent: string, url: string, stateDir: string): Agen
       };
     default:
       throw new UsageError("unknown_mock_agent", `caesar mock-model cannot point ${agent} at itself`, {
-        detail: `Supported: ${MOCK_AGENTS.join(", ")}, or all. Antigravity (agy) documents no way to use a local model server.`,
+        detail: `Supported: ${MOCK_AGENTS.join(", ")} (and their ACP modes, e.g. gemini-acp), or all. Antigravity (agy) documents no way to use a local model server.`,
       });
   }
 }

@@ -12,10 +12,24 @@ export interface PastCall {
   result?: string;
 }
 
+/** A message of the conversation that is neither a tool call nor a result, and where it came. */
+export interface Note {
+  text: string;
+  /** How many tool calls the conversation held before it. */
+  callsBefore: number;
+}
+
 /** The tool calls a request replays, in order; a result found later is matched to its call by id. */
 export class PastCalls {
   readonly list: PastCall[] = [];
+  readonly notes: Note[] = [];
   private readonly byId = new Map<string, PastCall>();
+
+  /** Any other message (a prompt, an answer), kept as text to find a scenario's turn markers in. */
+  note(content: unknown): void {
+    const text = typeof content === "string" ? content : JSON.stringify(content ?? "");
+    if (text) this.notes.push({ text, callsBefore: this.list.length });
+  }
 
   add(call: PastCall): void {
     this.list.push(call);
@@ -36,6 +50,8 @@ export interface Conversation {
   stream: boolean;
   tools: OfferedTool[];
   calls: PastCall[];
+  /** The other messages in order, each with the number of calls before it (to find where a turn began). */
+  notes: Note[];
   /** Set when the final answer must be JSON matching this schema (response format, router calls). */
   responseSchema?: JsonSchema;
   /** The whole request body as text, to find deferred tool names and the working directory. */

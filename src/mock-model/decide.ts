@@ -40,9 +40,10 @@ const DEFAULT_MESSAGES: Record<number, string> = {
 
 /** Decide the answer from the scenario and the conversation alone (no state between requests). */
 export function decide(scenario: Scenario, conversation: Conversation): Decided {
-  const done = completedSteps(conversation);
-  const index = done.length;
-  const step: Step | undefined = scenario.steps[index];
+  const turn = currentTurn(scenario.steps, conversation);
+  const done = completedSteps({ ...conversation, calls: conversation.calls.slice(turn.callsBefore) });
+  const index = turn.first + done.length;
+  const step: Step | undefined = index < turn.end ? scenario.steps[index] : undefined;
   const delayMs = step && "delay_ms" in step ? (step.delay_ms ?? 0) : 0;
   const decided = (decision: Decision): Decided => ({ decision, delayMs, step: index });
   const callId = `call_${conversation.calls.length + 1}`;
@@ -109,7 +110,28 @@ export function decide(scenario: Scenario, conversation: Conversation): Decided 
     const fenced = `${step.report.summary}\n\n\`\`\`json caesar:report\n${JSON.stringify(report, null, 2)}\n\`\`\``;
     return decided({ kind: "text", text: fenced });
   }
-  return decided(finalText(conversation, fill(step.text, conversation)));
+  if ("text" in step) return decided(finalText(conversation, fill(step.text, conversation)));
+  return decided(finalText(conversation, "Done."));
+}
+
+/**
+ * The turn being played: the steps after the last `next_turn` whose text the conversation holds (in a
+ * message that is neither a tool call nor a result), counted from the calls after that message.
+ */
+function currentTurn(
+  steps: Step[],
+  conversation: Conversation,
+): { first: number; end: number; callsBefore: number } {
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const step = steps[i]!;
+    if (!("next_turn" in step)) continue;
+    const note = conversation.notes.findLast((candidate) => candidate.text.includes(step.next_turn));
+    if (!note) continue;
+    const next = steps.findIndex((later, j) => j > i && "next_turn" in later);
+    return { first: i + 1, end: next === -1 ? steps.length : next, callsBefore: note.callsBefore };
+  }
+  const next = steps.findIndex((step) => "next_turn" in step);
+  return { first: 0, end: next === -1 ? steps.length : next, callsBefore: 0 };
 }
 
 function forced(name: string | undefined): OfferedTool | undefined {

@@ -72,6 +72,17 @@ export const HangStepSchema = z
   .strictObject({ hang: z.literal(true).describe("Accept the request and never answer.") })
   .describe("hang");
 
+export const NextTurnStepSchema = z
+  .strictObject({
+    next_turn: z
+      .string()
+      .min(1)
+      .describe(
+        "The steps after this one play once a message of the conversation contains this text (a follow-up prompt, a resumed session, or a new run whose brief says it).",
+      ),
+  })
+  .describe("next_turn");
+
 export const StepSchema = z.union([
   ShellStepSchema,
   WriteStepSchema,
@@ -80,6 +91,7 @@ export const StepSchema = z.union([
   ReportStepSchema,
   FailStepSchema,
   HangStepSchema,
+  NextTurnStepSchema,
 ]);
 export type Step = z.infer<typeof StepSchema>;
 
@@ -133,6 +145,28 @@ export const BUILTIN_SCENARIOS: Record<string, Scenario> = {
       { text: "Report submitted. The orchestrator said: {{result:1}}" },
     ],
   },
+  "edit-attempt": {
+    name: "edit-attempt",
+    description:
+      "Try to write hello.txt with the shell and forbidden.txt with the file tool, then report: a read-only task must refuse both.",
+    steps: [
+      { shell: "echo OK > hello.txt", description: "Write hello.txt" },
+      { write: { path: "forbidden.txt", content: "x\n" } },
+      { report: { status: "success", summary: "Reviewed." } },
+    ],
+  },
+  "fix-on-retry": {
+    name: "fix-on-retry",
+    description:
+      "Write value.txt = broken and claim success; on a follow-up saying `attempt 2 of` (failing checks), write value.txt = fixed.",
+    steps: [
+      { shell: "echo broken > value.txt", description: "Write value.txt" },
+      { report: { status: "success", summary: "value.txt is written; the tests pass." } },
+      { next_turn: "attempt 2 of" },
+      { shell: "echo fixed > value.txt", description: "Fix value.txt" },
+      { report: { status: "success", summary: "Fixed value.txt; the check passes now." } },
+    ],
+  },
   "fail-401": {
     name: "fail-401",
     description: "Answer every request with 401 Unauthorized.",
@@ -173,7 +207,7 @@ export function parseScenario(text: string, origin = "scenario"): Scenario {
       .map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
       .join("\n");
     throw new UsageError("invalid_scenario", `${origin} is not a valid scenario`, {
-      detail: `${detail}\nA scenario is {steps: [...]}, each step one of shell, write, call, text, report, fail, hang (docs/mock-model.md).`,
+      detail: `${detail}\nA scenario is {steps: [...]}, each step one of shell, write, call, text, report, fail, hang, next_turn (docs/mock-model.md).`,
     });
   }
   return parsed.data;

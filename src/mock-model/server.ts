@@ -1,19 +1,23 @@
 import { appendFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { streamSSE } from "hono/streaming";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { Conversation, WireApi } from "./conversation.js";
 import { type Decided, decide } from "./decide.js";
 import type { Scenario } from "./scenario.js";
+import { type Answer, asRecord, type Json } from "./wire/answer.js";
 import {
+  answerMessages,
   countTokens,
+  failMessages,
   parseMessagesRequest,
-  writeMessagesAnswer,
-  writeMessagesError,
 } from "./wire/anthropic-messages.js";
-import { parseChatRequest, writeChatAnswer, writeChatError } from "./wire/chat-completions.js";
-import { parseGeminiRequest, writeGeminiAnswer, writeGeminiError } from "./wire/gemini.js";
-import { asRecord, type Json, sendJson } from "./wire/http.js";
-import { parseResponsesRequest, writeResponsesAnswer, writeResponsesError } from "./wire/openai-responses.js";
+import { answerChat, failChat, parseChatRequest } from "./wire/chat-completions.js";
+import { answerGemini, failGemini, parseGeminiRequest } from "./wire/gemini.js";
+import { answerResponses, failResponses, parseResponsesRequest } from "./wire/openai-responses.js";
 
 /** Requests larger than this are refused (claude sends ~90 KB; a runaway client must not fill memory). */
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -38,6 +42,8 @@ export interface RequestLogEntry {
   model?: string;
   tools?: string[];
   step?: number;
+  /** How many tool calls the request's conversation replays (a resumed session replays the earlier ones). */
+  history?: number;
   decision?: string;
   status: number;
   body?: unknown;
@@ -53,13 +59,8 @@ export interface MockModelServer {
 /** Start the scripted model server on 127.0.0.1 only. */
 export function startMockModel(options: MockModelOptions): Promise<MockModelServer> {
   const sockets = new Set<Socket>();
-  const server = createServer((req, res) => {
-    handle(req, res, options).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: `mock: ${String(error)}` } });
-      else res.destroy();
-    });
-  });
-  server.on("connection", (socket) => {
+  const server = createAdaptorServer({ fetch: createMockModelApp(options).fetch });
+  server.on("connection", (socket: Socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
@@ -73,6 +74,7 @@ export function startMockModel(options: MockModelOptions): Promise<MockModelServ
         port,
         close: () =>
           new Promise<void>((done) => {
+            // Hanging requests included: their clients see the connection close.
             for (const socket of sockets) socket.destroy();
             server.close(() => done());
           }),
@@ -81,124 +83,136 @@ export function startMockModel(options: MockModelOptions): Promise<MockModelServ
   });
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error("request body too large"));
-        req.destroy();
-        return;
-      }
-      parts.push(chunk);
-    });
-    req.on("end", () => resolve(Buffer.concat(parts).toString("utf8")));
-    req.on("error", reject);
-  });
+/** The request being answered: logged once, when answered (or when it starts to hang). */
+interface Exchange {
+  entry: RequestLogEntry;
+  logged: boolean;
 }
 
-type Route =
-  | { api: "responses" | "chat" | "anthropic" }
-  | { api: "gemini"; model: string; stream: boolean; sse: boolean }
-  | { side: "count_tokens" | "gemini_count_tokens" | "models" | "hello" };
+type Env = { Variables: { exchange: Exchange } };
 
-function route(method: string, url: URL): Route | undefined {
-  const path = url.pathname;
-  if (method === "POST") {
-    if (path.endsWith("/responses")) return { api: "responses" };
-    if (path.endsWith("/chat/completions")) return { api: "chat" };
-    if (path.endsWith("/messages/count_tokens")) return { side: "count_tokens" };
-    if (path.endsWith("/messages")) return { api: "anthropic" };
-    const gemini = /\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(path);
-    if (gemini) {
-      if (gemini[2] === "countTokens") return { side: "gemini_count_tokens" };
-      const stream = gemini[2] === "streamGenerateContent";
-      return {
-        api: "gemini",
-        model: decodeURIComponent(gemini[1]!),
-        stream,
-        sse: url.searchParams.get("alt") === "sse",
-      };
-    }
-  }
-  if ((method === "GET" || method === "HEAD") && /\/models\/?$/.test(path)) return { side: "models" };
-  if ((method === "GET" || method === "HEAD") && (path === "/" || path.endsWith("/api/hello"))) {
-    return { side: "hello" };
-  }
-  return undefined;
+/** The model's wire APIs are matched at the end of whatever base path a CLI puts before them. */
+function anyBase(path: string): string[] {
+  return [path, `*${path}`];
 }
 
+const GEMINI_CALL = ":call{[^/:]+:(?:streamGenerateContent|generateContent|countTokens)}";
 const MODEL_IDS = ["mock-model", "gpt-5.5", "gpt-4.1", "claude-sonnet-4-5", "gemini-2.5-flash"];
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: MockModelOptions): Promise<void> {
-  const method = req.method ?? "GET";
-  const url = new URL(req.url ?? "/", "http://127.0.0.1");
-  const raw = method === "POST" ? await readBody(req) : "";
-  const entry: RequestLogEntry = {
-    at: new Date().toISOString(),
-    method,
-    url: url.pathname + url.search,
-    status: 200,
+/** The mock model as a Hono app: OpenAI Responses and Chat Completions, Anthropic Messages, Gemini. */
+export function createMockModelApp(options: MockModelOptions): Hono<Env> {
+  // Not strict: a trailing slash (`/v1/models/`) is the same route.
+  const app = new Hono<Env>({ strict: false });
+  const log = (exchange: Exchange) => {
+    if (exchange.logged) return;
+    exchange.logged = true;
+    if (options.logFile) appendFileSync(options.logFile, `${JSON.stringify(exchange.entry)}\n`);
+    options.onRequest?.(exchange.entry);
   };
-  const log = () => {
-    if (options.logFile) appendFileSync(options.logFile, `${JSON.stringify(entry)}\n`);
-    options.onRequest?.(entry);
+  app.use(async (c, next) => {
+    const url = new URL(c.req.url);
+    const exchange: Exchange = {
+      entry: {
+        at: new Date().toISOString(),
+        method: c.req.method,
+        url: url.pathname + url.search,
+        status: 200,
+      },
+      logged: false,
+    };
+    c.set("exchange", exchange);
+    await next();
+    exchange.entry.status = c.res.status;
+    log(exchange);
+  });
+  app.use(
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json({ error: { message: "mock: the request body is too large" } }, 413),
+    }),
+  );
+
+  const converse = (api: "responses" | "chat" | "anthropic" | "gemini") => async (c: Context<Env>) => {
+    const exchange = c.get("exchange");
+    const raw = await c.req.text();
+    let body: Json;
+    try {
+      body = asRecord(JSON.parse(raw));
+    } catch {
+      return c.json({ error: { message: "mock: the request body is not JSON" } }, 400);
+    }
+    if (options.logBodies) exchange.entry.body = body;
+    const call = api === "gemini" ? geminiCall(c.req.param("call") ?? "", c.req.query("alt")) : undefined;
+    const conversation = parse(api, body, raw, call);
+    const decided = decide(options.scenario, conversation);
+    Object.assign(exchange.entry, {
+      api: conversation.api,
+      model: conversation.model,
+      tools: conversation.tools.map((t) => (t.namespace ? `${t.namespace}/${t.name}` : t.name)),
+      step: decided.step,
+      history: conversation.calls.length,
+      decision: describe(decided),
+    });
+    if (decided.delayMs > 0) await new Promise((done) => setTimeout(done, decided.delayMs));
+    const { decision } = decided;
+    if (decision.kind === "hang") {
+      // No answer, not even headers, until the client gives up or the server closes.
+      log(exchange);
+      await new Promise((done) => c.req.raw.signal.addEventListener("abort", done, { once: true }));
+      return c.body(null, 499 as ContentfulStatusCode);
+    }
+    if (decision.kind === "error") {
+      const headers = decision.retryAfter === undefined ? {} : { "retry-after": String(decision.retryAfter) };
+      return send(c, fail(conversation.api, decision.status, decision.message, headers));
+    }
+    return send(c, answer(conversation, decision, call?.sse ?? false));
   };
-  const target = route(method, url);
-  if (!target) {
-    entry.status = 404;
-    sendJson(res, 404, { error: { message: `mock: no route for ${method} ${url.pathname}` } });
-    log();
-    return;
-  }
-  if ("side" in target) {
-    entry.api = "side";
-    answerSide(res, target.side, raw);
-    log();
-    return;
-  }
-  let body: Json;
-  try {
-    body = asRecord(JSON.parse(raw));
-  } catch {
-    entry.status = 400;
-    sendJson(res, 400, { error: { message: "mock: the request body is not JSON" } });
-    log();
-    return;
-  }
-  if (options.logBodies) entry.body = body;
-  const conversation = parse(target, body, raw);
-  const decided = decide(options.scenario, conversation);
-  entry.api = conversation.api;
-  entry.model = conversation.model;
-  entry.tools = conversation.tools.map((t) => (t.namespace ? `${t.namespace}/${t.name}` : t.name));
-  entry.step = decided.step;
-  entry.decision = describe(decided);
-  if (decided.delayMs > 0) await new Promise((done) => setTimeout(done, decided.delayMs));
-  const { decision } = decided;
-  if (decision.kind === "hang") {
-    log();
-    return; // the socket stays open until the client gives up or the server closes
-  }
-  if (decision.kind === "error") {
-    entry.status = decision.status;
-    const headers: Json =
-      decision.retryAfter === undefined ? {} : { "retry-after": String(decision.retryAfter) };
-    writeError(conversation.api, res, decision.status, decision.message, headers);
-    log();
-    return;
-  }
-  if (target.api === "gemini") writeGeminiAnswer(res, conversation, decision, target.sse);
-  else if (target.api === "responses") writeResponsesAnswer(res, conversation, decision);
-  else if (target.api === "chat") writeChatAnswer(res, conversation, decision);
-  else writeMessagesAnswer(res, conversation, decision);
-  log();
+
+  app.on("POST", anyBase("/responses"), converse("responses"));
+  app.on("POST", anyBase("/chat/completions"), converse("chat"));
+  app.on("POST", anyBase("/messages/count_tokens"), async (c) => {
+    c.get("exchange").entry.api = "side";
+    return c.json({ input_tokens: countTokens(await c.req.text()) });
+  });
+  app.on("POST", anyBase("/messages"), converse("anthropic"));
+  app.on("POST", anyBase(`/models/${GEMINI_CALL}`), async (c) => {
+    if (!(c.req.param("call") ?? "").endsWith(":countTokens")) return converse("gemini")(c);
+    c.get("exchange").entry.api = "side";
+    return c.json({ totalTokens: countTokens(await c.req.text()) });
+  });
+  // GET routes answer HEAD too.
+  app.on("GET", anyBase("/models"), (c) => {
+    c.get("exchange").entry.api = "side";
+    return c.json(modelList());
+  });
+  app.on("GET", ["/", ...anyBase("/api/hello")], (c) => {
+    c.get("exchange").entry.api = "side";
+    return c.json({ ok: true, server: "caesar mock-model" });
+  });
+  app.notFound((c) =>
+    c.json({ error: { message: `mock: no route for ${c.req.method} ${c.req.path}` } }, 404),
+  );
+  app.onError((error, c) => c.json({ error: { message: `mock: ${String(error)}` } }, 500));
+  return app;
 }
 
-function parse(target: Exclude<Route, { side: string }>, body: Json, raw: string): Conversation {
-  switch (target.api) {
+/** `models/<model>:<method>`, and whether the client asked for server-sent events (`alt=sse`). */
+function geminiCall(call: string, alt: string | undefined): { model: string; stream: boolean; sse: boolean } {
+  const at = call.lastIndexOf(":");
+  return {
+    model: call.slice(0, at),
+    stream: call.slice(at + 1) === "streamGenerateContent",
+    sse: alt === "sse",
+  };
+}
+
+function parse(
+  api: "responses" | "chat" | "anthropic" | "gemini",
+  body: Json,
+  raw: string,
+  gemini?: { model: string; stream: boolean },
+): Conversation {
+  switch (api) {
     case "responses":
       return parseResponsesRequest(body, raw);
     case "chat":
@@ -206,33 +220,43 @@ function parse(target: Exclude<Route, { side: string }>, body: Json, raw: string
     case "anthropic":
       return parseMessagesRequest(body, raw);
     case "gemini":
-      return parseGeminiRequest(body, raw, target.model, target.stream);
+      return parseGeminiRequest(body, raw, gemini?.model ?? "mock-model", gemini?.stream ?? false);
   }
 }
 
-function writeError(api: WireApi, res: ServerResponse, status: number, message: string, headers: Json): void {
-  if (api === "anthropic") writeMessagesError(res, status, message, headers);
-  else if (api === "gemini") writeGeminiError(res, status, message, headers);
-  else if (api === "chat") writeChatError(res, status, message, headers);
-  else writeResponsesError(res, status, message, headers);
+function answer(conversation: Conversation, decision: Decided["decision"], sse: boolean): Answer {
+  switch (conversation.api) {
+    case "gemini":
+      return answerGemini(conversation, decision, sse);
+    case "responses":
+      return answerResponses(conversation, decision);
+    case "chat":
+      return answerChat(conversation, decision);
+    default:
+      return answerMessages(conversation, decision);
+  }
 }
 
-function answerSide(res: ServerResponse, side: string, raw: string): void {
-  if (side === "count_tokens") {
-    sendJson(res, 200, { input_tokens: countTokens(raw) });
-    return;
-  }
-  if (side === "gemini_count_tokens") {
-    sendJson(res, 200, { totalTokens: countTokens(raw) });
-    return;
-  }
-  if (side === "hello") {
-    sendJson(res, 200, { ok: true, server: "caesar mock-model" });
-    return;
-  }
-  // One listing that satisfies the OpenAI, Anthropic and Gemini clients alike.
+function fail(api: WireApi, status: number, message: string, headers: Json): Answer {
+  if (api === "anthropic") return failMessages(status, message, headers);
+  if (api === "gemini") return failGemini(status, message, headers);
+  if (api === "chat") return failChat(status, message, headers);
+  return failResponses(status, message, headers);
+}
+
+/** One JSON body, or the events of a stream through Hono's SSE helper. */
+function send(c: Context<Env>, answer: Answer): Response | Promise<Response> {
+  if (answer.kind === "json")
+    return c.json(answer.body, answer.status as ContentfulStatusCode, answer.headers);
+  return streamSSE(c, async (stream) => {
+    for (const event of answer.events) await stream.writeSSE(event);
+  });
+}
+
+/** One listing that satisfies the OpenAI, Anthropic and Gemini clients alike. */
+function modelList(): Json {
   const created = Math.floor(Date.now() / 1000);
-  sendJson(res, 200, {
+  return {
     object: "list",
     data: MODEL_IDS.map((id) => ({
       id,
@@ -248,7 +272,7 @@ function answerSide(res: ServerResponse, side: string, raw: string): void {
       displayName: id,
       supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
     })),
-  });
+  };
 }
 
 function describe(decided: Decided): string {

@@ -5,10 +5,11 @@ import { CaesarError } from "../support/errors.js";
 import { withFileLock } from "../support/file-lock.js";
 
 /**
- * One budget per delegation tree: a parent and its bounded descendants draw from the same ledger. A task
- * reserves its slot before anything exists, then commits it (with its reported cost) or releases it (if
- * it never ran). A refused delegation spends nothing. The ledger's rules are here; where it is kept is
- * the caller's: a file under a lock on one machine (`.caesar/state/budgets/<tree>.json`, below), or a
+ * One budget per delegation tree: a parent and its bounded descendants draw from the same ledger. Tasks
+ * reserve their places before anything exists — a fan-out reserves all of its places at once, or none —
+ * then each commits its place (with its reported cost) or releases it (if it never ran). A refused
+ * delegation spends nothing. The ledger's rules are here; where it is kept is the caller's: a file
+ * under a lock on one machine (`<control>/budgets/<tree>.json`, out of the agents' reach, below), or a
  * key of a cluster's KV bucket updated with compare-and-set (cluster/ledger.ts).
  */
 export interface BudgetLimits {
@@ -31,28 +32,48 @@ export interface Ledger {
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-/** Add a reservation for `taskId` to the ledger, or throw the refusal (the ledger is then unchanged). */
-export function reserveIn(ledger: Ledger, taskId: string, limits: BudgetLimits, now = Date.now()): void {
+/**
+ * Add one reservation per task to the ledger, all or none, or throw the refusal (the ledger is then
+ * unchanged). `existing` says whether the tree already has a task (a nested request) or starts with
+ * these (a root, an independent child): only an existing tree is named in a refusal — a new one has no
+ * id anyone could look up.
+ */
+export function reserveIn(
+  ledger: Ledger,
+  taskIds: string[],
+  limits: BudgetLimits,
+  existing: boolean,
+  now = Date.now(),
+): void {
+  const tree = ledger.tree;
   const live = ledger.entries.filter((e) => e.state !== "released");
+  const asked = taskIds.length;
+  const whose = existing ? `the delegation tree of ${tree}` : "a new delegation tree";
   if (limits.max_tasks_per_hour !== null) {
     const recent = live.filter((e) => now - Date.parse(e.at) < HOUR).length;
-    if (recent >= limits.max_tasks_per_hour) {
-      throw new CaesarError(
-        "budget_tasks",
-        `Budget exhausted: the delegation tree of ${ledger.tree} started ${recent} task(s) in the last hour (max_tasks_per_hour = ${limits.max_tasks_per_hour}).`,
-        {
-          detail:
-            "Wait, or raise max_tasks_per_hour in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
-        },
-      );
+    if (recent + asked > limits.max_tasks_per_hour) {
+      const max = limits.max_tasks_per_hour;
+      const what = !existing
+        ? `max_tasks_per_hour = ${max} allows ${max === 0 ? "no task" : `${max} task(s)`} in a new delegation tree${asked > 1 ? `, ${asked} asked` : ""}`
+        : asked === 1
+          ? `${whose} started ${recent} task(s) in the last hour (max_tasks_per_hour = ${max})`
+          : `${whose} started ${recent} task(s) in the last hour; ${asked} more would exceed max_tasks_per_hour = ${max}`;
+      throw new CaesarError("budget_tasks", `Budget exhausted: ${what}.`, {
+        detail:
+          "Wait, or raise max_tasks_per_hour in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
+        data: { tree: existing ? tree : null, recent, asked, max: limits.max_tasks_per_hour },
+      });
     }
   }
   if (limits.max_cost_per_day !== null) {
     const spent = live.filter((e) => now - Date.parse(e.at) < DAY).reduce((sum, e) => sum + e.cost_usd, 0);
     if (spent >= limits.max_cost_per_day) {
+      const what = existing
+        ? `${whose} spent $${spent.toFixed(2)} in the last 24 h`
+        : `${whose} may spend nothing`;
       throw new CaesarError(
         "budget_cost",
-        `Budget exhausted: the delegation tree of ${ledger.tree} spent $${spent.toFixed(2)} in the last 24 h (max_cost_per_day = ${limits.max_cost_per_day}).`,
+        `Budget exhausted: ${what} (max_cost_per_day = ${limits.max_cost_per_day}).`,
         {
           detail:
             "Wait, or raise max_cost_per_day in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
@@ -60,7 +81,8 @@ export function reserveIn(ledger: Ledger, taskId: string, limits: BudgetLimits, 
       );
     }
   }
-  ledger.entries.push({ task_id: taskId, at: new Date(now).toISOString(), state: "reserved", cost_usd: 0 });
+  const at = new Date(now).toISOString();
+  for (const taskId of taskIds) ledger.entries.push({ task_id: taskId, at, state: "reserved", cost_usd: 0 });
 }
 
 /** Settle a reservation: committed with its cost when the agent ran, released when it never did. */
@@ -71,13 +93,18 @@ export function settleIn(ledger: Ledger, taskId: string, ran: boolean, costUsd: 
   entry.cost_usd = ran ? costUsd : 0;
 }
 
+/** Take back reservations of tasks that will never exist (a fan-out refused after some of its places). */
+export function cancelIn(ledger: Ledger, taskIds: string[]): void {
+  ledger.entries = ledger.entries.filter((e) => !(taskIds.includes(e.task_id) && e.state === "reserved"));
+}
+
 /** Forget entries older than the longest window (a day): they no longer count. */
 export function pruneLedger(ledger: Ledger, now = Date.now()): void {
   ledger.entries = ledger.entries.filter((e) => now - Date.parse(e.at) < DAY);
 }
 
-function ledgerPath(stateDir: string, tree: string): string {
-  return join(stateDir, "budgets", `${tree}.json`);
+function ledgerPath(budgetsDir: string, tree: string): string {
+  return join(budgetsDir, `${tree}.json`);
 }
 
 async function readLedger(path: string, tree: string): Promise<Ledger> {
@@ -88,9 +115,9 @@ async function readLedger(path: string, tree: string): Promise<Ledger> {
   }
 }
 
-async function withLedger<T>(stateDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
-  const path = ledgerPath(stateDir, tree);
-  await mkdir(join(stateDir, "budgets"), { recursive: true });
+async function withLedger<T>(budgetsDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
+  const path = ledgerPath(budgetsDir, tree);
+  await mkdir(budgetsDir, { recursive: true });
   return withFileLock(`${path}.lock`, async () => {
     const ledger = await readLedger(path, tree);
     const result = fn(ledger);
@@ -100,22 +127,27 @@ async function withLedger<T>(stateDir: string, tree: string, fn: (ledger: Ledger
   });
 }
 
+/** Reserve one place per task in a tree's file ledger, all or none, under one lock (see reserveIn). */
 export async function reserveBudget(
-  stateDir: string,
+  budgetsDir: string,
   tree: string,
-  taskId: string,
+  taskIds: string[],
   limits: BudgetLimits,
+  existing: boolean,
 ): Promise<void> {
-  await withLedger(stateDir, tree, (ledger) => reserveIn(ledger, taskId, limits));
+  await withLedger(budgetsDir, tree, (ledger) => reserveIn(ledger, taskIds, limits, existing));
 }
 
-/** Settle a reservation: committed with its cost when the agent ran, released when it never did. */
+export async function cancelReservations(budgetsDir: string, tree: string, taskIds: string[]): Promise<void> {
+  await withLedger(budgetsDir, tree, (ledger) => cancelIn(ledger, taskIds));
+}
+
 export async function settleBudget(
-  stateDir: string,
+  budgetsDir: string,
   tree: string,
   taskId: string,
   ran: boolean,
   costUsd: number,
 ): Promise<void> {
-  await withLedger(stateDir, tree, (ledger) => settleIn(ledger, taskId, ran, costUsd));
+  await withLedger(budgetsDir, tree, (ledger) => settleIn(ledger, taskId, ran, costUsd));
 }

@@ -74,15 +74,45 @@ function listText(tools: string[] | null): string {
   return tools === null ? "(every tool)" : `[${tools.join(", ")}]`;
 }
 
-export function assertNoEscalation(parentId: string, child: Envelope, parent: Envelope): void {
+/** What to ask instead, per axis (a caller can give a better one, e.g. for a network it cannot cut). */
+const REMEDIES: Record<string, string> = {
+  mode: "ask for --mode read-only",
+  network: "ask for --network off, with an agent caesar can confine",
+  isolation: "ask for --isolation worktree",
+  deadline: "ask for a shorter --timeout (or none: a default is clamped to the parent's time left)",
+  allowed_tools: "the target's [agents.<id>] allowed_tools must stay within the parent's",
+  excluded_tools: "the target's [agents.<id>] excluded_tools must keep every one of the parent's",
+  max_tasks_per_hour: "the target's risk profile may not allow more tasks per hour than the parent's",
+  max_cost_per_day: "the target's risk profile may not allow more cost per day than the parent's",
+};
+
+/**
+ * Refuse a bounded child that exceeds its parent: the first violation in the summary, the others (each
+ * once) and what to do about each in the detail.
+ */
+export function assertNoEscalation(
+  parentId: string,
+  child: Envelope,
+  parent: Envelope,
+  remedies: Partial<Record<string, string>> = {},
+): void {
   const violations = escalations(child, parent);
   if (violations.length === 0) return;
-  const lines = violations.map((v) => `child ${v.field}=${v.child} exceeds parent's ${v.parent}`);
+  const line = (v: Violation) => `child ${v.field}=${v.child} exceeds parent's ${v.parent}`;
+  const others = violations.slice(1).map((v) => `also: ${line(v)}`);
+  const todo = violations.map(
+    (v) => `- ${v.field}: ${remedies[v.field] ?? REMEDIES[v.field] ?? "ask for less"}`,
+  );
   throw new CaesarError(
     "delegation_escalation",
-    `delegation escalates beyond the parent ${parentId}: ${lines[0]}`,
+    `delegation escalates beyond the parent ${parentId}: ${line(violations[0]!)}`,
     {
-      detail: `${lines.join("\n")}\nA bounded child may not exceed its parent on any axis. Ask for less (e.g. --mode read-only, --network off, a shorter --timeout), or list the target as { agent = "…", mode = "independent" } in the caller's [agents.<id>].delegates.`,
+      detail: [
+        ...others,
+        "A bounded child may not exceed its parent on any axis. What would work:",
+        ...todo,
+        '- or list the target as { agent = "…", mode = "independent" } in the caller\'s [agents.<id>].delegates (its own policy and budget).',
+      ].join("\n"),
       data: { violations },
     },
   );

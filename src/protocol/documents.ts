@@ -1,7 +1,7 @@
 import { CaesarError } from "../support/errors.js";
 import type * as z from "../support/zod.js";
-import { AnswerSchema, QuestionSchema } from "./channel-documents.js";
 import { EventSchema } from "./event.js";
+import { AnswerSchema, QuestionSchema } from "./questions.js";
 import { ReportSchema } from "./report.js";
 import { TaskSchema } from "./task.js";
 import { type DocumentKind, kindOfProtocol, PROTOCOLS, parseProtocolId } from "./versions.js";
@@ -126,17 +126,69 @@ function normalizeRawReport(raw: Record<string, unknown>): Record<string, unknow
   return { ...raw, changes };
 }
 
-/** Replace `null` members by absence: strict structured outputs send null for every optional field. */
-export function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNulls);
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [key, member] of Object.entries(value)) {
-      if (member !== null) out[key] = dropNulls(member);
+/** At most this many rounds of null removal (a null inside a null's replacement is one more round). */
+const NULL_ROUNDS = 8;
+
+/**
+ * Parse with `null` read as absent wherever the schema accepts absence: strict structured outputs (and
+ * `protocol schema report --strict`, which says so) send null for every optional field. Only the nulls
+ * the schema refuses are removed, so a null it accepts (`exit_code: null`) keeps its meaning; a null in a
+ * required field stays an error, reported as the null it is.
+ */
+function parseReadingNullAsAbsent(schema: z.ZodType, input: unknown): ReturnType<z.ZodType["safeParse"]> {
+  let current = input;
+  const removed = new Map<string, z.core.$ZodIssue>();
+  for (let round = 0; ; round++) {
+    const result = schema.safeParse(current);
+    if (result.success || round === NULL_ROUNDS) return withOriginalNullIssues(result, removed);
+    const nulls = result.error.issues.filter(
+      (issue) =>
+        typeof issue.path.at(-1) === "string" &&
+        !removed.has(pathKey(issue.path)) &&
+        valueAt(current, issue.path) === null,
+    );
+    if (nulls.length === 0) return withOriginalNullIssues(result, removed);
+    for (const issue of nulls) {
+      removed.set(pathKey(issue.path), issue);
+      current = withoutMember(current, issue.path);
     }
-    return out;
   }
-  return value;
+}
+
+/** A removed null that was required after all is reported as the original problem (`received null`). */
+function withOriginalNullIssues(
+  result: ReturnType<z.ZodType["safeParse"]>,
+  removed: Map<string, z.core.$ZodIssue>,
+): ReturnType<z.ZodType["safeParse"]> {
+  if (result.success || removed.size === 0) return result;
+  for (const [index, issue] of result.error.issues.entries()) {
+    const original = removed.get(pathKey(issue.path));
+    if (original) result.error.issues[index] = original;
+  }
+  return result;
+}
+
+function pathKey(path: readonly PropertyKey[]): string {
+  return JSON.stringify(path.map(String));
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (!current || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+/** A copy of `value` without the member at `path` (copies only along the path). */
+function withoutMember(value: unknown, path: readonly PropertyKey[]): unknown {
+  if (path.length === 0 || !value || typeof value !== "object") return value;
+  const [key, ...rest] = path as [PropertyKey, ...PropertyKey[]];
+  const copy = (Array.isArray(value) ? [...value] : { ...value }) as Record<PropertyKey, unknown>;
+  if (rest.length === 0) delete copy[key];
+  else copy[key] = withoutMember(copy[key], rest);
+  return copy;
 }
 
 export type ParseResult<T> =
@@ -160,7 +212,7 @@ export function safeParseDocument<K extends DocumentKind>(
   const protocolProblem = unsupportedProtocolProblem(kind, record.protocol);
   if (protocolProblem) return { ok: false, unsupported: true, problems: [at(protocolProblem)] };
   const input = kind === "report" ? normalizeRawReport(record) : record;
-  const result = DOCUMENT_SCHEMAS[kind].safeParse(input);
+  const result = parseReadingNullAsAbsent(DOCUMENT_SCHEMAS[kind], input);
   if (result.success) return { ok: true, value: result.data as DocumentOf<K> };
   return { ok: false, unsupported: false, problems: problemsOf(result.error, line) };
 }

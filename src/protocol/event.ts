@@ -1,12 +1,17 @@
 import * as z from "../support/zod.js";
+import { ChangeActionSchema, ReportStatusSchema } from "./report.js";
 import { PROTOCOLS } from "./versions.js";
 
 const common = {
   protocol: z.literal(PROTOCOLS.event),
   seq: z.number().int().nonnegative(),
-  at: z.string().min(1).describe("ISO-8601 timestamp of the event."),
+  at: z.iso.datetime({ offset: true }).describe("ISO-8601 timestamp of the event (UTC `Z` or an offset)."),
   task_id: z.string().min(1),
 };
+
+/** How the agent's process ended, beside the report's status. */
+export const ProcessOutcomeSchema = z.enum(["succeeded", "failed", "cancelled", "timed_out"]);
+export type ProcessOutcome = z.infer<typeof ProcessOutcomeSchema>;
 
 export const ToolStatusSchema = z.enum(["started", "succeeded", "failed"]);
 export type ToolStatus = z.infer<typeof ToolStatusSchema>;
@@ -46,7 +51,9 @@ export const FileChangedEventSchema = z.object({
   ...common,
   type: z.literal("file_changed"),
   path: z.string(),
-  action: z.string().optional(),
+  action: ChangeActionSchema.optional().describe(
+    "As in a report's changes; absent when the agent cannot tell.",
+  ),
 });
 
 export const ProgressEventSchema = z.object({
@@ -82,9 +89,9 @@ export const ErrorEventSchema = z.object({
 export const FinishedEventSchema = z.object({
   ...common,
   type: z.literal("finished"),
-  status: z.string().describe("The report's status (success | partial | failed | blocked)."),
+  status: ReportStatusSchema.describe("The report's status."),
   summary: z.string().optional(),
-  outcome: z.string().optional().describe("The process outcome: succeeded | failed | cancelled | timed_out."),
+  outcome: ProcessOutcomeSchema.optional().describe("How the agent's process ended."),
 });
 
 export const EventSchema = z

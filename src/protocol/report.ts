@@ -1,4 +1,5 @@
 import * as z from "../support/zod.js";
+import { AttemptSchema, CheckResultSchema } from "./checks.js";
 import { PROTOCOLS } from "./versions.js";
 
 export const ReportStatusSchema = z
@@ -14,6 +15,8 @@ export type ChangeAction = z.infer<typeof ChangeActionSchema>;
 export const ChangeSchema = z.object({
   path: z.string().min(1),
   action: ChangeActionSchema,
+  /** For a rename: the path before (`path` is the path after). */
+  from: z.string().min(1).optional().describe("For a renamed file: its path before the rename."),
   summary: z.string().optional(),
 });
 export type Change = z.infer<typeof ChangeSchema>;
@@ -94,11 +97,17 @@ export type ReportSource = z.infer<typeof ReportSourceSchema>;
 
 /**
  * The orchestrator's normalized report: the agent's report with `changes` replaced by what git observed
- * (when the workspace is a git repository), findings added by reconciliation, and where it came from.
+ * (when the workspace is a git repository), findings added by reconciliation, where it came from, and what
+ * caesar's own checks found (never the agent's word: an agent's `checks` or `attempts` are dropped).
  */
 export const NormalizedReportSchema = ReportSchema.extend({
   task_id: z.string(),
   changes_verified_by: z.enum(["git", "declaration"]),
   report_source: ReportSourceSchema,
+  checks: z
+    .array(CheckResultSchema)
+    .default([])
+    .describe("The checks after the last attempt, run by caesar in the task's workspace."),
+  attempts: z.array(AttemptSchema).default([]).describe("Every run of the agent on this task, in order."),
 });
 export type NormalizedReport = z.infer<typeof NormalizedReportSchema>;

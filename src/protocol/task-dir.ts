@@ -61,6 +61,12 @@ export const CAESAR_ENV_NAMES = [
   "CAESAR_PROTOCOL_VERSION",
 ] as const;
 
+/**
+ * The credentials caesar hands a task's agent beside the eight protocol variables (not part of OACP): a
+ * nested request proves which task it comes from with them. Never written into the task directory.
+ */
+export const TASK_TOKEN_ENV = "CAESAR_TASK_TOKEN";
+
 export type CaesarEnv = Record<(typeof CAESAR_ENV_NAMES)[number], string>;
 
 export function makeCaesarEnv(input: {

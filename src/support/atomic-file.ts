@@ -6,16 +6,25 @@ function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
 }
 
+export interface AtomicWriteOptions {
+  /** Flush to disk before the rename (default true); a copy that can be rebuilt may skip it. */
+  sync?: boolean;
+}
+
 /**
  * Write `content` to a hidden temp file beside `path` (same folder, so a rename or a link to `path` is
  * atomic), flushed to disk. Returns its path; the caller renames or links it into place.
  */
-export async function writeTempBeside(path: string, content: string | Uint8Array): Promise<string> {
+export async function writeTempBeside(
+  path: string,
+  content: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<string> {
   const temp = tempPathFor(path);
   const handle = await open(temp, "wx", 0o644);
   try {
     await handle.writeFile(content);
-    await handle.sync();
+    if (options.sync !== false) await handle.sync();
   } catch (error) {
     await handle.close().catch(() => {});
     await rm(temp, { force: true });
@@ -30,8 +39,12 @@ export async function writeTempBeside(path: string, content: string | Uint8Array
  * A reader sees the old content or the new one, never half of it; a crash leaves at most a stray
  * `.<name>.<pid>.<rand>.tmp` beside it.
  */
-export async function writeFileAtomic(path: string, content: string | Uint8Array): Promise<void> {
-  const temp = await writeTempBeside(path, content);
+export async function writeFileAtomic(
+  path: string,
+  content: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const temp = await writeTempBeside(path, content, options);
   try {
     await rename(temp, path);
   } catch (error) {
@@ -40,6 +53,10 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
   }
 }
 
-export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+export async function writeJsonAtomic(
+  path: string,
+  value: unknown,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, options);
 }

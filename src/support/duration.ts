@@ -24,11 +24,13 @@ export function parseDuration(raw: string, what = "duration"): number {
 }
 
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
+  if (ms < 999.5) return `${Math.max(0, Math.round(ms))}ms`;
+  if (ms < 9950) return `${(ms / 1000).toFixed(1)}s`;
+  // Round once, to whole seconds, before splitting: 3599.6 s is 1h00m, never 59m60s.
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes}m${String(Math.round(seconds % 60)).padStart(2, "0")}s`;
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
   const hours = Math.floor(minutes / 60);
   return `${hours}h${String(minutes % 60).padStart(2, "0")}m`;
 }

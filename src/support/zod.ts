@@ -30,3 +30,10 @@ export {
   ZodType,
 } from "zod";
 export type * as core from "zod/v4/core";
+
+import { config } from "zod";
+
+// No generated parsers: zod compiles each object schema into a function (new Function) the first time it
+// parses with it, which pays only after thousands of parses. caesar's processes parse a few documents
+// each: compiling the task state's schema alone cost more time and ≈ 5 MiB of memory than parsing it.
+config({ jitless: true });

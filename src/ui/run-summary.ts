@@ -1,5 +1,6 @@
 import type { TaskState } from "../engine/store/state.js";
 import type { ReportSource } from "../protocol/report.js";
+import { paintChecks } from "./checks-line.js";
 import { formatElapsed } from "./elapsed.js";
 import { fitParts, LABEL_WIDTH, type Part } from "./event-line.js";
 import { oneLine, sanitize, wrap } from "./text.js";
@@ -89,9 +90,11 @@ export function renderRunSummary(state: TaskState, options: RunSummaryOptions): 
     {
       text:
         changes.length === 0
-          ? verified
-            ? "none, according to git"
-            : "none declared (not verified: no git repository)"
+          ? state.started_at === null
+            ? "none: the agent did not run"
+            : verified
+              ? "none, according to git"
+              : "none declared (not verified: no git repository)"
           : verified
             ? `${count} changed, according to git`
             : `${count} declared by the agent (not verified: no git repository)`,
@@ -106,6 +109,29 @@ export function renderRunSummary(state: TaskState, options: RunSummaryOptions): 
   }
   if (changes.length > MAX_LISTED)
     addItem([{ text: `${theme.ellipsis} ${changes.length - MAX_LISTED} more`, role: "muted" }]);
+
+  if (report.checks.length > 0) {
+    lines.push(label("checks") + paintChecks(theme, report));
+    for (const check of report.checks.slice(0, MAX_LISTED)) {
+      const how = check.passed
+        ? formatElapsed(check.duration_ms)
+        : (check.error ?? `exit code ${check.exit_code}`);
+      addItem([
+        { text: `${check.passed ? m.ok : m.fail} `, role: check.passed ? "ok" : "fail" },
+        { text: oneLine(check.command), flex: true },
+        { text: `  ${how}`, role: "muted" },
+      ]);
+    }
+  }
+  if (report.attempts.length > 1) {
+    const parts = report.attempts.map((attempt) =>
+      theme.paint(
+        attempt.checks_passed ? "ok" : "fail",
+        `${attempt.attempt} ${attempt.checks_passed ? m.ok : m.fail} ${attempt.how}`,
+      ),
+    );
+    lines.push(label("attempts") + parts.join(theme.paint("muted", ` ${m.sep} `)));
+  }
 
   const findings = [...report.findings].sort(
     (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),

@@ -1,29 +1,26 @@
 /**
- * Text measured the way a terminal shows it: display columns rather than string length, escape
- * sequences of zero width, and text from agents made safe to print.
+ * Text measured the way a terminal shows it — display columns (string-width: grapheme clusters, so an
+ * emoji sequence or a flag is the 2 columns a terminal draws, not 4–6), escape sequences of zero width —
+ * and text from agents made safe to print.
  */
+import stringWidth from "string-width";
+import stripAnsiSequences from "strip-ansi";
+import wrapAnsi from "wrap-ansi";
 
-// CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-character escapes.
-const ANSI_PATTERN = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
 // C0 and C1 controls other than newline and tab, and DEL.
 const CONTROL_PATTERN = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-const ZERO_WIDTH_PATTERN = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
-const EMOJI_PATTERN = /^\p{Emoji_Presentation}$/u;
 
 export function stripAnsi(text: string): string {
-  return text.replace(ANSI_PATTERN, "");
+  return stripAnsiSequences(text);
 }
 
 /**
  * Text an agent wrote, made printable: escape sequences and control characters removed (an agent's
- * output must never move the cursor or recolour the screen), tabs turned into two spaces.
+ * output must never move the cursor or recolour the screen), tabs turned into two spaces. A sequence
+ * strip-ansi does not know loses its ESC byte with the other controls, so it cannot act either.
  */
 export function sanitize(text: string): string {
-  return text
-    .replace(ANSI_PATTERN, "")
-    .replace(/\t/g, "  ")
-    .replace(/\r\n?/g, "\n")
-    .replace(CONTROL_PATTERN, "");
+  return stripAnsiSequences(text).replace(/\t/g, "  ").replace(/\r\n?/g, "\n").replace(CONTROL_PATTERN, "");
 }
 
 /** Sanitized and on one line: runs of whitespace (newlines included) become one space. */
@@ -31,39 +28,17 @@ export function oneLine(text: string): string {
   return sanitize(text).replace(/\s+/g, " ").trim();
 }
 
-const WIDE_RANGES: [number, number][] = [
-  [0x1100, 0x115f],
-  [0x2e80, 0x303e],
-  [0x3041, 0x33ff],
-  [0x3400, 0x4dbf],
-  [0x4e00, 0x9fff],
-  [0xa000, 0xa4cf],
-  [0xac00, 0xd7a3],
-  [0xf900, 0xfaff],
-  [0xfe30, 0xfe4f],
-  [0xff00, 0xff60],
-  [0xffe0, 0xffe6],
-  [0x1f300, 0x1f64f],
-  [0x1f900, 0x1f9ff],
-  [0x20000, 0x3fffd],
-];
-
-/** Columns one code point takes: 0 (combining, format), 2 (East Asian wide, emoji) or 1. */
-export function codePointWidth(char: string): number {
-  const code = char.codePointAt(0) ?? 0;
-  if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return 0;
-  if (code < 0x300) return 1;
-  if (ZERO_WIDTH_PATTERN.test(char)) return 0;
-  for (const [low, high] of WIDE_RANGES) if (code >= low && code <= high) return 2;
-  if (EMOJI_PATTERN.test(char)) return 2;
-  return 1;
-}
-
 /** Display width of text, escape sequences excluded. */
 export function displayWidth(text: string): number {
-  let width = 0;
-  for (const char of stripAnsi(text)) width += codePointWidth(char);
-  return width;
+  return stringWidth(text);
+}
+
+let segmenter: Intl.Segmenter | undefined;
+
+/** The grapheme clusters of plain text: what a terminal draws as one character. */
+function graphemes(text: string): Iterable<string> {
+  segmenter ??= new Intl.Segmenter();
+  return Array.from(segmenter.segment(text), (part) => part.segment);
 }
 
 /** Cut plain text to at most `width` columns, ending with `ellipsis` when something was cut. */
@@ -73,8 +48,8 @@ export function truncate(text: string, width: number, ellipsis = "…"): string 
   if (room <= 0) return ellipsis.slice(0, Math.max(0, width));
   let out = "";
   let used = 0;
-  for (const char of text) {
-    const w = codePointWidth(char);
+  for (const char of graphemes(text)) {
+    const w = stringWidth(char);
     if (used + w > room) break;
     out += char;
     used += w;
@@ -82,7 +57,9 @@ export function truncate(text: string, width: number, ellipsis = "…"): string 
   return out.trimEnd() + ellipsis;
 }
 
+// An escape sequence at the start of painted text (text caesar painted itself: CSI and OSC).
 const ANSI_AT_START = /^(?:\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_])/;
+const ESCAPE = "\x1b";
 
 /**
  * Cut painted text to at most `width` columns, keeping its escape sequences (and resetting the style
@@ -103,12 +80,16 @@ export function truncatePainted(text: string, width: number, ellipsis = "…"): 
       rest = rest.slice(sequence[0].length);
       continue;
     }
-    const char = String.fromCodePoint(rest.codePointAt(0)!);
-    const w = codePointWidth(char);
-    if (used + w > room) break;
-    out += char;
-    used += w;
-    rest = rest.slice(char.length);
+    // The plain run up to the next escape sequence, cut between grapheme clusters.
+    const next = rest.indexOf(ESCAPE, 1);
+    const run = next === -1 ? rest : rest.slice(0, next);
+    for (const char of graphemes(run)) {
+      const w = stringWidth(char);
+      if (used + w > room) return `${out}${painted ? "\x1b[0m" : ""}${ellipsis}`;
+      out += char;
+      used += w;
+    }
+    rest = rest.slice(run.length);
   }
   return `${out}${painted ? "\x1b[0m" : ""}${ellipsis}`;
 }
@@ -126,39 +107,9 @@ export function padStart(text: string, width: number): string {
 
 /**
  * Word-wrap plain text to `width` columns; explicit newlines are kept, words longer than a line are
- * broken. An infinite width only splits on newlines.
+ * broken (wrap-ansi, measuring with string-width). An infinite width only splits on newlines.
  */
 export function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  for (const paragraph of text.split("\n")) {
-    if (width === Number.POSITIVE_INFINITY || displayWidth(paragraph) <= width) {
-      lines.push(paragraph.trimEnd());
-      continue;
-    }
-    let line = "";
-    let used = 0;
-    for (const word of paragraph.split(/ +/)) {
-      const w = displayWidth(word);
-      if (used > 0 && used + 1 + w <= width) {
-        line += ` ${word}`;
-        used += 1 + w;
-        continue;
-      }
-      if (used > 0) lines.push(line);
-      line = "";
-      used = 0;
-      for (const char of word) {
-        const cw = codePointWidth(char);
-        if (used + cw > width) {
-          lines.push(line);
-          line = "";
-          used = 0;
-        }
-        line += char;
-        used += cw;
-      }
-    }
-    lines.push(line);
-  }
-  return lines;
+  if (width === Number.POSITIVE_INFINITY) return text.split("\n").map((line) => line.trimEnd());
+  return wrapAnsi(text, Math.max(1, width), { hard: true, trim: true }).split("\n");
 }

@@ -4,7 +4,15 @@ import { git, gitOut } from "./git.js";
 export interface ObservedChange {
   path: string;
   action: ChangeAction;
+  /** For a rename: the path before. */
+  from?: string;
 }
+
+/**
+ * How alike a deleted and an added file must be for git to call the pair a rename: git's default,
+ * 50% similarity (`--find-renames=50%`).
+ */
+export const RENAME_SIMILARITY = "50%";
 
 const STATUS_TO_ACTION: Record<string, ChangeAction> = {
   A: "added",
@@ -13,17 +21,37 @@ const STATUS_TO_ACTION: Record<string, ChangeAction> = {
   T: "modified",
 };
 
-/** The files that differ between two trees, as git sees them (no rename detection: deterministic). */
+/** The files that differ between two trees, as git sees them, renames detected (RENAME_SIMILARITY). */
 export async function changedFiles(cwd: string, fromTree: string, toTree: string): Promise<ObservedChange[]> {
   if (fromTree === toTree) return [];
-  const out = await gitOut(cwd, ["diff-tree", "-r", "--no-renames", "--name-status", "-z", fromTree, toTree]);
+  const out = await gitOut(cwd, [
+    "diff-tree",
+    "-r",
+    `--find-renames=${RENAME_SIMILARITY}`,
+    "--name-status",
+    "-z",
+    fromTree,
+    toTree,
+  ]);
   const fields = out.split("\0").filter((field) => field !== "");
   const changes: ObservedChange[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
+  for (let i = 0; i + 1 < fields.length; ) {
     const status = fields[i]!.charAt(0);
+    // A rename (R<score>) names two paths: before, then after.
+    if (status === "R" && i + 2 < fields.length) {
+      changes.push({ path: fields[i + 2]!, action: "renamed", from: fields[i + 1]! });
+      i += 3;
+      continue;
+    }
     changes.push({ path: fields[i + 1]!, action: STATUS_TO_ACTION[status] ?? "modified" });
+    i += 2;
   }
   return changes;
+}
+
+/** Every path a change touches: both paths of a rename. */
+export function touchedPaths(changes: readonly ObservedChange[]): string[] {
+  return changes.flatMap((change) => (change.from ? [change.from, change.path] : [change.path]));
 }
 
 /**
@@ -45,6 +73,25 @@ export async function isPristine(top: string, base: string): Promise<boolean> {
   return records.every((record) => record.startsWith("# ")) && records.includes(`# branch.oid ${base}`);
 }
 
+/**
+ * Which of `paths` have uncommitted changes (staged, unstaged or untracked) in the work tree at `top`.
+ * Read from `git status --porcelain -z`, whose records keep a path whole whatever it contains.
+ */
+export async function uncommittedPaths(top: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const { stdout } = await git(top, ["status", "--porcelain", "-z", "--untracked-files=all", "--", ...paths]);
+  const records = stdout.split("\0");
+  const dirty: string[] = [];
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    if (record.length < 4) continue;
+    // "XY path"; a rename or copy is followed by a record holding the path it came from.
+    dirty.push(record.slice(3));
+    if (record[0] === "R" || record[0] === "C") i += 1;
+  }
+  return dirty;
+}
+
 /** The patch between two trees (binary-safe), as `caesar diff` shows it. */
 export async function diffText(
   cwd: string,
@@ -52,6 +99,8 @@ export async function diffText(
   toTree: string,
   options: { stat?: boolean } = {},
 ) {
+  // Without rename detection: the patch stays a plain list of whole-file changes that every reader
+  // (the dashboard's diff view, `git apply`) takes as it is.
   const args = ["diff", "--no-color", "--no-renames", options.stat ? "--stat" : "--binary"];
   return (await git(cwd, [...args, fromTree, toTree])).stdout;
 }

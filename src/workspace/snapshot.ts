@@ -5,8 +5,11 @@ import { errnoOf } from "../support/errors.js";
 import { randomHex } from "../support/random.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
 
-/** caesar's own folders, never part of a task's changes. */
+/** caesar's own folders (of this project, or of any project nested in the work tree): never part of a change. */
 export const CAESAR_OWN_PATHS = [".caesar/tasks", ".caesar/wt", ".caesar/state", ".caesar/chat"];
+
+const ADD_ATTEMPTS = 3;
+const VANISHED = /unable to stat|unable to index|No such file or directory/;
 
 /**
  * The index file of the work tree whose top is `workdir`: `.git/index`, or for a linked worktree the
@@ -31,31 +34,56 @@ async function indexPath(workdir: string): Promise<string> {
  * (respecting .gitignore), and committed work alike — without touching the user's index: it works on a
  * copy of the index (which keeps git's stat cache, so only changed files are hashed). `excluded` paths
  * keep whatever the index had for them (prefix semantics: a directory covers what it contains).
+ *
+ * caesar's own folders and the excluded paths are left out of `git add` by exclusion pathspecs, so git
+ * never even lists them: another task's lock file that vanishes mid-snapshot cannot fail this one.
  */
 export async function snapshotTree(workdir: string, excluded: readonly string[] = []): Promise<string> {
   const realIndex = await indexPath(workdir);
-  const tag = `${process.pid}-${randomHex(6)}`;
-  const original = join(tmpdir(), `caesar-index-${tag}.orig`);
-  const working = join(tmpdir(), `caesar-index-${tag}`);
+  const working = join(tmpdir(), `caesar-index-${process.pid}-${randomHex(6)}`);
   try {
     try {
-      await copyFile(realIndex, original);
       await copyFile(realIndex, working);
     } catch (error) {
       if (errnoOf(error) !== "ENOENT") throw error; // a repository without an index yet: start empty
     }
     const env = { GIT_INDEX_FILE: working, ...CAESAR_GIT_IDENTITY };
-    await git(workdir, ["add", "--all", "--", ":(top)"], { env });
-    const paths = [...CAESAR_OWN_PATHS, ...excluded].map((path) => `:(top,literal)${path}`);
-    // Put the excluded paths back as the index had them (git refuses exclusion pathspecs on ignored paths).
-    const kept = (
-      await git(workdir, ["ls-files", "--stage", "-z", "--", ...paths], { env: { GIT_INDEX_FILE: original } })
-    ).stdout;
-    await git(workdir, ["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--", ...paths], { env });
-    if (kept !== "") await git(workdir, ["update-index", "-z", "--index-info"], { env, input: kept });
+    const args = ["add", "--all", "--", ":(top)", ...exclusionPathspecs(excluded)];
+    // A file that vanishes between git's listing and its reading (an agent's temporary file, in place)
+    // fails `git add`: the next attempt sees the tree without it. The last attempt's failure is the error.
+    let added = false;
+    for (let attempt = 1; attempt < ADD_ATTEMPTS && !added; attempt++) {
+      const result = await git(workdir, args, { env, allowFailure: true });
+      added = result.code === 0;
+      if (!added && !VANISHED.test(result.stderr)) break;
+    }
+    if (!added) await git(workdir, args, { env });
     return await gitOut(workdir, ["write-tree"], { env });
   } finally {
-    await rm(original, { force: true });
     await rm(working, { force: true });
   }
+}
+
+/**
+ * `:(exclude)` pathspecs for caesar's folders at any depth and for `excluded` paths (from the top), each as
+ * itself and as a directory's contents. Each pattern starts with a glob character on purpose: git (2.39 at
+ * least) fails `git add` with "paths are ignored" when an exclusion pathspec's literal prefix names an
+ * ignored path, and a pattern with no literal prefix never does. A backslash makes the first character
+ * literal again, so `\node_modules` still means exactly `node_modules`.
+ */
+export function exclusionPathspecs(excluded: readonly string[]): string[] {
+  const patterns = [
+    ...CAESAR_OWN_PATHS.map((path) => `**/${path}`),
+    ...excluded.map((path) => literalFirst(escapeGlob(path.replace(/\/+$/, "")))),
+  ];
+  return patterns.flatMap((pattern) => [`:(top,exclude,glob)${pattern}`, `:(top,exclude,glob)${pattern}/**`]);
+}
+
+/** Make the pattern start with a backslash (escaping its first character) unless it already does. */
+function literalFirst(escaped: string): string {
+  return escaped.startsWith("\\") ? escaped : `\\${escaped}`;
+}
+
+function escapeGlob(path: string): string {
+  return path.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
 }

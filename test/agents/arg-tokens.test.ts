@@ -43,7 +43,13 @@ describe("argument tokens", () => {
       model: "m1",
     } as never;
     const process = makeCustomAdapter(
-      { id: "a", bin: "a.sh", args: ["{{prompt}}", "--model", "{{model}}"], cwd_mode: "process" },
+      {
+        id: "a",
+        bin: "a.sh",
+        args: ["{{prompt}}", "--model", "{{model}}"],
+        cwd_mode: "process",
+        protocol: "oacp",
+      },
       "/root",
     );
     expect(process.buildCommand(launch)).toMatchObject({
@@ -53,7 +59,13 @@ describe("argument tokens", () => {
     });
     expect(process.capabilities.model.value).toBe(true);
     const flag = makeCustomAdapter(
-      { id: "b", bin: "./b.sh", args: ["--cd", "{{workspace}}", "{{prompt}}"], cwd_mode: "flag" },
+      {
+        id: "b",
+        bin: "./b.sh",
+        args: ["--cd", "{{workspace}}", "{{prompt}}"],
+        cwd_mode: "flag",
+        protocol: "oacp",
+      },
       "/root",
     );
     expect(flag.buildCommand(launch)).toMatchObject({

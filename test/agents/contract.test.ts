@@ -90,16 +90,47 @@ function sameCommand(a: CommandLine, b: CommandLine): boolean {
 
 const fixtures = listFixtures().map(readFixture);
 
+/** Every capability an adapter declares, and the values it may take (adapter.ts). */
+const CAPABILITY_VALUES: Record<string, unknown[]> = {
+  network: ["toggle", "write-only", "open", "none"],
+  readOnly: ["os", "policy", "none"],
+  nativeSchema: [true, false],
+  tools: ["allow-and-exclude", "exclude", "none"],
+  mcp: [true, false],
+  resume: [true, false],
+  model: [true, false],
+};
+/** The values that claim caesar controls something. */
+const CLAIMS: Record<string, unknown[]> = {
+  network: ["toggle", "write-only"],
+  readOnly: ["os", "policy"],
+  nativeSchema: [true],
+  tools: ["allow-and-exclude", "exclude"],
+  mcp: [true],
+  resume: [true],
+  model: [true],
+};
+
 describe.each(BUILTIN_ADAPTERS.map((adapter) => [adapter.id, adapter] as const))(
   "adapter contract: %s",
   (_id, adapter) => {
     const caps = adapter.capabilities;
 
     it("declares every capability with a reason, and where it was verified", () => {
-      for (const [name, capability] of Object.entries(caps)) {
-        if (capability && typeof capability === "object" && "why" in capability) {
-          expect(capability.why.length, name).toBeGreaterThan(4);
-        }
+      for (const [name, allowed] of Object.entries(CAPABILITY_VALUES)) {
+        const capability = (caps as unknown as Record<string, { value: unknown; why: string } | undefined>)[
+          name
+        ];
+        expect(capability, `capability ${name}`).toBeDefined();
+        expect(allowed, `${name}: ${String(capability!.value)}`).toContain(capability!.value);
+        // A reason is something someone can act on (a flag, a fact), not one word or a placeholder.
+        const why = capability!.why.trim();
+        expect(why.split(/\s+/).length, `${name}: "${why}"`).toBeGreaterThanOrEqual(2);
+        expect(why.toLowerCase(), name).not.toMatch(/^(todo|tbd|n\/a|unknown|none|yes|no|true|false)\W*$/);
+        expect(why.toLowerCase(), name).not.toMatch(/\b(todo|tbd|fixme|xxx)\b/);
+        // Principle 5: an adapter nobody could run never claims control it has not shown.
+        if (caps.unverified && CLAIMS[name]?.includes(capability!.value))
+          expect(why, `${name} claims ${String(capability!.value)} unverified`).toMatch(/^unverified\b/);
       }
       if (caps.unverified) expect(caps.verifiedOn).toBeUndefined();
       else {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
+import { describeEnding } from "../../src/engine/conductor/ending.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { type Fixture, listFixtures, readFixture } from "../helpers/agent-fixtures.js";
 import { pairingProblems, SHELL_TOOL, toolEvents, toolRun } from "../helpers/event-checks.js";
@@ -24,13 +25,22 @@ const EXPECTATIONS: Record<
     expect(shell.order[0]).toBeLessThan(shell.order[1]!);
     expect(outcome.failure).toBeUndefined();
     expect(outcome.usage?.output_tokens).toBeGreaterThan(0);
+    // Every CLI names its session in its stream: what a follow-up attempt continues.
+    expect(outcome.session).toMatch(/\S{8,}/);
     if (NATIVE.has(fixture.header.cli))
       expect(ReportSchema.safeParse(outcome.nativeReport).success).toBe(true);
     else expect(outcome.finalText).toContain("caesar:report");
   },
-  "fail-401"(_fixture, { events, outcome }) {
+  "fail-401"(fixture, { events, outcome }) {
     expect(outcome.failure?.code).toBe("auth_failed");
-    expect(events.some((event) => event.type === "error")).toBe(true);
+    // One failure, one `error` event: the stream's own, or else the one the engine writes for it.
+    const ending = describeEnding(
+      { kind: "exited", exit: fixture.exit, streamFailure: outcome.failure },
+      { agent: fixture.header.cli, timeoutMs: 60_000, outputTail: "" },
+    );
+    const engineWrites = ending.error && !ending.announced ? 1 : 0;
+    expect(events.filter((event) => event.type === "error").length + engineWrites).toBe(1);
+    expect(ending.error?.code).toBe("auth_failed");
   },
   "read-only"(_fixture, { events }) {
     const succeeded = toolEvents(events).filter((e) => SHELL_TOOL.test(e.tool) && e.status === "succeeded");
@@ -41,6 +51,14 @@ const EXPECTATIONS: Record<
     expect(writes.map((e) => e.status)).toEqual(["succeeded", "failed"]);
     expect(writes[0]!.input_summary).toMatch(/report\.json$/);
     expect(outcome.findings?.[0]?.title).toMatch(/Permission denied/);
+  },
+  resume(_fixture, { events, outcome }) {
+    // The second turn of a continued session: the scenario's second step, in the same session.
+    const shell = toolRun(events, SHELL_TOOL);
+    expect(shell.start?.input_summary).toContain("echo two > two.txt");
+    expect(shell.end?.status).toBe("succeeded");
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.session).toMatch(/\S{8,}/);
   },
   channel(_fixture, { events }) {
     for (const tool of [/ask_orchestrator/, /submit_report/]) {
@@ -78,7 +96,7 @@ describe("recorded agent streams replayed through their adapters", () => {
       cases.set(key, (cases.get(key) ?? new Set()).add(f.header.case));
     }
     for (const [key, found] of cases) {
-      for (const required of ["hello", "fail-401", "read-only", "channel"])
+      for (const required of ["hello", "fail-401", "read-only", "channel", "resume"])
         expect(found.has(required), `${key} ${required}`).toBe(true);
     }
   });

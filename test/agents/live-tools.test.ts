@@ -1,8 +1,9 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect } from "vitest";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
-import { agentBinAvailable, created, LIVE_SKIP_REASON, runLive } from "../helpers/live-agent.js";
+import { created, runLive } from "../helpers/live-agent.js";
+import { itWith, pinnedAgentCli } from "../helpers/system-deps.js";
 
 /**
  * `[agents.<id>] excluded_tools`, applied by the real CLIs that can. claude and opencode remove the tool:
@@ -23,7 +24,8 @@ afterEach(() => {
 
 describe("live: excluded tools", () => {
   for (const { cli, shell, excluded, how } of CASES) {
-    it.skipIf(!agentBinAvailable(cli))(
+    itWith(
+      pinnedAgentCli(cli),
       `${cli}: excluding "${excluded}" keeps the model from running its shell tool`,
       async () => {
         const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli)!;
@@ -46,5 +48,4 @@ describe("live: excluded tools", () => {
       180_000,
     );
   }
-  if (CASES.every(({ cli }) => !agentBinAvailable(cli))) it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
 });

@@ -80,6 +80,14 @@ function badArgument(operation: string): fc.Arbitrary<[string, unknown]> {
       fc.constant(""),
       fc.string({ minLength: max + 1, maxLength: max + 5 }),
       jsonOtherThan((v) => typeof v === "string"),
+      // A control character anywhere in a name (NUL, ESC, a line break, DEL, a C1 control).
+      fc
+        .tuple(
+          fc.string({ maxLength: 10 }),
+          fc.constantFrom(..."\u0000\u0001\n\r\t\u001b\u007f\u0085"),
+          fc.string({ maxLength: 10 }),
+        )
+        .map(([before, control, after]) => `${before}${control}${after}`),
     );
   const positive = fc.oneof(fc.integer({ max: 0 }), notNatural);
   switch (operation) {
@@ -258,6 +266,20 @@ describe("the mutation endpoint under malformed envelopes", () => {
     ),
     validMutation.map((e) =>
       JSON.stringify({ ...e, operation: "task.delegate", arguments: { objective: "   " } }),
+    ),
+    validMutation.chain((e) =>
+      fc
+        .tuple(
+          fc.constantFrom("objective", "agent", "role", "model", "context"),
+          fc.constantFrom("\u0000", "\u0008", "\u001b[2J", "\u007f", "\u009b"),
+        )
+        .map(([field, control]) =>
+          JSON.stringify({
+            ...e,
+            operation: "task.delegate",
+            arguments: { objective: "do it", [field]: `x${control}y` },
+          }),
+        ),
     ),
     notObject.map((v) => JSON.stringify(v)),
   );

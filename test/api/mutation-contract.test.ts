@@ -67,6 +67,8 @@ describe("discovery", () => {
       "change.apply",
     ]);
     expect(capabilities.endpoints.request).toBe("POST /api/mutate/v1/request");
+    // Seed 004's discovery path answers with the same document.
+    expect(await ok(api.request("/api/commons/protocol"))).toEqual(capabilities);
     const schema = await ok(api.request("/api/mutate/v1/schema"));
     expect(schema).toEqual(z.toJSONSchema(MutationRequestSchema, { target: "draft-2020-12", io: "input" }));
   });
@@ -80,11 +82,11 @@ describe("authentication and origin", () => {
       body: JSON.stringify(body),
     });
 
-  it("needs the bearer token: none is 401 token_required, a wrong one 401 invalid_token", async () => {
+  it("needs the bearer token (or a session): none is 401 authentication_required, a wrong one 401 invalid_token", async () => {
     const none = await send({ "X-Commit-Zero": "local-demo" });
     expect(none.status).toBe(401);
     expect(none.headers.get("www-authenticate")).toContain("Bearer");
-    expect((await json(none)).error.code).toBe("token_required");
+    expect((await json(none)).error.code).toBe("authentication_required");
     const wrong = await send({ "X-Commit-Zero": "local-demo", Authorization: "Bearer nope" });
     expect(wrong.status).toBe(401);
     expect((await json(wrong)).error.code).toBe("invalid_token");
@@ -114,36 +116,6 @@ describe("authentication and origin", () => {
       "Sec-Fetch-Site": "same-origin",
     });
     expect(same.status).toBe(400); // through the guards, to validation
-  });
-
-  it("gives the token to a same-origin page on this machine only", async () => {
-    const page = await ok(api.request("/api/session", { headers: { "Sec-Fetch-Site": "same-origin" } }));
-    expect(page.token).toBe(TOKEN);
-    expect(page.mutate).toEqual({ protocol: "cz-mutate/1", path: "/api/mutate/v1/request" });
-    const crossSite = await api.request("/api/session", { headers: { "Sec-Fetch-Site": "cross-site" } });
-    expect(crossSite.status).toBe(403);
-    expect((await json(crossSite)).error.code).toBe("session_refused");
-    const foreignOrigin = await api.request("/api/session", {
-      headers: { Origin: "http://attacker.example" },
-    });
-    expect(foreignOrigin.status).toBe(403);
-    // From another machine (only possible with --host): every /api request needs the token, and even
-    // with it, the session endpoint is for local pages.
-    const remote = await api.request("/api/session", {
-      peer: "192.0.2.7",
-      headers: { host: "caesar.example:4999" },
-    });
-    expect(remote.status).toBe(401);
-    const remoteWithToken = await api.request("/api/session", {
-      peer: "192.0.2.7",
-      headers: { host: "caesar.example:4999", Authorization: `Bearer ${TOKEN}` },
-    });
-    expect(remoteWithToken.status).toBe(403);
-    const remoteRead = await api.request("/api/state", {
-      peer: "192.0.2.7",
-      headers: { host: "caesar.example:4999", Authorization: `Bearer ${TOKEN}` },
-    });
-    expect(remoteRead.status).toBe(200);
   });
 });
 
@@ -216,6 +188,36 @@ describe("task.delegate and change.apply", () => {
     const missing = await api.mutate("change.apply", { number: 4242 });
     expect(missing.status).toBe(404);
     expect((await json(missing)).error.code).toBe("change_not_found");
+  });
+});
+
+describe("task.delegate with checks", () => {
+  it("runs them after the agent; the task summary and the report say every one passed", async () => {
+    const { taskId } = await delegate({
+      objective: 'create made.txt containing "checked"',
+      agent: "reference",
+      checks: ["grep -q checked made.txt"],
+      acceptance: ["run: test -s made.txt", "made.txt says checked"],
+    });
+    const finished = await waitFor(taskId, (body) => body.task.phase === "finished", "finished");
+    expect(finished.task.checks).toEqual({ total: 2, passed: 2, state: "passed" });
+    expect(finished.task.attempts).toBe(1);
+    expect(finished.report.checks.map((check: Json) => [check.command, check.from, check.passed])).toEqual([
+      ["grep -q checked made.txt", "request", true],
+      ["test -s made.txt", "acceptance", true],
+    ]);
+    const list = await ok(api.request("/api/tasks?limit=200"));
+    expect(list.tasks.find((task: Json) => task.id === taskId).checks.state).toBe("passed");
+  });
+
+  it("a check that is not a command is refused (422) before anything starts", async () => {
+    const refused = await api.mutate("task.delegate", {
+      objective: "x",
+      agent: "reference",
+      checks: ["no-such-program-here"],
+    });
+    expect(refused.status).toBe(422);
+    expect((await json(refused)).error.code).toBe("check_not_a_command");
   });
 });
 

@@ -114,7 +114,11 @@ describe("GET endpoints", () => {
     expect(body.request.headers["X-Commit-Zero"]).toBe("local-demo");
     expect(body.repositories.project).toBe(root.split("/").at(-1)!.toLowerCase());
     expect(body.actors).toEqual(expect.arrayContaining(["alpha", "beta", "reference", "user"]));
-    expect(body.mutations).toEqual({ protocol: "cz-mutate/1", capabilities: "GET /api/mutate/v1" });
+    expect(body.mutations).toEqual({
+      protocol: "cz-mutate/1",
+      discovery: "GET /api/commons/protocol",
+      capabilities: "GET /api/mutate/v1",
+    });
     expect(body.boundaries.length).toBeGreaterThan(0);
   });
 

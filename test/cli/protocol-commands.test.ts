@@ -83,6 +83,24 @@ describe("caesar protocol validate", () => {
     expect(body.warnings[0]?.line).toBe(4);
   });
 
+  it("reads null as absent, as `protocol schema report --strict` tells agents to send it", async () => {
+    const path = file(
+      "strict-report.json",
+      JSON.stringify({
+        protocol: "caesar.report/v1",
+        task_id: null,
+        status: "success",
+        summary: "ok",
+        details: null,
+        usage: null,
+        changes: [{ path: "a.ts", action: "modified", summary: null }],
+      }),
+    );
+    const result = await runCaesar(["protocol", "validate", path]);
+    expect(result.stdout).toContain("valid report");
+    expect(result.code).toBe(0);
+  });
+
   it("accepts the seed's task, exit 0", async () => {
     const path = new URL("../fixtures/seeds/task.json", import.meta.url).pathname;
     const result = await runCaesar(["protocol", "validate", path]);

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { makeRepo } from "../helpers/repo.js";
 import { type ServeProcess, startServe } from "../helpers/serve-process.js";
 
@@ -36,17 +37,30 @@ function agent(args: string[], env: NodeJS.ProcessEnv = {}) {
   return runCaesar(["query", ...args], { cwd: root, env: { CAESAR_URL: "", ...env } });
 }
 
+const serveDir = (workspace: string) => join(workspace, ".caesar", "state", "serve");
+const addressFiles = (workspace: string) =>
+  existsSync(serveDir(workspace))
+    ? readdirSync(serveDir(workspace)).filter((name) => /^server-.*\.json$/.test(name))
+    : [];
+
 describe("caesar serve", () => {
-  it("records its address under .caesar/state/ and binds loopback", () => {
-    const address = JSON.parse(readFileSync(join(root, ".caesar", "state", "serve.json"), "utf8"));
+  it("records its address in its own file of a private directory, beside the token, and binds loopback", () => {
+    const file = join(serveDir(root), `server-${serve.runId}.json`);
+    const address = JSON.parse(readFileSync(file, "utf8"));
     expect(address).toMatchObject({
       url: serve.url,
       host: "127.0.0.1",
       port: serve.port,
       pid: serve.child.pid,
+      runId: serve.runId,
+      token: "file",
     });
     expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-    expect(existsSync(join(root, ".caesar", "state", "serve-token"))).toBe(true);
+    expect(serve.loginUrl).toMatch(new RegExp(`^${serve.url}login\\?code=[A-Za-z0-9_-]{43}$`));
+    expect(statSync(serveDir(root)).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(serveDir(root), "token")).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(root, ".caesar", "state", "serve-token"))).toBe(false);
   });
 
   it("refuses another address without a token, and a weak token", async () => {
@@ -63,14 +77,15 @@ describe("caesar serve", () => {
     expect(badPort.code).toBe(2);
   });
 
-  it("says so when its port is taken", async () => {
+  it("says so when its port is taken, and leaves the running server's address alone", async () => {
+    const before = addressFiles(root);
     const busy = await runCaesar(["serve", "--port", String(serve.port), "--json"], { cwd: root });
     expect(busy.code).toBe(1);
     expect(parseJsonOutput<Json>(busy).error.code).toBe("port_in_use");
+    expect(addressFiles(root)).toEqual(before);
   });
 
   it("with --host and a token, reads need the token from other machines (here: loopback still reads freely)", async () => {
-    // Another workspace: a second server of the same one would replace its recorded address.
     const other = makeRepo();
     const exposed = await startServe(other, ["--port", "0", "--host", "0.0.0.0", "--token", "x".repeat(32)]);
     try {
@@ -86,15 +101,168 @@ describe("caesar serve", () => {
         body: "{}",
       });
       expect(mutation.status).toBe(401);
-      expect(existsSync(join(other, ".caesar", "state", "serve.json"))).toBe(true);
+      expect(addressFiles(other)).toEqual([`server-${exposed.runId}.json`]);
+      // `caesar serve login` needs that server's --token, and says so.
+      const login = await runCaesar(["serve", "login", "--json"], { cwd: other, env: { CAESAR_URL: "" } });
+      expect(login.code).toBe(2);
+      expect(parseJsonOutput<Json>(login).error.summary).toContain("started with --token");
+      const withToken = await runCaesar(["serve", "login", "--json", "--token", "x".repeat(32)], {
+        cwd: other,
+        env: { CAESAR_URL: "" },
+      });
+      expect(withToken.code, withToken.stderr).toBe(0);
     } finally {
       expect(await exposed.stop()).toBe(0);
     }
-    // A clean stop removes the recorded address (and a missing token file was never needed).
-    expect(existsSync(join(other, ".caesar", "state", "serve.json"))).toBe(false);
-    expect(existsSync(join(other, ".caesar", "state", "serve-token"))).toBe(false);
+    // A clean stop removes its address file (and a token file was never needed).
+    expect(addressFiles(other)).toEqual([]);
+    expect(existsSync(join(serveDir(other), "token"))).toBe(false);
   });
 });
+
+describe("caesar serve login", () => {
+  it("prints a new one-time login URL, for the token's holder", async () => {
+    const result = await runCaesar(["serve", "login"], { cwd: root, env: { CAESAR_URL: "" } });
+    expect(result.code, result.stderr).toBe(0);
+    const url = result.stdout.trim();
+    expect(url).toMatch(new RegExp(`^${serve.url}login\\?code=[A-Za-z0-9_-]{43}$`));
+    const first = await fetch(url, { redirect: "manual" });
+    expect(first.status).toBe(303);
+    expect(first.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict/);
+    const again = await fetch(url, { redirect: "manual" });
+    expect(again.status).toBe(403);
+    expect(again.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("--open hands it to $BROWSER", async () => {
+    const seen = join(makeRepo(), "opened.txt");
+    const browser = join(makeRepo(), "browser.sh");
+    writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`, { mode: 0o755 });
+    const result = await runCaesar(["serve", "login", "--open", "--json"], {
+      cwd: root,
+      env: { CAESAR_URL: "", BROWSER: browser },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const { url } = parseJsonOutput<Json>(result);
+    await expect
+      .poll(() => (existsSync(seen) ? readFileSync(seen, "utf8") : ""), { timeout: 30_000 })
+      .toBe(url);
+  });
+
+  it("caesar serve --open hands the printed login URL to $BROWSER", async () => {
+    const seen = join(makeRepo(), "opened.txt");
+    const browser = join(makeRepo(), "browser.sh");
+    writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${seen}'\n`, { mode: 0o755 });
+    const other = await startServe(makeRepo(), ["--port", "0", "--open"], { BROWSER: `${browser} %s` });
+    try {
+      await expect
+        .poll(() => (existsSync(seen) ? readFileSync(seen, "utf8") : ""), { timeout: 30_000 })
+        .toBe(other.loginUrl);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("with no server running, says so", async () => {
+    const empty = makeRepo();
+    const result = await runCaesar(["serve", "login", "--json"], {
+      cwd: empty,
+      env: { CAESAR_URL: `http://127.0.0.1:${await freePort()}` },
+    });
+    expect(result.code).toBe(1);
+    expect(parseJsonOutput<Json>(result).error.code).toBe("no_token");
+  });
+});
+
+describe("several servers in one workspace", () => {
+  it("each has its own file; the client asks which (or, without a terminal, says how to choose); stops and kills touch no other's file", async () => {
+    const second = await startServe(root);
+    try {
+      expect(addressFiles(root).sort()).toEqual(
+        [`server-${serve.runId}.json`, `server-${second.runId}.json`].sort(),
+      );
+      // No terminal (or --json): a clear error listing both, and how to choose.
+      const ambiguous = await agent(["capabilities", "--json"]);
+      expect(ambiguous.code).toBe(2);
+      const error = parseJsonOutput<Json>(ambiguous).error;
+      expect(error.code).toBe("several_servers");
+      for (const server of [serve, second]) {
+        expect(error.detail).toContain(server.url);
+        expect(error.detail).toContain(`pid ${server.child.pid}`);
+      }
+      expect(error.detail).toContain("--server");
+      expect(error.detail).toContain("CAESAR_URL");
+
+      const byPid = await agent(["capabilities", "--json", "--server", String(second.child.pid)]);
+      expect(parseJsonOutput<Json>(byPid).runId).toBe(second.runId);
+      const byUrl = await agent(["capabilities", "--json", "--server", serve.url]);
+      expect(parseJsonOutput<Json>(byUrl).runId).toBe(serve.runId);
+      const byEnv = await agent(["capabilities", "--json"], { CAESAR_URL: second.url });
+      expect(parseJsonOutput<Json>(byEnv).runId).toBe(second.runId);
+      const noSuchPid = await agent(["capabilities", "--json", "--server", "1"]);
+      expect(parseJsonOutput<Json>(noSuchPid).error.code).toBe("no_such_server");
+
+      // On a terminal, it asks.
+      const asked = await onTerminal(["query", "capabilities"], "2\n");
+      expect(asked).toContain("Several caesar servers serve this workspace");
+      expect(asked).toContain(`cz-agent/1 at ${second.url.replace(/\/$/, "")}`);
+
+      // `caesar serve login` chooses the same way, and the link is the chosen server's.
+      const login = await runCaesar(["serve", "login", "--server", String(second.child.pid)], {
+        cwd: root,
+        env: { CAESAR_URL: "" },
+      });
+      expect(login.stdout.trim().startsWith(`${second.url}login?code=`)).toBe(true);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+    expect(addressFiles(root)).toEqual([`server-${serve.runId}.json`]);
+    expect(parseJsonOutput<Json>(await agent(["capabilities", "--json"])).runId).toBe(serve.runId);
+  });
+
+  it("the file of a server killed with -9 is stale: ignored, then removed", async () => {
+    const doomed = await startServe(root);
+    const exited = new Promise((resolve) => doomed.child.once("exit", resolve));
+    doomed.child.kill("SIGKILL");
+    await exited;
+    expect(addressFiles(root)).toContain(`server-${doomed.runId}.json`);
+    const result = await agent(["capabilities", "--json"]);
+    expect(result.code, result.stdout).toBe(0);
+    expect(parseJsonOutput<Json>(result).runId).toBe(serve.runId);
+    expect(addressFiles(root)).toEqual([`server-${serve.runId}.json`]);
+  });
+});
+
+/** Run caesar on a pseudo-terminal (util-linux `script`), typing `input`; the terminal's whole output. */
+async function onTerminal(args: string[], input: string): Promise<string> {
+  const command = [process.execPath, CAESAR_BIN, ...args].map((word) => `'${word}'`).join(" ");
+  const result = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: root,
+      env: { ...process.env, CAESAR_URL: "", NO_COLOR: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, out }));
+    child.stdin.end(input);
+  });
+  expect(result.code, result.out).toBe(0);
+  return result.out;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const free = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(free));
+    });
+  });
+}
 
 describe("caesar query against the live server", () => {
   it("capabilities", async () => {

@@ -169,7 +169,7 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
     const limits = { max_tasks_per_hour: 3, max_cost_per_day: null };
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, (_, n) =>
-        reserveClusterBudget(cluster, "q", "t_tree01", `t_child${n}`, limits),
+        reserveClusterBudget(cluster, "q", "t_tree01", [`t_child${n}`], limits, true),
       ),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(3);
@@ -181,15 +181,17 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
       entries: { task_id: string }[];
     };
     await settleClusterBudget(cluster, "q", "t_tree01", ledger.entries[0]!.task_id, false, 0);
-    await reserveClusterBudget(cluster, "q", "t_tree01", "t_child_late", limits);
+    await reserveClusterBudget(cluster, "q", "t_tree01", ["t_child_late"], limits, true);
   });
 
   it("refuses a tree that spent its daily cost, counting what settled runs reported", async () => {
     const limits = { max_tasks_per_hour: null, max_cost_per_day: 1 };
-    await reserveClusterBudget(cluster, "q", "t_tree02", "t_a", limits);
+    await reserveClusterBudget(cluster, "q", "t_tree02", ["t_a"], limits, true);
     await settleClusterBudget(cluster, "q", "t_tree02", "t_a", true, 1.25);
-    await expect(reserveClusterBudget(cluster, "q", "t_tree02", "t_b", limits)).rejects.toMatchObject({
-      code: "budget_cost",
-    });
+    await expect(reserveClusterBudget(cluster, "q", "t_tree02", ["t_b"], limits, true)).rejects.toMatchObject(
+      {
+        code: "budget_cost",
+      },
+    );
   });
 });

@@ -37,6 +37,21 @@ describe("layered configuration from the command line", () => {
     expect(error.detail).toBe('unknown key "policy.max_paralel" — did you mean "max_parallel"?');
   });
 
+  it("policy deny of an agent nobody declared writes the rule but warns, with the closest known id", async () => {
+    const root = makeRepo();
+    const result = await runCaesar(["policy", "deny", "codx", "--json"], { cwd: root, env: env(tempDir()) });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      'caesar: warning: "codx" is not an agent caesar knows (did you mean "codex"?)',
+    );
+    expect(parseJsonOutput<{ known: boolean; warning: string }>(result)).toMatchObject({
+      known: false,
+      warning: expect.stringContaining("Known agents: "),
+    });
+    const known = await runCaesar(["policy", "deny", "codex"], { cwd: root, env: env(tempDir()) });
+    expect(known.stderr).not.toContain("warning");
+  });
+
   it("policy deny/allow write one layer, keep the user's comments, and refuse --global with --local", async () => {
     const root = makeRepo();
     const home = tempDir();
@@ -102,6 +117,33 @@ describe("layered configuration from the command line", () => {
     expect(readFileSync(join(root, ".caesar", "config.toml"), "utf8")).not.toContain("mine");
     const unknown = await runCaesar(["agents", "disable", "codx", "--json"], { cwd: root, env: env(home) });
     expect(parseJsonOutput<{ error: { summary: string } }>(unknown).error.summary).toContain("Unknown agent");
+  });
+
+  it("agents add --protocol acp declares an ACP agent without a {{prompt}}, and refuses one", async () => {
+    const root = makeRepo();
+    const home = tempDir();
+    const add = await runCaesar(
+      ["agents", "add", "zed-like", "--protocol", "acp", "--bin", "my-acp", "--arg", "--acp"],
+      {
+        cwd: root,
+        env: env(home),
+      },
+    );
+    expect(add.code, add.stderr).toBe(0);
+    const toml = readFileSync(join(root, ".caesar", "config.toml"), "utf8");
+    expect(toml).toMatch(/protocol = "acp"/);
+    expect(toml).toMatch(/args = \[\s*"--acp"\s*\]/);
+    const list = parseJsonOutput<{ id: string; protocol: string }[]>(
+      await runCaesar(["agents", "list", "--json"], { cwd: root, env: env(home) }),
+    );
+    expect(list.find((a) => a.id === "zed-like")?.protocol).toBe("acp");
+    const withPrompt = await runCaesar(
+      ["agents", "add", "bad-acp", "--protocol", "acp", "--bin", "x", "--arg", "{{prompt}}", "--json"],
+      { cwd: root, env: env(home) },
+    );
+    expect(withPrompt.code).toBe(2);
+    expect(parseJsonOutput<{ error: { code: string } }>(withPrompt).error.code).toBe("config_acp_prompt");
+    expect(readFileSync(join(root, ".caesar", "config.toml"), "utf8")).toBe(toml); // nothing written
   });
 
   it("role add/show/remove, with provenance per field and the default roles", async () => {

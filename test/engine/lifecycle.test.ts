@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { git, makeRepo, readJson, taskDir, writeConfig, writeFiles } from "../helpers/repo.js";
+import { git, makeRepo, readJson, taskDir, taskRecordDir, writeConfig, writeFiles } from "../helpers/repo.js";
 
 interface StateJson {
   id: string;
@@ -119,6 +119,17 @@ describe("cancel", () => {
     });
     expect(alive(running.pid)).toBe(false);
     expect(state(root, id).report?.status).toBe("failed");
+    // A cancel is said like any other ending: one `error` event, then `finished`, and the same words.
+    const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string; code?: string; message?: string });
+    expect(events.filter((e) => e.type === "error").map((e) => e.code)).toEqual(["cancelled"]);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["error", "finished"]);
+    expect(state(root, id).error).toEqual({ code: "cancelled", message: events.at(-2)!.message });
+    expect(state(root, id).error?.message).toMatch(
+      /^Agent "hang" was cancelled after .* \(cancel requested by cli\)/,
+    );
     const again = await runCaesar(["cancel", id], { cwd: root });
     expect(again.stdout).toContain("already finished");
     expect(state(root, id).outcome).toBe("cancelled");
@@ -187,7 +198,10 @@ describe("a conductor that died near the end", () => {
     const dir = taskDir(root, id);
     const final = JSON.parse(readFileSync(join(dir, "state.json"), "utf8"));
     const back = { phase, outcome: null, report_status: null, report: null, finished_at: null };
-    writeFileSync(join(dir, "state.json"), JSON.stringify({ ...final, ...back, conductor: { pid: dead } }));
+    // caesar's own record is what counts (the task directory only mirrors it): set both back.
+    const died = JSON.stringify({ ...final, ...back, conductor: { pid: dead } });
+    writeFileSync(join(taskRecordDir(root, id), "state.json"), died);
+    writeFileSync(join(dir, "state.json"), died);
     const lines = readFileSync(join(dir, "events.jsonl"), "utf8").trim().split("\n");
     if (phase === "running") lines.pop(); // it died before writing its finished event
     if (forgeFinished) {
@@ -248,6 +262,20 @@ describe("apply", () => {
     expect(state(root, id).applied?.files).toEqual(["out.txt"]);
     const twice = await runCaesar(["apply", id, "--json"], { cwd: root });
     expect(parseJsonOutput<{ error: { code: string } }>(twice).error.code).toBe("already_applied");
+  });
+
+  it("names a tracked file with uncommitted changes whole when it refuses (not `EADME.md`)", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], {
+      cwd: root,
+      env: { WRITE_FILE: "README.md" },
+    });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    writeFiles(root, { "README.md": "# my uncommitted edit\n" });
+    const refused = await runCaesar(["apply", id, "--json"], { cwd: root });
+    const error = parseJsonOutput<{ error: { code: string; detail: string } }>(refused).error;
+    expect(error.code).toBe("apply_would_overwrite");
+    expect(error.detail).toContain("also changed:\n  README.md\nCommit or stash");
   });
 
   it("refuses a change that conflicts with the user's newer commits, changing nothing", async () => {

@@ -12,6 +12,7 @@ import {
   writeConfig,
   writeFiles,
 } from "../helpers/repo.js";
+import { itWith, JQ } from "../helpers/system-deps.js";
 
 interface RunJson {
   task_id: string;
@@ -32,9 +33,10 @@ interface RunJson {
   report: {
     status: string;
     summary: string;
+    details: string;
     report_source: string;
     changes_verified_by: string;
-    changes: { path: string; action: string }[];
+    changes: { path: string; action: string; from?: string; summary?: string }[];
     findings: { severity: string; title: string; detail?: string }[];
   };
 }
@@ -50,6 +52,8 @@ const ALL_FIXTURES = [
   "committer",
   "env-dump",
   "nested",
+  "seed-agent",
+  "mover",
 ];
 
 function project(config = "", files?: Record<string, string>): string {
@@ -64,9 +68,10 @@ async function run(root: string, args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe("caesar run with the seed's ten-line agent", () => {
-  it("runs it unmodified in a worktree and recovers its report from the file", async () => {
+  // test/fixtures/bin/seed-agent.sh is the README's agent, jq and all (the other fixtures use Node).
+  itWith(JQ, "runs it unmodified in a worktree and recovers its report from the file", async () => {
     const root = project();
-    const { result, body } = await run(root, ["--agent", "conformant", "Fix the parser"]);
+    const { result, body } = await run(root, ["--agent", "seed-agent", "Fix the parser"]);
     expect(result.code).toBe(0);
     expect(body!.report.status).toBe("success");
     expect(body!.report.summary).toBe("Handled: Fix the parser");
@@ -75,7 +80,7 @@ describe("caesar run with the seed's ten-line agent", () => {
     expect(body!.state.outcome).toBe("succeeded");
     expect(body!.state.worktree).toContain(join(".caesar", "wt", body!.task_id));
     expect(body!.state.branch).toMatch(
-      new RegExp(`^caesar/conformant/fix-the-parser-${body!.task_id.slice(2)}$`),
+      new RegExp(`^caesar/seed-agent/fix-the-parser-${body!.task_id.slice(2)}$`),
     );
     expect(body!.state.base_ref).toBe(git(root, "rev-parse", "HEAD"));
     const dir = taskDir(root, body!.task_id);
@@ -84,6 +89,8 @@ describe("caesar run with the seed's ten-line agent", () => {
     }
     const task = readJson(join(dir, "task.json"));
     expect(task.protocol).toBe("caesar.task/v1");
+    // No role was asked for: `role` is absent (the seed marks it optional), never null.
+    expect(Object.keys(task)).not.toContain("role");
     expect(task.workspace).toBe(body!.state.worktree);
     const events = readFileSync(join(dir, "events.jsonl"), "utf8")
       .trim()
@@ -95,6 +102,12 @@ describe("caesar run with the seed's ten-line agent", () => {
     // state.json records the conductor's and the agent's pids
     expect(body!.state.conductor?.pid).toBeGreaterThan(0);
     expect(body!.state.agent_process?.pid).toBeGreaterThan(0);
+  });
+
+  it("is the agent the README shows, line for line", () => {
+    const readme = readFileSync(join(FIXTURE_BIN, "..", "..", "..", "README.md"), "utf8");
+    const block = /```bash\n(#!\/usr\/bin\/env bash\nobjective=[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBe(readFileSync(join(FIXTURE_BIN, "seed-agent.sh"), "utf8"));
   });
 });
 
@@ -146,6 +159,28 @@ describe("reconciliation with git", () => {
     expect(body!.report.findings.find((f) => f.title.includes("not found by git"))?.detail).toBe(
       "declared-only.txt",
     );
+  });
+
+  it("observes a rename as renamed, flags a declared action git contradicts, and applies the rename", async () => {
+    const root = project("", {
+      "notes.txt": "line 1\nline 2\nline 3\nline 4\nline 5\n",
+      "keep.txt": "kept\n",
+    });
+    const { body } = await run(root, ["--agent", "mover", "move the notes"]);
+    expect(body!.report.changes).toEqual([
+      { path: "docs/notes.txt", action: "renamed", from: "notes.txt", summary: "moved under docs/" },
+      { path: "keep.txt", action: "modified" },
+    ]);
+    const contradiction = body!.report.findings.find((f) => f.title.includes("contradicted by git"));
+    expect(contradiction).toMatchObject({
+      title: "1 declared change(s) contradicted by git",
+      detail: "keep.txt: declared deleted, git saw it modified",
+    });
+    expect(body!.report.findings.map((f) => f.title).join("\n")).not.toContain("not found by git");
+    const applied = await runCaesar(["apply", body!.task_id], { cwd: root });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(existsSync(join(root, "notes.txt"))).toBe(false);
+    expect(readFileSync(join(root, "docs", "notes.txt"), "utf8")).toContain("line 5");
   });
 
   it("counts work the agent committed in its worktree (diff against base_ref, not HEAD)", async () => {
@@ -200,9 +235,20 @@ describe("report recovery tiers", () => {
     expect(result.code).toBe(1);
     expect(body!.state.outcome).toBe("failed");
     expect(body!.report.status).toBe("failed");
-    expect(body!.report.summary).toContain("exit code 3");
+    // Reason first, then the agent's own last words; the details carry the exit status and its output.
+    expect(body!.report.summary).toMatch(/^Agent "crash" exited with code 3: about to crash\. 1 file/);
+    expect(body!.report.details).toContain("The agent exited with code 3.");
+    expect(body!.report.details).toContain("Last output:\nabout to crash");
     expect(body!.report.changes).toEqual([{ path: "half-done.txt", action: "added" }]);
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("about to crash");
+    // The error event and state.error say the same, once.
+    const errors = events(root, body!.task_id).filter((e) => e.type === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.code).toBe("agent_failed");
+    expect(errors[0]!.message).toBe(body!.state.error?.message);
+    expect(body!.state.error?.message).toMatch(
+      /^Agent "crash" exited with code 3: about to crash\ncommand: /,
+    );
   });
 });
 
@@ -214,6 +260,11 @@ describe("processes", () => {
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("agent_not_found");
     expect(body!.report.summary).toContain("/nonexistent/ghost-agent was not found");
+    // The command line it tried is part of the failure, as for any other.
+    expect(body!.state.error?.message).toContain("\ncommand: /nonexistent/ghost-agent <prompt>");
+    expect(body!.report.details).toContain(
+      "The agent did not run.\nCommand: /nonexistent/ghost-agent <prompt>",
+    );
     const events = readFileSync(join(taskDir(root, body!.task_id), "events.jsonl"), "utf8");
     expect(events).toContain('"type":"error"');
     expect(events.match(/"type":"finished"/g)).toHaveLength(1);
@@ -224,8 +275,12 @@ describe("processes", () => {
     const { result, body } = await run(root, ["--agent", "hang", "--timeout", "1s", "hang"]);
     expect(result.code).toBe(1);
     expect(body!.state.outcome).toBe("timed_out");
-    expect(body!.report.summary).toContain("Timed out after 1.0s");
+    expect(body!.report.summary).toContain('Agent "hang" timed out after 1.0s and was stopped');
     expect(isAlive(body!.state.agent_process!.pid)).toBe(false);
+    // A timeout is a failure like another: one `error` event, before `finished`.
+    const types = events(root, body!.task_id).map((e) => `${e.type}${e.code ? `:${e.code}` : ""}`);
+    expect(types.filter((t) => t.startsWith("error"))).toEqual(["error:timed_out"]);
+    expect(types.slice(-2)).toEqual(["error:timed_out", "finished"]);
   });
 
   it("SIGKILLs an agent that ignores SIGTERM, after the grace delay", async () => {
@@ -296,8 +351,18 @@ describe("isolation", () => {
     const { result, body } = await run(root, ["--agent", "conformant", "needs setup"]);
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("setup_failed");
-    expect(body!.report.summary).toContain("`echo preparing; exit 7` (exit code 7)");
+    expect(body!.report.summary).toContain(
+      "Setup command `echo preparing; exit 7` exited with code 7, so the agent did not run",
+    );
+    // What the setup printed is in the report and the error, not only in raw.log.
+    expect(body!.report.details).toContain("The agent did not run.\nLast output:\npreparing");
+    expect(body!.state.error?.message).toContain("last output:\npreparing");
     expect(git(root, "worktree", "list")).not.toContain(".caesar/wt");
+    // What a person reads says that setup failed, not that there is no repository.
+    const human = await runCaesar(["run", "--agent", "conformant", "needs setup"], { cwd: root });
+    expect(human.stdout).toContain("Setup command `echo preparing; exit 7` exited with code 7");
+    expect(human.stdout).toContain("none: the agent did not run");
+    expect(human.stdout).not.toContain("no git repository");
     expect(git(root, "branch")).not.toContain("caesar/");
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("preparing");
   });
@@ -316,6 +381,13 @@ describe("nested delegation", () => {
     expect(existsSync(taskDir(root, child.task_id))).toBe(true);
   });
 });
+
+function events(root: string, id: string): Record<string, string>[] {
+  return readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
 
 function isAlive(pid: number): boolean {
   try {

@@ -7,8 +7,16 @@ export const PORT = 4999;
 export const HOST = `127.0.0.1:${PORT}`;
 export const TOKEN = "t".repeat(40);
 
+/** A dashboard session as a browser holds it: the cookie (name=value) and the CSRF secret of the page. */
+export interface BrowserSession {
+  cookie: string;
+  csrf: string;
+}
+
 export interface InProcessApi {
   ctx: ApiContext;
+  /** Log in as the dashboard does: spend a one-time code (minted as `caesar serve` mints them). */
+  login(): Promise<BrowserSession>;
   /** A request as a local client sends it (loopback peer, Host of the server), headers overridable. */
   request(path: string, init?: RequestInit & { peer?: string }): Promise<Response>;
   /** GET /api/state. */
@@ -25,8 +33,11 @@ export interface InProcessApi {
 }
 
 /** The server's app over a workspace, in process (Hono's app.request): no socket, the real routes. */
-export async function openApi(root: string): Promise<InProcessApi> {
-  const ctx = await makeApiContext({ root, version: "test", port: PORT, host: "127.0.0.1", token: TOKEN });
+export async function openApi(
+  root: string,
+  { host = "127.0.0.1" }: { host?: string } = {},
+): Promise<InProcessApi> {
+  const ctx = await makeApiContext({ root, version: "test", port: PORT, host, token: TOKEN });
   const app = createApp(ctx);
   const request = (path: string, init: RequestInit & { peer?: string } = {}) => {
     const headers = new Headers(init.headers);
@@ -51,6 +62,13 @@ export async function openApi(root: string): Promise<InProcessApi> {
     ctx,
     request,
     state,
+    async login() {
+      const response = await request(`/login?code=${ctx.sessions.mintCode()}`);
+      const cookie = /^([^;]+)/.exec(response.headers.get("set-cookie") ?? "")?.[1];
+      const csrf = /#login=(.+)$/.exec(response.headers.get("location") ?? "")?.[1];
+      if (response.status !== 303 || !cookie || !csrf) throw new Error(`login failed: ${response.status}`);
+      return { cookie, csrf };
+    },
     async query(operation, args, basis) {
       const current = basis ?? (await state().then((s) => ({ runId: s.runId, revision: s.version })));
       return post(

@@ -5,7 +5,7 @@ import { loadScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
 import type { CaesarEvent, EventBody } from "../../src/protocol/event.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
-import { AGENT_BIN_DIR } from "./live-agent.js";
+import { AGENT_BIN_DIR, isolatedHome } from "./live-agent.js";
 import { makeRepo, tempDir } from "./repo.js";
 
 const roots: string[] = [];
@@ -23,32 +23,47 @@ export interface CaesarRunLive {
   worktree: string;
 }
 
+export interface CaesarRunLiveOptions {
+  /** Built-in scenario (default `hello`). */
+  scenario?: string;
+  /** More options for `caesar run`, before the objective. */
+  args?: string[];
+  objective?: string;
+  /** Files of the repository's first commit. */
+  files?: Record<string, string>;
+}
+
+/**
+ * The environment a live CLI runs in: the pinned CLIs first on PATH, and a fresh home (made here) so
+ * no configuration or login of this machine's user reaches it.
+ */
+export function liveCliEnv(home: string): Record<string, string> {
+  mkdirSync(home, { recursive: true });
+  return { PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`, ...isolatedHome(home) };
+}
+
 /**
  * `caesar run --agent <cli> "create hello.txt containing OK"` through the real binary, in a fresh
  * repository, with the CLI pointed at a fresh `caesar mock-model` the way `--print-env` does it.
  */
-export async function runCaesarLive(cli: string, timeoutMs: number): Promise<CaesarRunLive> {
-  const root = makeRepo();
+export async function runCaesarLive(
+  cli: string,
+  timeoutMs: number,
+  options: CaesarRunLiveOptions = {},
+): Promise<CaesarRunLive> {
+  const root = makeRepo(options.files);
   const state = tempDir(`caesar-e2e-${cli}-`);
   roots.push(root, state);
   const home = join(state, "home");
-  mkdirSync(home, { recursive: true });
-  const server = await startMockModel({ scenario: await loadScenario("hello") });
+  const server = await startMockModel({ scenario: await loadScenario(options.scenario ?? "hello") });
   try {
     const setup = mockSetupFor(cli, server.url, join(state, "mock-state"));
     await writeSetupFiles(setup);
-    const result = await runCaesar(["run", "--agent", cli, "create hello.txt containing OK", "--json"], {
+    const objective = options.objective ?? "create hello.txt containing OK";
+    const result = await runCaesar(["run", "--agent", cli, ...(options.args ?? []), objective, "--json"], {
       cwd: root,
       timeoutMs,
-      env: {
-        PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-        HOME: home,
-        XDG_CONFIG_HOME: join(home, ".config"),
-        XDG_DATA_HOME: join(home, ".local/share"),
-        XDG_CACHE_HOME: join(home, ".cache"),
-        XDG_STATE_HOME: join(home, ".local/state"),
-        ...setup.env,
-      },
+      env: { ...liveCliEnv(home), ...setup.env },
     });
     const output = parseJsonOutput<CaesarRunLive["output"]>(result);
     const eventsPath = join(root, ".caesar", "tasks", output.task_id, "events.jsonl");

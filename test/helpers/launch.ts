@@ -16,6 +16,8 @@ export interface LaunchOptions {
   env?: Record<string, string>;
   taskId?: string;
   tools?: ToolLists;
+  /** Continue this session of the CLI instead of starting one. */
+  resume?: string;
 }
 
 /** A LaunchContext the way the engine builds one: task.json content, paths, CAESAR_* environment. */
@@ -50,5 +52,6 @@ export function makeLaunch(options: LaunchOptions): LaunchContext {
     extraDirs: [options.taskDir],
     runtimeDir: join(options.taskDir, "runtime"),
     env: { ...options.env, ...caesarEnv },
+    ...(options.resume ? { resume: options.resume } : {}),
   };
 }

@@ -2,11 +2,10 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type {
-  AgentAdapter,
   ChannelServer,
   LaunchContext,
+  LineAgentAdapter,
   StreamOutcome,
   ToolLists,
 } from "../../src/agents/adapter.js";
@@ -19,22 +18,31 @@ import { LineBuffer } from "../../src/protocol/jsonl.js";
 import type { Mode } from "../../src/protocol/task.js";
 import { fixturePath, normalizeLine, writeFixture } from "./agent-fixtures.js";
 import { makeLaunch } from "./launch.js";
+import { AGENT_CLI_BIN_DIR, pinnedAgentCli } from "./system-deps.js";
 
-/** The pinned real CLIs (`npm ci --prefix test/agent-clis`); the live suites skip, saying so, without them. */
-export const AGENT_BIN_DIR = fileURLToPath(new URL("../agent-clis/node_modules/.bin/", import.meta.url));
+/** The pinned real CLIs (test/agent-clis, installed by the test run); see system-deps.ts without them. */
+export const AGENT_BIN_DIR = AGENT_CLI_BIN_DIR;
 
 export function agentBinAvailable(cli: string): boolean {
-  return existsSync(join(AGENT_BIN_DIR, cli));
+  return pinnedAgentCli(cli).find() !== undefined;
+}
+
+/** A home of its own for a CLI: HOME and the XDG directories under it, so nothing of the user's is read. */
+export function isolatedHome(home: string): Record<string, string> {
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+  };
 }
 
 /** Every root a live run created in this process (the suites remove them after each test). */
 export const created: string[] = [];
 
-export const LIVE_SKIP_REASON =
-  "the pinned agent CLIs are not installed: run `npm ci --prefix test/agent-clis` (CI does)";
-
 export interface LiveRunOptions {
-  adapter: AgentAdapter;
+  adapter: LineAgentAdapter;
   /** Built-in scenario name or a scenario object. */
   scenario: string | Scenario;
   /** Fixture name; recorded under test/fixtures/agents/<cli>/<version>/<case>.jsonl. */
@@ -50,6 +58,11 @@ export interface LiveRunOptions {
   prompt?: string | ((paths: { root: string; taskDir: string }) => string);
   /** Record the fixture when missing (default), or never. */
   record?: boolean;
+  /**
+   * Continue an earlier run: the same repository, task directory, home and CLI state, and its session
+   * (`LaunchContext.resume`, from the earlier run's stream).
+   */
+  continueFrom?: LiveRun;
 }
 
 export interface LiveRun {
@@ -87,14 +100,17 @@ function makeRepo(dir: string): void {
  */
 export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
   const cli = options.adapter.id;
-  const root = mkdtempSync(join(tmpdir(), `caesar-live-${cli}-`));
-  created.push(root);
+  const earlier = options.continueFrom;
+  const root = earlier?.root ?? mkdtempSync(join(tmpdir(), `caesar-live-${cli}-`));
+  if (!earlier) created.push(root);
   const workspace = join(root, "work");
   const taskDir = join(root, "task");
   const home = join(root, "home");
-  makeRepo(workspace);
-  mkdirSync(taskDir, { recursive: true });
-  mkdirSync(home, { recursive: true });
+  if (!earlier) {
+    makeRepo(workspace);
+    mkdirSync(taskDir, { recursive: true });
+    mkdirSync(home, { recursive: true });
+  }
 
   const scenario =
     typeof options.scenario === "string" ? await loadScenario(options.scenario) : options.scenario;
@@ -105,16 +121,12 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
     await writeSetupFiles(setup);
     const env: Record<string, string> = {
       PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      HOME: home,
+      ...isolatedHome(home),
       USER: process.env.USER ?? "root",
       LANG: process.env.LANG ?? "C.UTF-8",
       SHELL: "/bin/bash",
       TERM: "dumb",
       NO_COLOR: "1",
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_STATE_HOME: join(home, ".local/state"),
       ...setup.env,
     };
     const launch = makeLaunch({
@@ -127,6 +139,7 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
       channel: options.channel?.({ root, taskDir }),
       prompt: typeof options.prompt === "function" ? options.prompt({ root, taskDir }) : options.prompt,
       env,
+      ...(earlier?.outcome.session ? { resume: earlier.outcome.session } : {}),
     });
     const command = options.adapter.buildCommand(launch);
     await writeLaunchFiles(command);
@@ -196,8 +209,9 @@ async function maybeRecord(
   exit: LiveRun["exit"],
 ): Promise<string | undefined> {
   const detection = await options.adapter.detect(launch.env as NodeJS.ProcessEnv);
-  const version = detection.version ?? "unknown";
-  const path = fixturePath(options.adapter.id, version, options.caseName);
+  // No version read (`--version` can exceed its timeout on a loaded machine): nothing to file it under.
+  if (detection.version === undefined) return undefined;
+  const path = fixturePath(options.adapter.id, detection.version, options.caseName);
   if (existsSync(path) && process.env.CAESAR_RECORD_FIXTURES !== "1") return undefined;
   // Claude also names its project folder after the path, with every non-alphanumeric made a dash.
   const replacements: [string, string][] = [
@@ -217,7 +231,7 @@ async function maybeRecord(
     header: {
       fixture: "caesar.agent-fixture/v1",
       cli: options.adapter.id,
-      version,
+      version: detection.version,
       case: options.caseName,
       mode: launch.mode,
       scenario,

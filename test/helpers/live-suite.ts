@@ -2,12 +2,13 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AgentAdapter } from "../../src/agents/adapter.js";
+import type { LineAgentAdapter } from "../../src/agents/adapter.js";
 import { BUILTIN_ADAPTERS } from "../../src/agents/catalog.js";
 import { ReportSchema } from "../../src/protocol/report.js";
 import { createdByCaesarRun, runCaesarLive } from "./caesar-run-live.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
-import { agentBinAvailable, created, LIVE_SKIP_REASON, runLive } from "./live-agent.js";
+import { agentBinAvailable, created, runLive } from "./live-agent.js";
+import { pinnedAgentCli, standInForMissing } from "./system-deps.js";
 
 const PROBE = fileURLToPath(new URL("../fixtures/mcp-probe.mjs", import.meta.url));
 /** Generous: the machines have two cores shared by parallel suites; opencode alone starts in ~10 s. */
@@ -34,11 +35,9 @@ export interface LiveExpectations {
  * this CLI version yet.
  */
 export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
-  const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as AgentAdapter;
+  const adapter = BUILTIN_ADAPTERS.find((candidate) => candidate.id === cli) as LineAgentAdapter;
   if (!agentBinAvailable(cli)) {
-    describe(`live ${cli}`, () => {
-      it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
-    });
+    describe(`live ${cli}`, () => standInForMissing(pinnedAgentCli(cli)));
     return;
   }
 
@@ -174,6 +173,49 @@ export function defineLiveSuite(cli: string, expected: LiveExpectations): void {
         expect(pairingProblems(run.events)).toEqual([]);
       },
       LIVE_TIMEOUT_MS,
+    );
+
+    it(
+      "continues its own session (resume): the follow-up turn carries the first one",
+      async () => {
+        const scenario = {
+          name: "two-turns",
+          steps: [
+            { shell: "echo one > one.txt", description: "Write one" },
+            { text: "first turn done" },
+            { next_turn: "SECOND TURN" },
+            { shell: "echo two > two.txt", description: "Write two" },
+            { text: "second turn done" },
+          ],
+        };
+        const first = await runLive({
+          adapter,
+          scenario,
+          caseName: "resume-first",
+          prompt: "Write one.txt",
+          record: false,
+          timeoutMs: LIVE_TIMEOUT_MS,
+        });
+        expect(first.exit, first.stderr.join("\n")).toEqual({ code: 0, signal: null });
+        expect(first.outcome.session).toMatch(/\S{8,}/);
+        const second = await runLive({
+          adapter,
+          scenario,
+          caseName: "resume",
+          prompt: "SECOND TURN: write two.txt",
+          continueFrom: first,
+          timeoutMs: LIVE_TIMEOUT_MS,
+        });
+        expect(second.exit, second.stderr.join("\n")).toEqual({ code: 0, signal: null });
+        expect(second.launch.resume).toBe(first.outcome.session);
+        expect(readFileSync(join(second.workspace, "two.txt"), "utf8")).toBe("two\n");
+        expect(second.outcome.session).toBe(first.outcome.session);
+        // The resumed session's first model request already replays the first turn's tool call.
+        const model = second.requests.filter((request) => (request.tools?.length ?? 0) > 0);
+        expect(model[0]?.history ?? 0).toBeGreaterThanOrEqual(1);
+      },
+      // Two runs of the CLI, each with the whole deadline a single run gets (opencode is slow to start).
+      2 * LIVE_TIMEOUT_MS + 10_000,
     );
 
     it(

@@ -53,3 +53,13 @@ export function dataOf<T = Record<string, unknown>>(result: CallToolResult): T {
   if (result.isError) throw new Error(`tool error: ${textOf(result)}`);
   return result.structuredContent as T;
 }
+
+/**
+ * The structured result of a call that carries one even when it is an error — caesar_await is an error
+ * (as the seed's await_sessions) unless every task finished well, yet returns its whole result.
+ */
+export function resultOf<T = Record<string, unknown>>(result: CallToolResult): T {
+  const value = result.structuredContent as Record<string, unknown> | undefined;
+  if (!value || "error" in value) throw new Error(`no result: ${textOf(result)}`);
+  return value as T;
+}

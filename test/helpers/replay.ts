@@ -1,7 +1,12 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { AgentAdapter, LaunchContext, StreamOutcome } from "../../src/agents/adapter.js";
+import type {
+  AgentAdapter,
+  LaunchContext,
+  LineAgentAdapter,
+  StreamOutcome,
+} from "../../src/agents/adapter.js";
 import { type EventBody, EventSchema } from "../../src/protocol/event.js";
 import type { Fixture } from "./agent-fixtures.js";
 import { makeLaunch } from "./launch.js";
@@ -34,7 +39,7 @@ export function scratchLaunch(
 }
 
 /** Feed a recorded run through an adapter's translator, line by line, as the engine does. */
-export async function replayFixture(adapter: AgentAdapter, fixture: Fixture): Promise<Replay> {
+export async function replayFixture(adapter: LineAgentAdapter, fixture: Fixture): Promise<Replay> {
   const launch = scratchLaunch(adapter, { mode: fixture.header.mode });
   for (const [name, content] of Object.entries(fixture.header.outputs)) {
     writeFileSync(join(launch.runtimeDir, name), content);

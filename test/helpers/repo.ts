@@ -62,3 +62,11 @@ export function readJson<T = Record<string, unknown>>(path: string): T {
 export function taskDir(root: string, id: string): string {
   return join(root, ".caesar", "tasks", id);
 }
+
+/**
+ * Where caesar keeps a task's own records (authoritative state.json and plan.json) in a test repository:
+ * `<git common dir>/caesar/tasks/<id>` (the task directory holds a mirror caesar never decides from).
+ */
+export function taskRecordDir(root: string, id: string): string {
+  return join(root, ".git", "caesar", "tasks", id);
+}

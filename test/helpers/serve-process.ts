@@ -4,7 +4,10 @@ import { CAESAR_BIN } from "./cli.js";
 export interface ServeProcess {
   child: ChildProcess;
   url: string;
+  /** The one-time dashboard login URL it printed. */
+  loginUrl: string;
   port: number;
+  runId: string;
   stderr(): string;
   /** SIGTERM, and wait for the exit. */
   stop(): Promise<number | null>;
@@ -38,7 +41,7 @@ export function startServe(
       if (newline === -1 || started) return;
       started = true;
       clearTimeout(timer);
-      let facts: { url: string; port: number };
+      let facts: { url: string; loginUrl: string; port: number; runId: string };
       try {
         facts = JSON.parse(stdout.slice(0, newline));
       } catch {
@@ -50,7 +53,9 @@ export function startServe(
       resolve({
         child,
         url: facts.url,
+        loginUrl: facts.loginUrl,
         port: facts.port,
+        runId: facts.runId,
         stderr: () => stderr,
         async stop() {
           if (child.exitCode === null) child.kill("SIGTERM");

@@ -1,18 +1,18 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { tempDir } from "../helpers/repo.js";
+import { AGENT_CLI_BIN_DIR, itWith, pinnedAgentCli } from "../helpers/system-deps.js";
 
 /**
  * `caesar mcp install <client>` against the real, pinned client binaries (test/agent-clis, installed by
- * `npm ci --prefix test/agent-clis`): each client's configuration is pre-filled with a server and comments
+ * the test run when missing): each client's configuration is pre-filled with a server and comments
  * of the user's, the install must keep them, and the client's own `mcp list` must show both servers.
  * HOME and the XDG directories are private to each case.
  */
-const AGENT_BIN = fileURLToPath(new URL("../agent-clis/node_modules/.bin/", import.meta.url));
+const AGENT_BIN = AGENT_CLI_BIN_DIR;
 
 interface Case {
   client: string;
@@ -110,8 +110,8 @@ function clientList(client: string, env: Record<string, string>, cwd: string): s
 
 describe("caesar mcp install, verified with each real client", () => {
   for (const testCase of CASES) {
-    const installed = existsSync(join(AGENT_BIN, testCase.client));
-    it.skipIf(!installed)(
+    itWith(
+      pinnedAgentCli(testCase.client),
       `${testCase.client}: registers caesar mcp serve, keeps what was there, and is idempotent`,
       async () => {
         const home = tempDir("caesar-home-");

@@ -1,12 +1,13 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import { loadScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { AGENT_BIN_DIR, agentBinAvailable, LIVE_SKIP_REASON } from "../helpers/live-agent.js";
+import { AGENT_BIN_DIR } from "../helpers/live-agent.js";
 import { makeRepo, tempDir } from "../helpers/repo.js";
+import { itWith, pinnedAgentCli } from "../helpers/system-deps.js";
 
 /**
  * The return channel, live: `caesar run --channel` with a real agent CLI whose model is `caesar mock-model`
@@ -34,7 +35,8 @@ interface StatusJson {
 
 describe("the return channel with a real agent CLI against caesar mock-model", () => {
   for (const cli of CLIS) {
-    it.skipIf(!agentBinAvailable(cli))(
+    itWith(
+      pinnedAgentCli(cli),
       `${cli}: asks through the channel, gets the answer, submits its report through it`,
       async () => {
         const root = makeRepo();
@@ -120,5 +122,4 @@ describe("the return channel with a real agent CLI against caesar mock-model", (
       LIVE_TIMEOUT_MS,
     );
   }
-  if (CLIS.every((cli) => !agentBinAvailable(cli))) it.skip(`skipped: ${LIVE_SKIP_REASON}`, () => {});
 });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CaesarMcp, connectCaesar, dataOf, textOf } from "../helpers/mcp.js";
+import { type CaesarMcp, connectCaesar, dataOf, resultOf, textOf } from "../helpers/mcp.js";
 import { makeRepo, writeConfig } from "../helpers/repo.js";
 
 /** Every refusal is a tool error carrying the engine's message — never a crash, never a half-done effect. */
@@ -13,7 +13,7 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
 
   beforeAll(async () => {
     root = makeRepo();
-    writeConfig(root, '[policy]\ndenied = ["writer"]\n', ["conformant", "writer"]);
+    writeConfig(root, '[policy]\ndenied = ["writer"]\n', ["conformant", "writer", "crash"]);
     mcp = await connectCaesar(["mcp", "serve"], { cwd: root });
   });
   afterAll(async () => {
@@ -35,9 +35,11 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
       expect(result.isError, JSON.stringify(args)).toBe(true);
       expect(textOf(result)).toMatch(message);
     }
-    const ok = dataOf<{ status: string; missing: string[]; results: unknown[] }>(
-      await mcp.call("caesar_await", { task_ids: many.slice(0, 128), timeout_ms: 120_000 }),
-    );
+    const call = await mcp.call("caesar_await", { task_ids: many.slice(0, 128), timeout_ms: 120_000 });
+    // Missing ids make the call an error (the seed's await_sessions), with the whole result all the same.
+    expect(call.isError).toBe(true);
+    expect(textOf(call)).toContain("one or more tasks are still pending or missing");
+    const ok = resultOf<{ status: string; missing: string[]; results: unknown[] }>(call);
     // Unknown ids are listed as missing; they do not hold the wait.
     expect(ok.missing).toHaveLength(128);
     expect(ok.results).toEqual([]);
@@ -76,6 +78,22 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
       await mcp.call("caesar_await", { task_ids: admitted.started, timeout_ms: 120_000 }),
     );
     expect(done).toMatchObject({ status: "complete", completed: 2 });
+  });
+
+  it("makes caesar_await an error when a task failed, as the seed's await_sessions, with the whole result", async () => {
+    const started = dataOf<{ started: string[] }>(
+      await mcp.call("caesar_fanout", {
+        tasks: [
+          { objective: "fine", agent: "conformant" },
+          { objective: "crash", agent: "crash" },
+        ],
+      }),
+    ).started;
+    const call = await mcp.call("caesar_await", { task_ids: started, timeout_ms: 120_000 });
+    expect(call.isError).toBe(true);
+    expect(textOf(call)).toContain("Not all succeeded");
+    const result = resultOf<{ status: string; completed: number; failed: string[] }>(call);
+    expect(result).toMatchObject({ status: "complete", completed: 1, failed: [started[1]] });
   });
 
   it("turns policy and lookup refusals into tool errors with the remedy", async () => {
@@ -122,7 +140,7 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
     expect(existsSync(join(root, ".caesar", "tasks", id!, "answers"))).toBe(false);
   });
 
-  it("makes its delegations nested when it runs inside a task (CAESAR_TASK_ID), under the delegation rules", async () => {
+  it("refuses a parent claimed without its credentials (CAESAR_TASK_ID alone proves nothing), starting nothing", async () => {
     const [parent] = dataOf<{ started: string[] }>(
       await mcp.call("caesar_fanout", { tasks: [{ objective: "parent", agent: "conformant" }] }),
     ).started;
@@ -135,7 +153,10 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
       const before = tasks();
       const refused = await inside.call("caesar_delegate", { objective: "child", agent: "conformant" });
       expect(refused.isError).toBe(true);
-      expect(textOf(refused)).toContain("allow_recursion");
+      expect(textOf(refused)).toContain(
+        `Nested request refused: ${parent}'s credentials are missing (CAESAR_TASK_TOKEN is not set).`,
+      );
+      expect(textOf(refused)).toContain("(code: nested_unproven)");
       expect(tasks()).toEqual(before);
     } finally {
       await inside.close();

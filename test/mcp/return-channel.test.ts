@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { type CaesarMcp, connectCaesar, dataOf, textOf } from "../helpers/mcp.js";
-import { makeRepo, readJson, tempDir } from "../helpers/repo.js";
+import { FIXTURE_BIN, makeRepo, readJson, tempDir, writeConfig } from "../helpers/repo.js";
 
 /** A task directory as the conductor leaves it while the agent runs: task.json, state.json, events. */
 function makeTaskDir(deadlineInMs: number, id = "t_0c4a77e1"): { root: string; dir: string; id: string } {
@@ -172,11 +172,37 @@ describe("caesar return-channel serve, over stdio with the MCP SDK client", () =
     }>(result);
     expect(data.answered).toBe(false);
     expect(data.limited_by).toBe("deadline");
-    expect(data.wait_limit_ms).toBeLessThanOrEqual(1_500);
+    // It comes back a quarter of the task's time before the deadline, for the agent to act.
+    expect(data.wait_limit_ms).toBeLessThanOrEqual(1_500 - 375);
     expect(textOf(result)).toContain("best judgement");
     // The question stays on record, unanswered.
     expect(existsSync(join(dir, "questions", `${data.question_id}.json`))).toBe(true);
     expect(existsSync(join(dir, "answers", `${data.question_id}.json`))).toBe(false);
+  });
+
+  it("caesar run --timeout: an unanswered question comes back while the agent can still act on it", async () => {
+    const root = makeRepo();
+    writeConfig(
+      root,
+      `[[agent]]\nid = "asker"\nbin = "${join(FIXTURE_BIN, "channel-asker.mjs")}"\nargs = ["{{prompt}}"]\n`,
+    );
+    // 16 s: the question comes back 4 s before the deadline (a quarter), and the agent reports in time.
+    const result = await runCaesar(
+      ["run", "--json", "--channel", "--agent", "asker", "--timeout", "16s", "ask"],
+      {
+        cwd: root,
+        timeoutMs: 90_000,
+      },
+    );
+    const body = parseJsonOutput<{
+      task_id: string;
+      state: { outcome: string; worktree: string };
+      report: { report_source: string; summary: string };
+    }>(result);
+    expect(body.state.outcome, result.stdout).toBe("succeeded");
+    expect(body.report.report_source).toBe("channel");
+    expect(body.report.summary).toBe("wrote the answer: no answer");
+    expect(readFileSync(join(body.state.worktree, "answer.txt"), "utf8")).toBe("no answer\n");
   });
 
   it("submit_report refuses an invalid report with its problems and records nothing, then takes a valid one", async () => {
@@ -214,6 +240,24 @@ describe("caesar return-channel serve, over stdio with the MCP SDK client", () =
       cwd: root,
     });
     expect(validated.code, validated.stdout).toBe(0);
+  });
+
+  it("submit_report reads a null field as absent, as strict structured outputs send it", async () => {
+    const { root, dir } = makeTaskDir(600_000);
+    channel = await connectCaesar(["return-channel", "serve", "--task-dir", dir], { cwd: root });
+    const result = await channel.call("submit_report", {
+      status: "success",
+      summary: "ok",
+      details: null,
+      usage: null,
+      next_steps: null,
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(readJson(join(dir, "channel-report.json"))).toMatchObject({
+      details: "",
+      usage: {},
+      next_steps: [],
+    });
   });
 
   it("refuses to serve anything but a real task directory, and never takes it from CAESAR_TASK_DIR", async () => {

@@ -4,9 +4,9 @@ import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { parseAwaitRequest } from "../../src/engine/follow/await-tasks.js";
 import { answerWindow, DEFAULT_ANSWER_WAIT_MS } from "../../src/mcp/ask-orchestrator.js";
-import { dropProviderCredentials, isProviderCredential } from "../../src/mcp/credentials.js";
 import { INSTALLERS, parseJsonConfig } from "../../src/mcp/install-clients.js";
 import type { Task } from "../../src/protocol/task.js";
+import { dropProviderCredentials, isProviderCredential } from "../../src/support/provider-credentials.js";
 import { tempDir } from "../helpers/repo.js";
 
 describe("provider credentials", () => {
@@ -51,12 +51,23 @@ describe("the answer window of ask_orchestrator", () => {
       waitMs: DEFAULT_ANSWER_WAIT_MS,
       limitedBy: "default",
     });
+    // 40 s are left: a quarter of the task's minute (15 s) stays the agent's, to act without an answer.
     expect(
       await answerWindow(dir, task(60_000, created), DEFAULT_ANSWER_WAIT_MS, now + 20_000),
     ).toMatchObject({
-      waitMs: 40_000,
+      waitMs: 25_000,
       limitedBy: "deadline",
+      marginMs: 15_000,
     });
+    // `--timeout 8s`: the question comes back 2 s before the agent would be stopped, not as it is.
+    expect(await answerWindow(dir, task(8_000, created), DEFAULT_ANSWER_WAIT_MS, now)).toMatchObject({
+      waitMs: 6_000,
+      marginMs: 2_000,
+    });
+    // The margin is at most a minute, however long the task.
+    expect(
+      await answerWindow(dir, task(3_600_000, created), DEFAULT_ANSWER_WAIT_MS, now + 3_500_000),
+    ).toMatchObject({ waitMs: 40_000, limitedBy: "deadline", marginMs: 60_000 });
     expect(
       await answerWindow(dir, task(60_000, created), DEFAULT_ANSWER_WAIT_MS, now + 90_000),
     ).toMatchObject({
@@ -86,13 +97,14 @@ describe("the answer window of ask_orchestrator", () => {
         deadline_at: new Date(now + 10_000).toISOString(),
       }),
     );
+    // created_at + deadline_ms would leave 20 s; the agent started later and has 10 s, minus its 5 s.
     const window = await answerWindow(
       dir,
-      task(3_600_000, new Date(now).toISOString()),
+      task(20_000, new Date(now).toISOString()),
       DEFAULT_ANSWER_WAIT_MS,
       now,
     );
-    expect(window).toMatchObject({ waitMs: 10_000, limitedBy: "deadline" });
+    expect(window).toMatchObject({ waitMs: 5_000, limitedBy: "deadline", marginMs: 5_000 });
   });
 });
 

@@ -221,6 +221,46 @@ describe("mock model: Chat Completions", () => {
       });
     });
   });
+
+  it("plays the next turn once a message carries its text: a resumed session, or a new run's brief", async () => {
+    const scenario = BUILTIN_SCENARIOS["fix-on-retry"]!;
+    const argsOf = (body: {
+      choices: { message: { tool_calls?: { function: { arguments: string } }[] } }[];
+    }) => JSON.parse(body.choices[0]!.message.tool_calls![0]!.function.arguments).command;
+    const firstTurn = [
+      { role: "user", content: "Make sh test.sh pass" },
+      {
+        role: "assistant",
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "bash", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_1", content: "" },
+      { role: "assistant", content: "value.txt is written; the tests pass." },
+    ];
+    await withServer(scenario, async (server, log) => {
+      // The first turn again (no follow-up yet): the report, then nothing more.
+      const again = await (
+        await post(`${server.url}/v1/chat/completions`, { tools, messages: firstTurn.slice(0, 3) })
+      ).json();
+      expect(again.choices[0].message.content).toContain("value.txt is written");
+      // The same session, continued with the follow-up: the second turn's first step, after the first turn's call.
+      const resumed = [
+        ...firstTurn,
+        { role: "user", content: "caesar ran its checks… This is attempt 2 of 2." },
+      ];
+      expect(
+        argsOf(await (await post(`${server.url}/v1/chat/completions`, { tools, messages: resumed })).json()),
+      ).toBe("echo fixed > value.txt");
+      expect(log.at(-1)).toMatchObject({ step: 3, history: 1 });
+      // A new run whose brief says it: the same step, from an empty history.
+      const fresh = [
+        { role: "user", content: "Make sh test.sh pass\n---\nThis is attempt 2 of 2 on this task." },
+      ];
+      expect(
+        argsOf(await (await post(`${server.url}/v1/chat/completions`, { tools, messages: fresh })).json()),
+      ).toBe("echo fixed > value.txt");
+      expect(log.at(-1)).toMatchObject({ step: 3, history: 0 });
+    });
+  });
 });
 
 describe("mock model: Anthropic Messages", () => {
@@ -454,6 +494,14 @@ describe("mock model: failures and side endpoints", () => {
       expect(models.models[0]?.name).toMatch(/^models\//);
       expect((await fetch(`${server.url}/nope`)).status).toBe(404);
       expect((await post(`${server.url}/v1/responses`, "not json")).status).toBe(400);
+    });
+  });
+
+  it("refuses a body over 32 MiB with 413, before reading it all", async () => {
+    await withServer(hello, async (server) => {
+      const response = await post(`${server.url}/v1/responses`, "x".repeat(32 * 1024 * 1024 + 1));
+      expect(response.status).toBe(413);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/too large/);
     });
   });
 

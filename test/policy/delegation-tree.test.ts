@@ -92,7 +92,7 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
     expect(overBudget!.error?.summary).toBe(
       `Budget exhausted: the delegation tree of ${top} started 3 task(s) in the last hour (max_tasks_per_hour = 3).`,
     );
-    const ledger = JSON.parse(readFileSync(join(root, ".caesar", "state", "budgets", `${top}.json`), "utf8"));
+    const ledger = JSON.parse(readFileSync(join(root, ".git", "caesar", "budgets", `${top}.json`), "utf8"));
     expect(ledger.entries.map((e: { task_id: string }) => e.task_id).sort()).toEqual(
       [top, workerId, spawn!.task_id].sort(),
     );

@@ -2,18 +2,20 @@ import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
-import { DocumentError, dropNulls, parseDocument, safeParseDocument } from "../../src/protocol/documents.js";
+import { DocumentError, parseDocument, safeParseDocument } from "../../src/protocol/documents.js";
 import { EVENT_TYPES } from "../../src/protocol/event.js";
 import { jsonSchemaFor } from "../../src/protocol/json-schema.js";
 import type { DocumentKind } from "../../src/protocol/versions.js";
 
 const seed = (name: string) => readFileSync(new URL(`../fixtures/seeds/${name}`, import.meta.url), "utf8");
 const seedJson = (name: string) => JSON.parse(seed(name)) as Record<string, unknown>;
+// The seed elides each event's `at` ("…"); a writer puts an ISO-8601 timestamp there, as the schema says.
 const seedEvents = () =>
   seed("events.jsonl")
     .trim()
     .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .map((event) => ({ ...event, at: event.at === "…" ? "2026-08-09T10:00:01.000Z" : event.at }));
 
 function ajvFor(kind: DocumentKind, strict = false) {
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
@@ -42,6 +44,39 @@ describe("the seed's JSON examples", () => {
       const validate = ajvFor(kind);
       expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
     }
+  });
+});
+
+describe("caesar.event/v1 members", () => {
+  const event = (body: Record<string, unknown>) => ({
+    protocol: "caesar.event/v1",
+    seq: 0,
+    at: "2030-01-01T00:00:00.000Z",
+    task_id: "t_1",
+    ...body,
+  });
+  const problems = (body: Record<string, unknown>) => {
+    const result = safeParseDocument("event", event(body));
+    return result.ok ? [] : result.problems.map((p) => `${p.path}: ${p.message}`);
+  };
+
+  it("validates finished.status, file_changed.action and at as the seed defines them", () => {
+    expect(problems({ type: "finished", status: "success", outcome: "succeeded" })).toEqual([]);
+    expect(problems({ type: "finished", status: "done" })).toEqual([
+      expect.stringContaining('$.status: expected one of "success", "partial", "failed", "blocked"'),
+    ]);
+    expect(problems({ type: "finished", status: "failed", outcome: "exploded" })).toEqual([
+      expect.stringMatching(/^\$\.outcome: expected one of "succeeded"/),
+    ]);
+    expect(problems({ type: "file_changed", path: "a.ts", action: "modified" })).toEqual([]);
+    expect(problems({ type: "file_changed", path: "a.ts" })).toEqual([]);
+    expect(problems({ type: "file_changed", path: "a.ts", action: "written" })).toEqual([
+      expect.stringContaining('$.action: expected one of "added", "modified", "deleted", "renamed"'),
+    ]);
+    expect(problems({ type: "progress", message: "m", at: "yesterday" })).toEqual([
+      expect.stringMatching(/^\$\.at: /),
+    ]);
+    expect(problems({ type: "progress", message: "m", at: "2030-01-01T01:00:00+01:00" })).toEqual([]);
   });
 });
 
@@ -170,6 +205,46 @@ describe("caesar.task/v1", () => {
   });
 });
 
+describe("null read as absent", () => {
+  it("accepts null for an optional member at any depth, in every document", () => {
+    const report = safeParseDocument("report", {
+      protocol: "caesar.report/v1",
+      status: "success",
+      summary: "done",
+      usage: null,
+      task_id: null,
+      findings: [{ severity: "low", title: "t", file: null, line: null }],
+    });
+    expect(report).toMatchObject({ ok: true, value: { usage: {}, findings: [{ title: "t" }] } });
+    const event = safeParseDocument("event", {
+      protocol: "caesar.event/v1",
+      seq: 0,
+      at: "2030-01-01T00:00:00.000Z",
+      task_id: "t_1",
+      type: "tool_use",
+      tool: "bash",
+      status: "succeeded",
+      input_summary: null,
+      exit_code: null,
+    });
+    expect(event).toMatchObject({ ok: true, value: { exit_code: null } });
+    expect(event.ok && "input_summary" in event.value).toBe(false);
+  });
+
+  it("keeps a null in a required member an error, named as the null it is", () => {
+    const result = safeParseDocument("report", {
+      protocol: "caesar.report/v1",
+      status: null,
+      summary: "x",
+      usage: null,
+    });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      expect.stringMatching(/^\$\.status: .*/),
+    ]);
+  });
+});
+
 describe("strict JSON Schemas for native structured output", () => {
   it("require every property and forbid additional ones, at every level", () => {
     const schema = jsonSchemaFor("report", { strict: true }) as {
@@ -192,7 +267,7 @@ describe("strict JSON Schemas for native structured output", () => {
       status: "partial",
       summary: "Half done",
       details: null,
-      changes: [{ path: "a.txt", action: "added", summary: null }],
+      changes: [{ path: "a.txt", action: "added", from: null, summary: null }],
       commands_run: [],
       findings: [{ severity: "low", title: "t", file: null, line: null, detail: null }],
       questions: [],
@@ -204,7 +279,10 @@ describe("strict JSON Schemas for native structured output", () => {
     expect(validate(strictAnswer), JSON.stringify(validate.errors)).toBe(true);
     const minimal = { protocol: "caesar.report/v1", status: "success", summary: "x" };
     expect(validate(minimal)).toBe(false);
-    expect(parseDocument("report", dropNulls(strictAnswer)).changes[0]?.summary).toBeUndefined();
+    const read = parseDocument("report", strictAnswer);
+    expect(read.changes[0]?.summary).toBeUndefined();
+    expect(read.details).toBe("");
+    expect(read.usage).toEqual({ input_tokens: 1, output_tokens: 2 });
   });
 
   it("exist for every kind and compile", () => {

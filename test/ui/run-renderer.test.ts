@@ -127,6 +127,49 @@ describe("caesar run's live lines", () => {
     expect(render("claude").join("\n")).toContain("next     caesar diff t_c1a0de55\n");
   });
 
+  it("say whether every check passed, each check with how it ended, and the attempts it took", () => {
+    const state = TaskStateSchema.parse(readFixtureState("codex"));
+    const check = (command: string, passed: boolean, extra = {}) => ({
+      command,
+      exit_code: passed ? 0 : 1,
+      duration_ms: 1200,
+      passed,
+      output_tail: "",
+      ...extra,
+    });
+    const attempt = (n: number, how: string, passed: boolean) => ({
+      attempt: n,
+      how,
+      session: "s",
+      started_at: state.started_at!,
+      finished_at: state.finished_at!,
+      outcome: "succeeded",
+      exit_code: 0,
+      checks: [],
+      checks_passed: passed,
+    });
+    const summary = (checks: unknown[], attempts: unknown[]) => {
+      const out = new Capture();
+      const renderer = createRunRenderer({ out, taskId: state.id, theme: plain, width: 100 });
+      renderer.finished(TaskStateSchema.parse({ ...state, report: { ...state.report, checks, attempts } }));
+      return out.text;
+    };
+    const passed = summary(
+      [check("npm test", true), check("npm run lint", true)],
+      [attempt(1, "first", false), attempt(2, "resumed", true)],
+    );
+    expect(passed).toContain("checks   ✓ 2/2 checks passed after 2 attempts");
+    expect(passed).toMatch(/ {9}✓ npm test +1\.2s/);
+    expect(passed).toContain("attempts 1 ✗ first · 2 ✓ resumed");
+    const failed = summary(
+      [check("npm test", false, { error: "killed at its deadline (30s)", exit_code: null })],
+      [],
+    );
+    expect(failed).toContain("checks   ✗ 0/1 checks passed");
+    expect(failed).toMatch(/✗ npm test +killed at its deadline \(30s\)/);
+    expect(failed).not.toContain("attempts ");
+  });
+
   it("say who holds the slots while waiting, once per change of holders", () => {
     const out = new Capture();
     const renderer = createRunRenderer({

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { formatColumns } from "../../src/ui/columns.js";
 import { type Column, renderTable } from "../../src/ui/table.js";
 import { displayWidth, stripAnsi } from "../../src/ui/text.js";
 import { makeTheme } from "../../src/ui/theme.js";
@@ -78,5 +79,15 @@ describe("tables", () => {
     expect(stripAnsi(lines[3]!)).toBe(
       "│ t_7f3a9c21 │ codex  │ success │ Fix the flaky login test in test/auth/login.test.ts │",
     );
+  });
+});
+
+describe("unframed columns", () => {
+  it("align by display columns, so a wide name does not push its row out of line", () => {
+    const rows = [
+      ["日本", "wide"],
+      ["ab", "narrow"],
+    ];
+    expect(formatColumns(["ID", "NOTE"], rows)).toBe("ID    NOTE\n日本  wide\nab    narrow");
   });
 });

@@ -18,6 +18,14 @@ describe("display width", () => {
     expect(displayWidth("ok 🚀")).toBe(5);
     expect(displayWidth("✓ ─│┌")).toBe(5);
   });
+
+  it("counts an emoji sequence or a flag as the 2 columns a terminal draws", () => {
+    expect(displayWidth("🇫🇷")).toBe(2); // two regional indicators
+    expect(displayWidth("👍🏽")).toBe(2); // skin tone modifier
+    expect(displayWidth("👨‍👩‍👧")).toBe(2); // zero-width-joiner sequence
+    expect(displayWidth("❤️")).toBe(2); // variation selector 16
+    expect(displayWidth("done 🇫🇷 ✓")).toBe(9);
+  });
 });
 
 describe("truncate and wrap", () => {
@@ -27,6 +35,15 @@ describe("truncate and wrap", () => {
     expect(displayWidth(truncate("日本語のテキスト", 7))).toBeLessThanOrEqual(7);
     expect(truncate("short", 10)).toBe("short");
     expect(truncate("anything", Number.POSITIVE_INFINITY)).toBe("anything");
+  });
+
+  it("never splits an emoji sequence or a flag", () => {
+    expect(truncate("ab👨‍👩‍👧cd", 5)).toBe("ab👨‍👩‍👧…");
+    expect(truncate("ab👨‍👩‍👧cd", 4)).toBe("ab…");
+    expect(truncate("🇫🇷🇩🇪🇮🇹", 5)).toBe("🇫🇷🇩🇪…");
+    expect(truncatePainted("\x1b[1m🇫🇷🇩🇪🇮🇹\x1b[0m", 3)).toBe("\x1b[1m🇫🇷\x1b[0m…");
+    expect(wrap("🇫🇷🇩🇪🇮🇹", 4)).toEqual(["🇫🇷🇩🇪", "🇮🇹"]);
+    expect(wrap("go 👍🏽 now", 5)).toEqual(["go 👍🏽", "now"]);
   });
 
   it("wraps on words, keeps newlines, breaks words longer than a line", () => {

@@ -177,6 +177,55 @@ describe("caesar watch's screen", () => {
     expect(screen([finished(true)], 60_000 + FINISHED_LINGER_MS + 1000).join("\n")).toContain("t_done");
   });
 
+  it("shows how many of a finished task's checks passed, and a check running as its current tool", () => {
+    const check = (passed: boolean) => ({
+      command: "npm test",
+      exit_code: passed ? 0 : 1,
+      duration_ms: 10,
+      passed,
+      output_tail: "",
+    });
+    const report = (status: string, checks: unknown[]) => ({
+      protocol: "caesar.report/v1",
+      task_id: "t_done",
+      status,
+      summary: "Done",
+      changes_verified_by: "git",
+      report_source: "file",
+      checks,
+    });
+    const finished = (status: string, checks: unknown[]) =>
+      makeWatchedTask(
+        {
+          id: "t_done",
+          phase: "finished",
+          started_at: at(0),
+          finished_at: at(60_000),
+          outcome: "succeeded",
+          report_status: status as "success",
+          report: report(status, checks) as never,
+        },
+        [started],
+      );
+    expect(screen([finished("success", [check(true), check(true)])], 61_000)[2]).toMatch(
+      /✓ success · checks 2\/2$/,
+    );
+    expect(screen([finished("partial", [check(true), check(false)])], 61_000)[2]).toMatch(
+      /! partial · checks 1\/2$/,
+    );
+    const checking = makeWatchedTask({ id: "t_chk" }, [
+      started,
+      event(5_000, {
+        type: "tool_use",
+        tool: "check",
+        id: "check-1-1",
+        input_summary: "npm test",
+        status: "started",
+      }),
+    ]);
+    expect(screen([checking], 8_000)[4]).toBe("  ▸ check  npm test · 3.0s");
+  });
+
   it("says so when a task's conductor is gone before finishing", () => {
     const task = makeWatchedTask({ id: "t_1", conductor: { pid: 999 } }, [started], { live: false });
     const lines = screen([task], 10_000);

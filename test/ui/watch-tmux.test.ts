@@ -2,8 +2,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { CAESAR_BIN } from "../helpers/cli.js";
+import { describeWith, TMUX } from "../helpers/system-deps.js";
 import { ago, FixtureProject, removeFixtureProjects } from "./fixture-project.js";
 
 /**
@@ -11,14 +12,14 @@ import { ago, FixtureProject, removeFixtureProjects } from "./fixture-project.js
  * back what a person would see. The tasks are directories this test writes, with this test process as
  * their (live) conductor.
  */
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+const TMUX_BIN = TMUX.find();
 // A server of our own on a socket of our own: the user's tmux sessions are never touched.
-const SOCKET_DIR = hasTmux ? mkdtempSync(join(tmpdir(), "caesar-ui-tmux-")) : "";
+const SOCKET_DIR = TMUX_BIN ? mkdtempSync(join(tmpdir(), "caesar-ui-tmux-")) : "";
 const SOCKET = join(SOCKET_DIR, "socket");
 const SESSION = "watch";
 
 function tmux(...args: string[]): string {
-  return execFileSync("tmux", ["-S", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
+  return execFileSync(TMUX_BIN!, ["-S", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
 }
 
 function pane(): string {
@@ -42,13 +43,13 @@ function shellQuote(text: string): string {
 }
 
 afterAll(() => {
-  if (!hasTmux) return;
-  spawnSync("tmux", ["-S", SOCKET, "kill-server"]);
+  if (!TMUX_BIN) return;
+  spawnSync(TMUX_BIN, ["-S", SOCKET, "kill-server"]);
   rmSync(SOCKET_DIR, { recursive: true, force: true });
   removeFixtureProjects();
 });
 
-describe.runIf(hasTmux)("caesar watch in a terminal (tmux)", () => {
+describeWith("caesar watch in a terminal (tmux)", TMUX, () => {
   it("shows the running tool, the silence marker and a pending question on top, live; q quits", async () => {
     const project = new FixtureProject();
     project.writeState("t_aaaa0001", {
@@ -145,9 +146,3 @@ describe.runIf(hasTmux)("caesar watch in a terminal (tmux)", () => {
     expect(screen).not.toContain("t_aaaa0001");
   });
 });
-
-if (!hasTmux) {
-  describe("caesar watch in a terminal (tmux)", () => {
-    it.skip("skipped: tmux is not installed (apt-get install tmux to run it)", () => {});
-  });
-}

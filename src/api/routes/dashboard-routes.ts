@@ -4,8 +4,7 @@ import * as z from "../../support/zod.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import type { IndexedTask } from "../index/indexed-task.js";
-import { MUTATE_PROTOCOL, PATHS } from "../protocol-ids.js";
-import { isLocalHostHeader, isSameOrigin } from "../security/access.js";
+import { PATHS } from "../protocol-ids.js";
 import { describeTask, summarizeTask } from "../views/task-summary.js";
 import type { ApiEnv } from "./guards.js";
 import { streamTaskEvents, streamWorkspace } from "./sse-routes.js";
@@ -15,34 +14,9 @@ const ListQuerySchema = z.strictObject({
   before: z.coerce.number().int().positive().optional(),
 });
 
-/**
- * What the dashboard reads besides the query contract: the task list, one task, its diff, live streams —
- * and the mutation token, which only a same-origin page on this machine can obtain.
- */
+/** What the dashboard reads besides the query contract: the task list, one task, its diff, live streams. */
 export function dashboardRoutes(ctx: ApiContext): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
-
-  app.get(PATHS.session, (c) => {
-    if (
-      !c.get("local") ||
-      !isLocalHostHeader(c.req.header("host"), ctx.access) ||
-      !isSameOrigin(c.req.raw.headers)
-    ) {
-      throw new ApiError(
-        403,
-        "session_refused",
-        "The token is only given to a same-origin page on this machine.",
-        "Open the dashboard at the server's local address, or read .caesar/state/serve-token as the workspace's owner.",
-      );
-    }
-    c.header("Cache-Control", "no-store");
-    return c.json({
-      token: ctx.access.token,
-      runId: ctx.index.runId,
-      revision: ctx.index.revision,
-      mutate: { protocol: MUTATE_PROTOCOL, path: PATHS.mutate },
-    });
-  });
 
   app.get(PATHS.tasks, (c) => {
     const parsed = ListQuerySchema.safeParse(c.req.query());

@@ -1,7 +1,15 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { getCookie } from "hono/cookie";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
+import { renderError } from "../error-response.js";
 import { OPERATOR_HEADER, OPERATOR_HEADER_VALUE } from "../protocol-ids.js";
-import { type AccessPolicy, isLocalHostHeader, isLoopbackAddress, isSameOrigin } from "../security/access.js";
+import { RequestParameter } from "../request-strings.js";
+import { isLoopbackAddress, isOwnOrigin, isSameOrigin, isServedHostHeader } from "../security/access.js";
+import { CSRF_HEADER, LoginSessions, sessionCookieName } from "../security/sessions.js";
 import { tokenMatches } from "../security/token.js";
 
 /** What @hono/node-server passes as `c.env`: the Node request (tests pass the same shape to app.request). */
@@ -9,31 +17,68 @@ export interface NodeBindings {
   incoming?: { socket?: { remoteAddress?: string | undefined } };
 }
 
-export type ApiEnv = { Bindings: NodeBindings; Variables: { local: boolean } };
+/** How a request proved who sent it: the bearer token, or a dashboard session (cookie + CSRF secret). */
+export type Authentication = "bearer" | "session";
+
+export type ApiEnv = {
+  Bindings: NodeBindings;
+  Variables: { local: boolean; authentication: Authentication | undefined };
+};
 
 export function peerAddress(c: Context<ApiEnv>): string | undefined {
   return c.env?.incoming?.socket?.remoteAddress;
 }
 
+const LOGIN_HINT =
+  "open the one-time login URL `caesar serve` printed (run `caesar serve login` in the workspace for a new one)";
+
 /**
- * Every request: a loopback peer must address the server by a loopback name (else it is a DNS-rebinding
- * page and is refused); a non-loopback peer (only possible with `--host`) needs the token for all of /api.
+ * Every request: its `Host` must name an address this server is served at (else it is a DNS-rebinding page
+ * and is refused), every query parameter must be one printable line, and a non-loopback peer (only
+ * possible with `--host`) must be authenticated for all of /api.
  */
-export function accessGuard(policy: AccessPolicy): MiddlewareHandler<ApiEnv> {
+export function accessGuard(ctx: ApiContext): MiddlewareHandler<ApiEnv> {
+  const authenticate = requireAuthentication(ctx, { mutation: false });
   return async (c, next) => {
     const local = isLoopbackAddress(peerAddress(c));
     c.set("local", local);
-    if (local && !isLocalHostHeader(c.req.header("host"), policy)) {
+    if (!isServedHostHeader(c.req.header("host"), ctx.access)) {
       throw new ApiError(
         403,
         "host_not_allowed",
-        `Host ${JSON.stringify(c.req.header("host") ?? "")} is not this server's local address.`,
-        `Address the server as http://127.0.0.1:${policy.port}/ (or localhost). Other names are refused as DNS rebinding.`,
+        `Host ${JSON.stringify(c.req.header("host") ?? "")} is not an address this server is served at.`,
+        `Address the server as http://127.0.0.1:${ctx.access.port}/ (or localhost${local ? "" : ", or the --host it was started with"}). Other names are refused as DNS rebinding.`,
       );
     }
-    if (!local && c.req.path.startsWith("/api/")) checkToken(c, policy);
+    checkQueryParameters(c);
+    if (!local && c.req.path.startsWith("/api/")) return authenticate(c, next);
     await next();
   };
+}
+
+/**
+ * Query parameters are request strings too (`?after=`, `?code=`, and any a client adds): one printable line
+ * each, names included, checked here once for every route — before any route reads them.
+ */
+function checkQueryParameters(c: Context<ApiEnv>): void {
+  for (const [name, value] of new URL(c.req.url).searchParams) {
+    for (const [what, text] of [
+      ["name", name],
+      ["value", value],
+    ] as const) {
+      const parsed = RequestParameter.safeParse(text);
+      if (parsed.success) continue;
+      const shown = JSON.stringify(name.slice(0, 64));
+      const message = parsed.error.issues[0]?.message ?? "invalid";
+      throw new ApiError(
+        400,
+        "invalid_argument",
+        `Invalid query parameter ${shown} (its ${what}): ${message}.`,
+        "Query parameters are single lines of printable text.",
+        [{ path: `query.${name.slice(0, 64)}`, message }],
+      );
+    }
+  }
 }
 
 /** POST needs the local operator header: an origin safeguard (browsers cannot add it cross-origin), not authentication. */
@@ -51,36 +96,128 @@ export const requireOperatorHeader: MiddlewareHandler<ApiEnv> = async (c, next) 
 
 /** Mutations refuse what a browser marks as coming from another site. */
 export const requireSameOrigin: MiddlewareHandler<ApiEnv> = async (c, next) => {
-  if (!isSameOrigin(c.req.raw.headers)) {
-    throw new ApiError(
-      403,
-      "cross_origin",
-      "Cross-origin requests may not mutate the workspace.",
-      `Origin ${JSON.stringify(c.req.header("origin") ?? "")}, Sec-Fetch-Site ${JSON.stringify(c.req.header("sec-fetch-site") ?? "")}: use the dashboard served by this server, or a program (which sends neither header).`,
-    );
-  }
+  if (!isSameOrigin(c.req.raw.headers)) throw crossOrigin(c);
   await next();
 };
 
-export function requireToken(policy: AccessPolicy): MiddlewareHandler<ApiEnv> {
+/**
+ * Hono's CSRF middleware refuses the requests a page of another site can send without a preflight (HTML
+ * forms: urlencoded, multipart, text/plain) unless they come from this server's own origin. The mutation
+ * endpoints accept only JSON, which that middleware leaves alone — the session check below covers JSON.
+ */
+export function refuseCrossSiteForms(): MiddlewareHandler<ApiEnv> {
+  const guard = csrf({ origin: (origin, c) => isOwnOrigin(origin, c.req.raw.headers) });
   return async (c, next) => {
-    checkToken(c, policy);
+    try {
+      await guard(c, async () => undefined);
+    } catch (error) {
+      if (error instanceof HTTPException) {
+        throw new ApiError(
+          403,
+          "cross_origin",
+          "A form-type request (urlencoded, multipart or text/plain) may not mutate the workspace unless it comes from this server's own page.",
+          "HTML forms of other sites can send those without asking. Send JSON (Content-Type: application/json).",
+        );
+      }
+      throw error;
+    }
     await next();
   };
 }
 
-function checkToken(c: Context<ApiEnv>, policy: AccessPolicy): void {
-  const header = c.req.header("authorization") ?? "";
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match || !tokenMatches(match[1]!, policy.token)) {
-    c.header("WWW-Authenticate", 'Bearer realm="caesar"');
-    throw new ApiError(
-      401,
-      match ? "invalid_token" : "token_required",
-      match
-        ? "The bearer token is not this workspace's."
-        : "This request needs the workspace's bearer token.",
-      "Send Authorization: Bearer <token>. The token is in .caesar/state/serve-token (or the one given to --token); the dashboard gets it from the local server.",
-    );
-  }
+function crossOrigin(c: Context<ApiEnv>): ApiError {
+  return new ApiError(
+    403,
+    "cross_origin",
+    "Cross-origin requests may not mutate the workspace.",
+    `Origin ${JSON.stringify(c.req.header("origin") ?? "")}, Sec-Fetch-Site ${JSON.stringify(c.req.header("sec-fetch-site") ?? "")}: use the dashboard served by this server, or a program (which sends neither header).`,
+  );
+}
+
+/**
+ * Who may act: the holder of the bearer token (`Authorization: Bearer`, checked by Hono's bearer-auth
+ * middleware — the CLI and scripts), or a dashboard session of this run of the server (its HttpOnly
+ * cookie). A mutation by session must also come from this server's own origin (`Origin` present and
+ * matching) and carry the session's CSRF secret in `X-Caesar-CSRF`: the cookie alone proves nothing, since a
+ * browser sends it to every port of the host.
+ */
+export function requireAuthentication(
+  ctx: ApiContext,
+  { mutation }: { mutation: boolean },
+): MiddlewareHandler<ApiEnv> {
+  const refuse = (error: ApiError) => (c: Context) => renderError(c, ctx, error);
+  const bearer: MiddlewareHandler<ApiEnv> = bearerAuth({
+    realm: "caesar",
+    verifyToken: (token) => tokenMatches(token, ctx.access.token),
+    noAuthenticationHeader: {
+      message: refuse(
+        new ApiError(
+          401,
+          "authentication_required",
+          "This request needs the workspace's bearer token or a dashboard session.",
+          `Programs: send Authorization: Bearer <token>, the token being in .caesar/state/serve/token (or the server's --token). The dashboard: ${LOGIN_HINT}.`,
+        ),
+      ),
+    },
+    invalidAuthenticationHeader: {
+      message: refuse(
+        new ApiError(
+          400,
+          "invalid_authorization",
+          "The Authorization header is not `Bearer <token>`.",
+          "Send Authorization: Bearer <token>.",
+        ),
+      ),
+    },
+    invalidToken: {
+      message: refuse(
+        new ApiError(
+          401,
+          "invalid_token",
+          "The bearer token is not this server's.",
+          "Read it again from .caesar/state/serve/token (or use the server's --token).",
+        ),
+      ),
+    },
+  }) as MiddlewareHandler;
+  return async (c, next) => {
+    const cookie = getCookie(c, sessionCookieName(ctx.access.port));
+    if (c.req.header("authorization") !== undefined || cookie === undefined) {
+      return bearer(c, async () => {
+        c.set("authentication", "bearer");
+        await next();
+      });
+    }
+    const session = ctx.sessions.find(cookie);
+    if (!session) {
+      throw new ApiError(
+        401,
+        "session_unknown",
+        "This dashboard session is not one of this server's (it was restarted, or the session ended).",
+        `Log in again: ${LOGIN_HINT}.`,
+        undefined,
+        { "WWW-Authenticate": 'Bearer realm="caesar"' },
+      );
+    }
+    if (mutation) {
+      if (!isOwnOrigin(c.req.header("origin"), c.req.raw.headers)) {
+        throw new ApiError(
+          403,
+          "origin_required",
+          "A mutation by dashboard session must carry this server's own Origin.",
+          `Origin ${JSON.stringify(c.req.header("origin") ?? "")} is not http://${c.req.header("host") ?? ""}: only the dashboard this server serves may act with its session.`,
+        );
+      }
+      if (!LoginSessions.csrfMatches(session, c.req.header(CSRF_HEADER))) {
+        throw new ApiError(
+          403,
+          "csrf_required",
+          `A mutation by dashboard session needs the session's CSRF secret in ${CSRF_HEADER}.`,
+          `The page receives it when it logs in; if it lost it, log in again: ${LOGIN_HINT}.`,
+        );
+      }
+    }
+    c.set("authentication", "session");
+    await next();
+  };
 }

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { startPlannedTask } from "../../cluster/start.js";
+import { answerTask } from "../../engine/lifecycle/answer-task.js";
 import { applyTask } from "../../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../../engine/lifecycle/cancel.js";
 import { resolvePlan } from "../../engine/lifecycle/plan.js";
-import { answerQuestion } from "../../engine/questions/questions.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import { withEcho } from "../echo.js";
@@ -19,7 +19,13 @@ import {
 } from "../mutation-schema.js";
 import { MUTATE_PROTOCOL, PATHS, PROVENANCE } from "../protocol-ids.js";
 import { summarizeTask } from "../views/task-summary.js";
-import { type ApiEnv, requireOperatorHeader, requireSameOrigin, requireToken } from "./guards.js";
+import {
+  type ApiEnv,
+  refuseCrossSiteForms,
+  requireAuthentication,
+  requireOperatorHeader,
+  requireSameOrigin,
+} from "./guards.js";
 
 /** Who the engine records as the author of what the HTTP API does (answers, applies, cancels, tasks). */
 const BY = "http";
@@ -35,41 +41,50 @@ export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
   const seen = new RecentIds();
 
   app.get(PATHS.mutateCapabilities, (c) => c.json(mutateCapabilities(ctx)));
+  app.get(PATHS.commonsProtocol, (c) => c.json(mutateCapabilities(ctx)));
   app.get(PATHS.mutateSchema, (c) => c.json(schema));
 
-  app.post(PATHS.mutate, requireOperatorHeader, requireSameOrigin, requireToken(ctx.access), async (c) => {
-    const raw = await readJsonBody(c.req.raw).catch((error) => {
-      throw withEcho(error, undefined, MUTATE_PROTOCOL);
-    });
-    try {
-      const request = parseEnvelope(MutationRequestSchema, raw, {
-        protocol: MUTATE_PROTOCOL,
-        operations: MUTATION_OPERATIONS,
-        schemaPath: PATHS.mutateSchema,
+  app.post(
+    PATHS.mutate,
+    // A browser's cross-site request is refused for what it is, before the operator header is looked at.
+    refuseCrossSiteForms(),
+    requireSameOrigin,
+    requireOperatorHeader,
+    requireAuthentication(ctx, { mutation: true }),
+    async (c) => {
+      const raw = await readJsonBody(c.req.raw).catch((error) => {
+        throw withEcho(error, undefined, MUTATE_PROTOCOL);
       });
-      if (!seen.add(request.requestId)) {
-        throw new ApiError(
-          409,
-          "duplicate_request",
-          `requestId ${request.requestId} was already received; it is not run twice.`,
-          "Use a fresh UUID for every request. Reread the state to see what the first one did.",
-        );
+      try {
+        const request = parseEnvelope(MutationRequestSchema, raw, {
+          protocol: MUTATE_PROTOCOL,
+          operations: MUTATION_OPERATIONS,
+          schemaPath: PATHS.mutateSchema,
+        });
+        if (!seen.add(request.requestId)) {
+          throw new ApiError(
+            409,
+            "duplicate_request",
+            `requestId ${request.requestId} was already received; it is not run twice.`,
+            "Use a fresh UUID for every request. Reread the state to see what the first one did.",
+          );
+        }
+        const result = await runMutation(ctx, request);
+        return c.json({
+          protocol: MUTATE_PROTOCOL,
+          requestId: request.requestId,
+          runId: ctx.index.runId,
+          basedOn: request.revision,
+          revision: ctx.index.revision,
+          provenance: PROVENANCE,
+          operation: request.operation,
+          result,
+        });
+      } catch (error) {
+        throw withEcho(error, raw, MUTATE_PROTOCOL);
       }
-      const result = await runMutation(ctx, request);
-      return c.json({
-        protocol: MUTATE_PROTOCOL,
-        requestId: request.requestId,
-        runId: ctx.index.runId,
-        basedOn: request.revision,
-        revision: ctx.index.revision,
-        provenance: PROVENANCE,
-        operation: request.operation,
-        result,
-      });
-    } catch (error) {
-      throw withEcho(error, raw, MUTATE_PROTOCOL);
-    }
-  });
+    },
+  );
   return app;
 }
 
@@ -103,7 +118,7 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
       const { taskId, questionId, answer } = request.arguments;
       const task = await fresh(ctx, taskId);
       checkTarget(request, task.questionsRevision, `the questions of task ${task.id}`);
-      const written = await answerQuestion(task.dir, task.id, questionId, answer, BY);
+      const written = await answerTask(record(task), questionId, answer, BY);
       await index.refresh([task.id]);
       return {
         taskId: task.id,

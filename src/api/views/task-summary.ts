@@ -1,4 +1,5 @@
 import { hasSeparateResult, type TaskState } from "../../engine/store/state.js";
+import { checksVerdict } from "../../protocol/checks.js";
 import type { IndexedTask } from "../index/indexed-task.js";
 
 /**
@@ -32,6 +33,9 @@ export function summarizeTask(task: IndexedTask) {
     reportStatus: s.report_status,
     changeStatus: changeStatusOf(s),
     summary: s.report?.summary ?? null,
+    /** caesar's checks after the last attempt (`state: "none"` when the task has none). */
+    checks: checksVerdict(s.report?.checks),
+    attempts: s.report?.attempts.length ?? 0,
     error: s.error,
     createdAt: s.created_at,
     startedAt: s.started_at,

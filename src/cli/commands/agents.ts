@@ -19,25 +19,41 @@ export const agentsCommand: CommandDefinition = {
         .description("every agent: installed, enabled, allowed, risk profile, model — with provenance"),
     ).action(
       handle(async (ctx) => {
-        const { loadConfig } = await import("../../config/effective.js");
+        const { identifyCaller } = await import("../../engine/lifecycle/caller.js");
+        const { loadCallerConfig } = await import("../../engine/lifecycle/plan.js");
+        const { parentOf } = await import("../../engine/lifecycle/parent.js");
         const { listAdapters } = await import("../../agents/registry.js");
-        const { reportAgents } = await import("../agent-report.js");
+        const { summarizeAgents } = await import("../agent-summary.js");
         const { formatColumns } = await import("../../ui/columns.js");
-        const config = await loadConfig(ctx.root);
-        const reports = await reportAgents(config, listAdapters(config, ctx.root));
+        // Inside a task, the roster is what that task may reach under the delegation rules.
+        const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action: "agents list" });
+        const config = await loadCallerConfig(ctx.root, caller);
+        const asking = caller.kind === "task" ? parentOf(caller, config).caller : undefined;
+        const reports = await summarizeAgents(config, listAdapters(config, ctx.root), asking);
         ctx.out.result(reports, () =>
-          formatColumns(
-            ["ID", "KIND", "INSTALLED", "ENABLED", "ALLOWED", "RISK PROFILE", "MODEL"],
-            reports.map((r) => [
-              r.id,
-              r.kind,
-              r.detection.installed ? `yes${r.detection.version ? ` ${r.detection.version}` : ""}` : "no",
-              `${r.enabled.value ? "yes" : "no"} (${r.enabled.source})`,
-              r.admission.allowed ? "yes" : "no",
-              `${r.risk_profile.value} (${r.risk_profile.source})`,
-              r.model ? `${r.model.value} (${r.model.source})` : "-",
-            ]),
-          ),
+          [
+            ...(asking
+              ? [
+                  `From inside task ${asking.id} (${asking.agent}, depth ${asking.depth}): ALLOWED is what it may delegate to.`,
+                ]
+              : []),
+            formatColumns(
+              ["ID", "KIND", "INSTALLED", "ENABLED", "ALLOWED", "RISK PROFILE", "MODEL"],
+              reports.map((r) => [
+                r.id,
+                r.kind,
+                r.detection.installed ? `yes${r.detection.version ? ` ${r.detection.version}` : ""}` : "no",
+                `${r.enabled.value ? "yes" : "no"} (${r.enabled.source})`,
+                r.reach.allowed
+                  ? `yes${r.reach.delegation ? ` (${r.reach.delegation.mode} ${r.reach.delegation.kind})` : ""}`
+                  : asking
+                    ? `no: ${r.reach.reason}`
+                    : "no",
+                `${r.risk_profile.value} (${r.risk_profile.source})`,
+                r.model ? `${r.model.value} (${r.model.source})` : "-",
+              ]),
+            ),
+          ].join("\n"),
         );
       }),
     );
@@ -80,9 +96,17 @@ export const agentsCommand: CommandDefinition = {
           )
           .argument("<id>", "its id (lower-case letters, digits, - and _)")
           .requiredOption("--bin <path>", "the program (on PATH, absolute, or ./relative to the project)")
+          .addOption(
+            new Option(
+              "--protocol <protocol>",
+              "oacp: it reads its brief and writes its report (files, output); acp: the Agent Client Protocol on stdio",
+            )
+              .choices(["oacp", "acp"])
+              .default("oacp"),
+          )
           .option(
             "--arg <arg>",
-            'an argument (repeatable; tokens {{prompt}} {{workspace}} {{taskDir}} {{reportPath}} {{model}}; default "{{prompt}}")',
+            'an argument (repeatable; tokens {{prompt}} {{workspace}} {{taskDir}} {{reportPath}} {{model}}; default "{{prompt}}", none for acp)',
             collect,
             [],
           )
@@ -97,7 +121,7 @@ export const agentsCommand: CommandDefinition = {
     ).action(
       handle(async (ctx, id) => {
         const { CustomAgentSchema } = await import("../../config/schema.js");
-        const { validateArgTokens } = await import("../../agents/arg-tokens.js");
+        const { makeCustomAdapter } = await import("../../agents/custom.js");
         const { addCustomAgent } = await import("../../config/edits.js");
         const { layerFromFlags } = await import("../../config/write.js");
         const o = ctx.options;
@@ -107,10 +131,12 @@ export const agentsCommand: CommandDefinition = {
           if (at <= 0) throw new UsageError("invalid_env", `--env ${pair}: expected KEY=VALUE.`);
           env[pair.slice(0, at)] = pair.slice(at + 1);
         }
+        const acp = o.protocol === "acp";
         const parsed = CustomAgentSchema.safeParse({
           id,
           bin: o.bin,
-          args: (o.arg as string[]).length > 0 ? o.arg : ["{{prompt}}"],
+          protocol: o.protocol,
+          args: (o.arg as string[]).length > 0 ? o.arg : acp ? [] : ["{{prompt}}"],
           cwd_mode: o.cwdMode,
           ...(o.displayName ? { display_name: o.displayName } : {}),
           ...(Object.keys(env).length > 0 ? { env } : {}),
@@ -120,7 +146,8 @@ export const agentsCommand: CommandDefinition = {
             detail: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n"),
           });
         }
-        validateArgTokens(parsed.data.id, parsed.data.args, parsed.data.cwd_mode);
+        // Refuses what the adapter would refuse at run time (unknown tokens, a missing or misplaced prompt).
+        makeCustomAdapter(parsed.data, ctx.root);
         const edit = await addCustomAgent(ctx.root, layerFromFlags(ctx.options), parsed.data);
         ctx.out.result(
           { agent: parsed.data, ...edit },

@@ -17,9 +17,9 @@ export const answerCommand: CommandDefinition = {
     ).action(
       handle(async (ctx, id, questionId, text) => {
         const { loadTask } = await import("../../engine/store/task-store.js");
-        const { answerQuestion } = await import("../../engine/questions/questions.js");
+        const { answerTask } = await import("../../engine/lifecycle/answer-task.js");
         const record = await loadTask(ctx.root, String(id));
-        const answer = await answerQuestion(record.dir, record.id, String(questionId), String(text), "cli");
+        const answer = await answerTask(record, String(questionId), String(text), "cli");
         ctx.out.result(
           {
             task_id: record.id,

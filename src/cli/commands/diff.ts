@@ -15,7 +15,9 @@ export const diffCommand: CommandDefinition = {
       handle(async (ctx, id) => {
         const { loadLiveTask, readPlan } = await import("../../engine/lifecycle/live-task.js");
         const { taskResult, taskPatch } = await import("../../engine/lifecycle/result.js");
+        const { assertMayRead } = await import("../../engine/lifecycle/subtree-read.js");
         const record = await loadLiveTask(ctx.root, String(id), "diff");
+        await assertMayRead(ctx.root, record.id, "diff", { cwd: ctx.cwd });
         const plan = await readPlan(record.dir);
         const result = await taskResult(record.state, plan?.repo_top ?? null);
         const patch = await taskPatch(result, { stat: ctx.options.stat === true });

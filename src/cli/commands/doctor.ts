@@ -15,7 +15,7 @@ export const doctorCommand: CommandDefinition = {
       handle(async (ctx) => {
         const { loadConfig } = await import("../../config/effective.js");
         const { listAdapters } = await import("../../agents/registry.js");
-        const { reportAgents } = await import("../agent-report.js");
+        const { summarizeAgents } = await import("../agent-summary.js");
         const { describeRepository } = await import("../../workspace/git.js");
         const { renderDoctor } = await import("../doctor-render.js");
         const repository = await describeRepository(ctx.root).catch((error: Error) => ({
@@ -23,7 +23,7 @@ export const doctorCommand: CommandDefinition = {
           message: error.message,
         }));
         const config = await loadConfig(ctx.root);
-        const agents = await reportAgents(config, listAdapters(config, ctx.root));
+        const agents = await summarizeAgents(config, listAdapters(config, ctx.root));
         const result = {
           root: ctx.root,
           node: process.version,

@@ -19,20 +19,25 @@ export const logsCommand: CommandDefinition = {
         const record = await loadLiveTask(ctx.root, String(id), "logs");
         if (ctx.options.raw)
           return streamRaw(record.paths.raw, record.dir, ctx.options.follow === true, record.state.phase);
-        const { readEvents } = await import("../../engine/store/event-log.js");
+        const { readEvents, describeRejectedLine } = await import("../../engine/store/event-log.js");
         const { followTask } = await import("../../engine/follow/follow.js");
         const { createRunRenderer } = await import("../../ui/run-renderer.js");
         const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
         const show = (event: Parameters<typeof renderer.event>[0]) =>
           ctx.json ? ctx.out.ndjson(event) : renderer.event(event);
+        // A line that is not an event this caesar reads (an unknown protocol version above all) is said,
+        // on stderr, never skipped in silence; stdout stays the events (NDJSON under --json).
+        const rejected = (line: Parameters<typeof describeRejectedLine>[0]) =>
+          process.stderr.write(`caesar: ${record.paths.events} ${describeRejectedLine(line)}\n`);
         if (ctx.options.follow) {
           const stop = new AbortController();
           process.once("SIGINT", () => stop.abort());
-          await followTask(record.id, record.dir, { onEvent: show }, stop.signal);
+          await followTask(record.id, record.dir, { onEvent: show, onRejected: rejected }, stop.signal);
           return 0;
         }
-        const { events } = await readEvents(record.paths.events);
-        for (const event of events) show(event);
+        const read = await readEvents(record.paths.events);
+        for (const event of read.events) show(event);
+        for (const line of read.rejected) rejected(line);
         return 0;
       }),
     );

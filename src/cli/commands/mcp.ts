@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+import { refuseInsideTask } from "../config-guard.js";
 
 export const mcpCommand: CommandDefinition = {
   name: "mcp",
@@ -22,21 +23,25 @@ export const mcpCommand: CommandDefinition = {
           const server = createOrchestratorServer({
             root: ctx.root,
             env: process.env,
+            cwd: ctx.cwd,
             session: session.signal,
           });
           await serveStdio(server, session);
         }),
       );
 
-    withCommonOptions(
-      mcp
-        .command("install")
-        .description(
-          "register `caesar mcp serve` with an agent CLI (user level), merging with its configuration",
-        )
-        .argument("<client>", "claude, codex, copilot, gemini or opencode")
-        .option("--dry-run", "show what would be run or written, change nothing")
-        .option("--name <name>", "the server's name in the client (tool names derive from it)", "caesar"),
+    refuseInsideTask(
+      withCommonOptions(
+        mcp
+          .command("install")
+          .description(
+            "register `caesar mcp serve` with an agent CLI (user level), merging with its configuration",
+          )
+          .argument("<client>", "claude, codex, copilot, gemini or opencode")
+          .option("--dry-run", "show what would be run or written, change nothing")
+          .option("--name <name>", "the server's name in the client (tool names derive from it)", "caesar"),
+      ),
+      "mcp install",
     ).action(
       handle(async (ctx, client) => {
         const { installClient } = await import("../../mcp/install.js");

@@ -76,8 +76,18 @@ export const policyCommand: CommandDefinition = {
             await loadConfig(ctx.root),
             id,
           );
-          const admission = admissionOf(await loadConfig(ctx.root), id);
+          const after = await loadConfig(ctx.root);
+          const admission = admissionOf(after, id);
           const wanted = verb === "allow";
+          // A rule about an agent nobody declared is written (it may be declared later), but never silently.
+          const { listAdapters } = await import("../../agents/registry.js");
+          const { closestMatch } = await import("../../support/closest.js");
+          const known = listAdapters(after, ctx.root).map((adapter) => adapter.id);
+          const hint = closestMatch(id, known);
+          const warning = known.includes(id)
+            ? undefined
+            : `"${id}" is not an agent caesar knows${hint ? ` (did you mean "${hint}"?)` : ""}: the rule was written, but applies only once an agent with that id is declared. Known agents: ${known.join(", ")}.`;
+          if (warning) process.stderr.write(`caesar: warning: ${warning}\n`);
           ctx.out.result(
             {
               agent: id,
@@ -86,6 +96,8 @@ export const policyCommand: CommandDefinition = {
               changed: edit.changed,
               allowed: admission.allowed,
               reason: admission.reason,
+              known: warning === undefined,
+              ...(warning ? { warning } : {}),
             },
             () =>
               [

@@ -1,9 +1,6 @@
 import type { Command } from "commander";
 import type { TaskState } from "../../engine/store/state.js";
-import { formatElapsed } from "../../ui/elapsed.js";
-import { type Column, renderTable } from "../../ui/table.js";
-import { detectTerminal } from "../../ui/terminal.js";
-import { makeTheme, type Role, roleOfStatus } from "../../ui/theme.js";
+import { checksVerdict } from "../../protocol/checks.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 
 const STATUSES = [
@@ -53,6 +50,7 @@ export const psCommand: CommandDefinition = {
             state.phase !== "finished" || now - Date.parse(state.finished_at ?? state.updated_at) < RECENT_MS
           );
         });
+        const { renderPs } = await import("../ps-render.js");
         ctx.out.result(
           shown.map((s) => ({
             id: s.id,
@@ -68,6 +66,7 @@ export const psCommand: CommandDefinition = {
             parent_id: s.parent_id,
             depth: s.depth,
             worker: s.remote?.worker?.id ?? null,
+            checks: checksVerdict(s.report?.checks),
           })),
           () => renderPs(shown, now),
         );
@@ -83,46 +82,4 @@ function matches(state: TaskState, wanted: string): boolean {
     state.report_status === wanted ||
     (wanted === "running" && state.phase !== "finished" && state.phase !== "queued")
   );
-}
-
-export function describeState(state: TaskState): string {
-  if (state.phase !== "finished") return state.waiting_for_slot ? "waiting" : state.phase;
-  if (state.outcome === "succeeded") return state.report_status ?? "done";
-  return `${state.outcome ?? "failed"}${state.report_status && state.report_status !== "failed" ? `/${state.report_status}` : ""}`;
-}
-
-/** The role that classifies a task's state in the table (running, a report status, an outcome). */
-function roleOfState(state: TaskState): Role | undefined {
-  if (state.phase !== "finished")
-    return state.waiting_for_slot || state.phase === "queued" ? "muted" : "active";
-  if (state.outcome !== "succeeded") return roleOfStatus(state.outcome);
-  return roleOfStatus(state.report_status);
-}
-
-function renderPs(states: TaskState[], now: number): string {
-  if (states.length === 0)
-    return 'No tasks. Start one with: caesar run --agent reference "create hello.txt containing hi"';
-  const capabilities = detectTerminal(process.stdout);
-  const theme = makeTheme(capabilities);
-  const columns: Column[] = [
-    { header: "ID" },
-    { header: "STATE" },
-    { header: "AGENT" },
-    { header: "AGE", align: "right" },
-    { header: "OBJECTIVE", flex: true },
-  ];
-  // Where remote tasks run, when any is shown: `agent@worker` (or `agent@queue` while none took it).
-  const rows = states.map((s) => [
-    s.id,
-    { text: describeState(s), role: roleOfState(s) },
-    s.remote ? `${s.agent}@${s.remote.worker?.id ?? "queue"}` : s.agent,
-    formatElapsed(now - Date.parse(s.created_at)),
-    s.objective.split("\n")[0]!,
-  ]);
-  // A frame on a terminal; plain aligned columns in a pipe, where grep and cut read them.
-  return renderTable(columns, rows, {
-    theme,
-    width: capabilities.isTTY ? (capabilities.width ?? 80) : Number.POSITIVE_INFINITY,
-    frame: capabilities.isTTY,
-  }).join("\n");
 }

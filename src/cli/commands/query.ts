@@ -4,7 +4,8 @@ import { type CommandContext, type CommandDefinition, handle, withCommonOptions 
 
 /**
  * `caesar query`: the command-line client of the agent query contract (cz-agent/1). It talks only to a
- * local server (CAESAR_URL, else the address `caesar serve` recorded, else http://127.0.0.1:4173), reads
+ * local server (--server, else CAESAR_URL, else the one `caesar serve` recorded — asking which when several
+ * run — else http://127.0.0.1:4173), reads
  * the current revision before each query, follows no redirect and reports a conflict instead of retrying.
  */
 export const queryCommand: CommandDefinition = {
@@ -21,7 +22,11 @@ export const queryCommand: CommandDefinition = {
       .helpCommand(false);
 
     withCommonOptions(
-      query.command("capabilities").description("what the server offers: operations, endpoints, boundaries"),
+      withServerOption(
+        query
+          .command("capabilities")
+          .description("what the server offers: operations, endpoints, boundaries"),
+      ),
     ).action(
       handle(async (ctx) => {
         const client = await clientFor(ctx);
@@ -32,8 +37,7 @@ export const queryCommand: CommandDefinition = {
     );
 
     withCommonOptions(
-      query
-        .command("timeline")
+      withServerOption(query.command("timeline"))
         .description("the events of all tasks, newest first")
         .argument("[actor]", 'only this actor: an agent id, or "user"')
         .option("--repo <id>", "only this repository (the project's id, or a task id for its worktree)")
@@ -53,8 +57,7 @@ export const queryCommand: CommandDefinition = {
     );
 
     withCommonOptions(
-      query
-        .command("repository")
+      withServerOption(query.command("repository"))
         .description("a repository's metadata and source snapshot")
         .argument("<id>", "repository id"),
     ).action(
@@ -69,8 +72,7 @@ export const queryCommand: CommandDefinition = {
     );
 
     withCommonOptions(
-      query
-        .command("change")
+      withServerOption(query.command("change"))
         .description("a change: a task's result, report, findings and verified diff")
         .argument("<number>", "change number"),
     ).action(
@@ -88,8 +90,21 @@ export const queryCommand: CommandDefinition = {
 };
 
 async function clientFor(ctx: CommandContext) {
-  const { AgentClient, resolveServerUrl } = await import("../query/client.js");
-  return new AgentClient(await resolveServerUrl(ctx.root));
+  const { AgentClient } = await import("../query/client.js");
+  const { chooseServer, isInteractive } = await import("../query/server-choice.js");
+  const choice = await chooseServer(ctx.root, {
+    server: ctx.options.server as string | undefined,
+    interactive: isInteractive(ctx.json),
+  });
+  return new AgentClient(choice.url);
+}
+
+/** `--server`, for when several servers serve the workspace (or to name one elsewhere on this machine). */
+export function withServerOption(command: Command): Command {
+  return command.option(
+    "--server <pid|url>",
+    "which server: the pid of one of this workspace's, or a local URL (default: CAESAR_URL, else the running one)",
+  );
 }
 
 /** Numbers are passed as typed; the server validates ranges (and says so). Non-numbers are refused here. */

@@ -28,7 +28,7 @@ export const returnChannelCommand: CommandDefinition = {
       .action(
         handle(async (ctx) => {
           // First, before anything reads the environment: the CLI that started us may have passed its keys.
-          const { dropProviderCredentials } = await import("../../mcp/credentials.js");
+          const { dropProviderCredentials } = await import("../../support/provider-credentials.js");
           const dropped = dropProviderCredentials(process.env);
           const { parseDuration } = await import("../../support/duration.js");
           const { resolveReturnChannelTask } = await import("../../mcp/return-channel-task-dir.js");

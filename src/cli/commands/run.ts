@@ -31,7 +31,26 @@ export const runCommand: CommandDefinition = {
         .option("--model <model>", "model for the agent")
         .option("--context <text|@file>", "context for the agent: text, or @file to read it")
         .option("--constraint <text>", "a constraint (repeatable)", collect, [])
-        .option("--accept <criterion>", "an acceptance criterion (repeatable)", collect, [])
+        .option(
+          "--accept <criterion>",
+          "an acceptance criterion (repeatable); `run: <command>` is a check",
+          collect,
+          [],
+        )
+        .option(
+          "--check <command>",
+          "a command run in the workspace after the agent; must pass (repeatable)",
+          collect,
+          [],
+        )
+        .option("--check-timeout <duration>", "each check's deadline (default 10m), never past the task's")
+        .option("--attempts <n>", "when checks fail, give the agent up to n attempts in all (default 1)")
+        .addOption(
+          new Option("--follow-up <how>", "how a second attempt reaches the agent").choices([
+            "resume",
+            "fresh",
+          ]),
+        )
         .option("--channel", "give the agent the return channel (questions, progress, report)")
         .option("--detach", "start the task and return its id at once")
         .option(

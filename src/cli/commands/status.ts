@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import type { ChildSummary } from "../../engine/lifecycle/subtree.js";
 import type { QuestionWithAnswer } from "../../engine/questions/questions.js";
 import type { TaskState } from "../../engine/store/state.js";
+import { paintChecks } from "../../ui/checks-line.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import {
   changeMark,
@@ -28,11 +30,13 @@ export const statusCommand: CommandDefinition = {
         const { readTaskFile } = await import("../../engine/store/task-store.js");
         const record = await loadLiveTask(ctx.root, String(id), "status");
         const { listQuestions } = await import("../../engine/questions/questions.js");
+        const { listChildren } = await import("../../engine/lifecycle/subtree.js");
         const task = await readTaskFile(record.dir).catch(() => undefined);
         const questions = await listQuestions(record.dir).catch(() => []);
+        const children = await listChildren(ctx.root, record.id).catch(() => []);
         ctx.out.result(
-          { id: record.id, dir: record.dir, state: record.state, task: task ?? null, questions },
-          () => renderStatus(record.state, record.dir, themeFor(process.stdout), questions),
+          { id: record.id, dir: record.dir, state: record.state, task: task ?? null, questions, children },
+          () => renderStatus(record.state, record.dir, themeFor(process.stdout), questions, children),
         );
       }),
     );
@@ -44,6 +48,7 @@ export function renderStatus(
   dir: string,
   theme: Theme = themeFor(process.stdout),
   questions: QuestionWithAnswer[] = [],
+  children: ChildSummary[] = [],
 ): string {
   const lines: string[] = [];
   const m = theme.marks;
@@ -85,6 +90,21 @@ export function renderStatus(
     row("ran", formatElapsed(end - Date.parse(state.started_at)));
   }
   if (state.error) row("error", theme.paint("fail", state.error.message));
+  if (state.cancel_requested)
+    row("cancel", `requested by ${state.cancel_requested.by} (${state.cancel_requested.at})`);
+  for (const child of children) {
+    const where =
+      child.phase === "finished"
+        ? `finished ${m.sep} ${paintStatus(theme, child.outcome ?? "failed", (child.outcome ?? "?").replace(/_/g, " "))}`
+        : theme.paint(roleOfStatus(child.phase), child.phase);
+    const note = child.cancelled_by?.includes(`with its ancestor`)
+      ? ` ${m.sep} cancelled with its parent`
+      : "";
+    row(
+      "sub-task",
+      `${child.task_id}  ${child.agent} ${m.sep} ${child.bounded ? "bounded" : "independent (keeps running if this one is cancelled)"} ${m.sep} ${where}${note}`,
+    );
+  }
   row("applied", state.applied ? `${state.applied.at} (${state.applied.files.length} file(s))` : null);
   const report = state.report;
   if (report) {
@@ -94,6 +114,22 @@ export function renderStatus(
       `${paintStatus(theme, report.status)} ${m.sep} from ${report.report_source}; changes verified by ${report.changes_verified_by}`,
     );
     row("summary", report.summary);
+    row("checks", paintChecks(theme, report));
+    for (const check of report.checks) {
+      const mark = check.passed ? theme.paint("ok", m.ok) : theme.paint("fail", m.fail);
+      const how = check.passed
+        ? formatElapsed(check.duration_ms)
+        : (check.error ?? `exit code ${check.exit_code}`);
+      lines.push(`${"".padEnd(11)}${mark} ${check.command}  ${theme.paint("muted", how)}`);
+    }
+    if (report.attempts.length > 1) {
+      row(
+        "attempts",
+        report.attempts
+          .map((attempt) => `${attempt.attempt} ${attempt.checks_passed ? m.ok : m.fail} ${attempt.how}`)
+          .join(` ${m.sep} `),
+      );
+    }
     for (const change of report.changes) {
       const [mark, role] = changeMark(theme, change.action);
       lines.push(`${"".padEnd(11)}${theme.paint(role, `${mark} ${change.action.padEnd(9)}`)}${change.path}`);

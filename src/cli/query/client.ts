@@ -1,12 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readServeAddress } from "../../api/address-file.js";
-import {
-  AGENT_PROTOCOL,
-  DEFAULT_PORT,
-  OPERATOR_HEADER,
-  OPERATOR_HEADER_VALUE,
-  PATHS,
-} from "../../api/protocol-ids.js";
+import { AGENT_PROTOCOL, OPERATOR_HEADER, OPERATOR_HEADER_VALUE, PATHS } from "../../api/protocol-ids.js";
 import { isLoopbackHost } from "../../api/security/access.js";
 import { CaesarError, UsageError } from "../../support/errors.js";
 
@@ -22,19 +15,16 @@ export interface QueryResponse<R = unknown> {
 }
 
 /**
- * Where `caesar query` sends its requests: CAESAR_URL, else the address a `caesar serve` of this workspace
- * recorded under .caesar/state/, else http://127.0.0.1:4173. Only plain-HTTP loopback origins are accepted:
- * this client never talks to another machine.
+ * A server origin given by the user (CAESAR_URL, --server) or read from an address file. Only plain-HTTP
+ * loopback origins are accepted: this client never talks to another machine.
  */
-export async function resolveServerUrl(root: string, env: NodeJS.ProcessEnv = process.env): Promise<URL> {
-  const raw =
-    env.CAESAR_URL?.trim() || (await readServeAddress(root))?.url || `http://127.0.0.1:${DEFAULT_PORT}/`;
+export function parseLocalUrl(raw: string, source: string): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UsageError("invalid_url", `CAESAR_URL ${JSON.stringify(raw)} is not a URL.`, {
-      detail: "Set it to the local server's origin, e.g. http://127.0.0.1:4173.",
+    throw new UsageError("invalid_url", `${source} ${JSON.stringify(raw)} is not a URL.`, {
+      detail: "Give the local server's origin, e.g. http://127.0.0.1:4173.",
     });
   }
   if (
@@ -46,10 +36,10 @@ export async function resolveServerUrl(root: string, env: NodeJS.ProcessEnv = pr
   ) {
     throw new UsageError(
       "non_local_endpoint",
-      `Refusing ${url.origin}${url.pathname === "/" ? "" : url.pathname}: not a local caesar server.`,
+      `Refusing ${url.origin}${url.pathname === "/" ? "" : url.pathname} (${source}): not a local caesar server.`,
       {
         detail:
-          "caesar query only talks to http://127.0.0.1, http://localhost or http://[::1] (an origin, no path): set CAESAR_URL to one, or unset it.",
+          "caesar only talks to http://127.0.0.1, http://localhost or http://[::1] (an origin, no path): give one, or unset CAESAR_URL.",
       },
     );
   }
@@ -78,6 +68,19 @@ export class AgentClient {
         operation,
         arguments: args,
       }),
+    });
+  }
+
+  /** Ask the server for a one-time dashboard login URL; only the bearer token's holder may. */
+  async mintLoginLink(token: string): Promise<{ url: string }> {
+    return this.send<{ url: string }>(PATHS.loginLinks, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        [OPERATOR_HEADER]: OPERATOR_HEADER_VALUE,
+        Authorization: `Bearer ${token}`,
+      },
+      body: "{}",
     });
   }
 

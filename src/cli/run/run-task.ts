@@ -2,26 +2,26 @@ import { startPlannedTask } from "../../cluster/start.js";
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
 import type { PreparedConductor } from "../../engine/conductor/launch.js";
 import { followTask } from "../../engine/follow/follow.js";
-import { resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
-import { type DelegationRequest, parentFromEnv } from "../../engine/lifecycle/request.js";
+import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
+import { describeRequest, resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
+import type { DelegationRequest } from "../../engine/lifecycle/request.js";
 import { awaitClaim } from "../../engine/lifecycle/start.js";
 import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
 import type { Mode } from "../../protocol/task.js";
 import { parseDuration } from "../../support/duration.js";
+import { UsageError } from "../../support/errors.js";
 import { trace } from "../../support/trace.js";
-import { createRunRenderer } from "../../ui/run-renderer.js";
 import type { CommandContext } from "../command.js";
 import { readTextOrFile } from "../options.js";
 
-/** The request `caesar run` builds from its flags (and the CAESAR_* environment, for nested calls). */
+/** The request `caesar run` builds from its flags (a nested call's parent is proven by resolvePlan). */
 export async function requestFromOptions(
   ctx: CommandContext,
   objective: string,
   extraArgs: string[],
 ): Promise<DelegationRequest> {
   const o = ctx.options;
-  const parent = parentFromEnv(process.env);
   const context = await readTextOrFile(o.context as string | undefined, ctx.cwd, "--context");
   return {
     objective,
@@ -35,12 +35,25 @@ export async function requestFromOptions(
     ...(context !== undefined ? { context } : {}),
     constraints: (o.constraint as string[] | undefined) ?? [],
     acceptance: (o.accept as string[] | undefined) ?? [],
+    checks: (o.check as string[] | undefined) ?? [],
+    ...(o.checkTimeout ? { checkTimeoutMs: parseDuration(String(o.checkTimeout), "--check-timeout") } : {}),
+    ...(o.attempts !== undefined ? { attempts: parseCount(String(o.attempts), "--attempts") } : {}),
+    ...(o.followUp ? { followUp: o.followUp as "resume" | "fresh" } : {}),
     extraArgs,
     channel: o.channel === true,
     ...(o.on ? { on: String(o.on) } : {}),
-    ...(parent ? { parent } : {}),
-    requestedBy: parent ? parent.taskId : "cli",
+    requestedBy: "cli",
   };
+}
+
+/** A whole number given on the command line (`--attempts 3`). */
+function parseCount(raw: string, flag: string): number {
+  if (!/^\d+$/.test(raw.trim())) {
+    throw new UsageError("invalid_option", `${flag} ${JSON.stringify(raw)} is not a whole number.`, {
+      detail: `Pass ${flag} followed by a number, e.g. ${flag} 3.`,
+    });
+  }
+  return Number(raw);
 }
 
 export async function runFromCli(
@@ -54,9 +67,13 @@ export async function runFromCli(
   try {
     const request = await requestFromOptions(ctx, objective, extraArgs);
     trace("run: request built");
-    ({ plan } = await resolvePlan(request, { root: ctx.root }));
-    trace("run: planned");
-    record = await startPlannedTask(plan, { conductor });
+    const action = describeRequest(request);
+    const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
+    ({ plan, record } = await governed(caller, action, async () => {
+      const resolved = await resolvePlan(request, { root: ctx.root, cwd: ctx.cwd, caller });
+      trace("run: planned");
+      return { plan: resolved.plan, record: await startPlannedTask(resolved.plan, { conductor }) };
+    }));
   } catch (error) {
     conductor.abandon();
     throw error;
@@ -98,6 +115,9 @@ export async function followAndRender(ctx: CommandContext, record: TaskRecord): 
       ctx.out.result({ task_id: record.id, state: final, report: final.report });
       return final;
     }
+    // Loaded only to render: measuring text for a terminal costs a few MiB (ICU's segmenter) that --json
+    // never needs.
+    const { createRunRenderer } = await import("../../ui/run-renderer.js");
     const renderer = createRunRenderer({ out: process.stdout, taskId: record.id });
     renderer.header(record.state);
     let waitingShown = "";

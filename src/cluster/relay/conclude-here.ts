@@ -1,3 +1,4 @@
+import { describeEnding } from "../../engine/conductor/ending.js";
 import { finishTask } from "../../engine/conductor/finish.js";
 import { EventWriter } from "../../engine/store/event-log.js";
 import type { Outcome, TaskState } from "../../engine/store/state.js";
@@ -7,8 +8,9 @@ import { taskPaths } from "../../protocol/task-dir.js";
 
 /**
  * End a remote task on this machine with the engine's own end of a task (a report synthesised from the
- * outcome, the `error` and `finished` events, the final state): when its starting point could not be
- * pushed, when it was cancelled before any worker took it, or when its workers gave it up.
+ * ending, the `error` and `finished` events, the final state): when its starting point could not be
+ * pushed, when it was cancelled before any worker took it, when its workers gave it up, or when a
+ * cancel went unconfirmed.
  */
 export async function concludeHere(
   dir: string,
@@ -19,13 +21,20 @@ export async function concludeHere(
 ): Promise<TaskState> {
   const state = await readState(dir);
   if (state.phase === "finished") return state;
+  const ending = describeEnding(
+    { kind: "remote", ...error, outcome, agentRan: state.started_at !== null },
+    {
+      agent: plan.agent,
+      timeoutMs: plan.timeout_ms,
+      cancelledBy: state.cancel_requested?.by,
+      outputTail: "",
+    },
+  );
   return finishTask({
     dir,
     plan,
     events: events ?? new EventWriter(taskPaths(dir).events, state.id),
     stream: {},
-    outcome,
-    exit: { code: null, signal: null },
-    launchError: error,
+    ending,
   });
 }

@@ -1,3 +1,4 @@
+import { settleRace } from "../../engine/race/race.js";
 import type { EventWriter } from "../../engine/store/event-log.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, updateState } from "../../engine/store/task-store.js";
@@ -108,4 +109,11 @@ export async function finalizeHere(input: FinalizeInput): Promise<void> {
   ).catch((error) => input.log(`[relay] ${before.id}: budget not settled: ${messageOf(error)}`));
   // The result commit keeps the starting point's objects alive on the remote: its own ref can go.
   await deleteStart(top, remote.git_remote, before.id).catch(() => undefined);
+  // A race's contender is settled here, where its race's record is (a local contender's conductor does it).
+  if (plan.race) {
+    const race = plan.race;
+    await settleRace(plan.root, race, await readState(dir)).catch((error) =>
+      input.log(`[relay] ${before.id}: race ${race.id} not settled: ${messageOf(error)}`),
+    );
+  }
 }

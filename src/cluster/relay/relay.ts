@@ -70,7 +70,8 @@ const pausedUntil = new Map<string, number>();
 
 async function tryLock(root: string): Promise<(() => Promise<void>) | undefined> {
   try {
-    return await acquireFileLock(relayPaths(root).lock, { timeoutMs: 0 });
+    const held = await acquireFileLock(relayPaths(root).lock, { timeoutMs: 0 });
+    return () => held.release();
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 import { answerQuestion } from "../../engine/questions/questions.js";
-import { AnswerSchema } from "../../protocol/channel-documents.js";
 import { isValidQuestionId } from "../../protocol/ids.js";
+import { AnswerSchema } from "../../protocol/questions.js";
 import { cancelKey } from "../names.js";
 import { decode } from "../wire.js";
 import type { WorkerContext } from "./context.js";

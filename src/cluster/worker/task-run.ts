@@ -123,6 +123,11 @@ async function runAttempt(
     repo_top: context.top,
     base_commit: message.start.commit,
     remote: remotePlanFor(context, message),
+    // The submitter's global configuration file means nothing here: this task's nested requests are
+    // governed by the worker account's own (engine/lifecycle/plan.ts `globalConfigOf`).
+    global_config: null,
+    // A race's record is its submitter's: the submitter's relay settles it when this task's final arrives.
+    race: null,
   };
   let prepared: Final | undefined;
   const localId = localIdFor(context, id);
@@ -130,8 +135,9 @@ async function runAttempt(
     await clearEarlierAttempt(context, plan, localId);
     await fetchStart(context.top, context.gitRemote, id, message.start.commit);
     await createTask(plan, {
-      id: localId,
-      reserve: async () => {},
+      ids: [localId],
+      // Its submitter reserved its place in the cluster's ledger: nothing more to reserve here.
+      ledger: { reserve: async () => {}, cancel: async () => {} },
       state: { conductor: recordProcess(process.pid) },
     });
   } catch (error) {

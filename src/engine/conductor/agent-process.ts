@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import type { WriteStream } from "node:fs";
 import type { ProcessExit } from "../../agents/adapter.js";
 import { LineBuffer } from "../../protocol/jsonl.js";
 import { terminateGroup } from "./terminate.js";
@@ -9,11 +8,14 @@ export interface AgentProcessOptions {
   args: string[];
   cwd: string;
   env: Record<string, string>;
-  raw: WriteStream;
+  /** Where the output goes as it comes (raw.log for an agent, a bounded log for a check). */
+  raw: { write(chunk: string): unknown };
   onStdoutLine(line: string): void;
   onStderrLine(line: string): void;
   /** Any output at all (for the stall notice). */
   onOutput?(): void;
+  /** Keep stdin open as a pipe (a session driven over stdio, ACP); otherwise it is /dev/null. */
+  stdinPipe?: boolean;
 }
 
 export interface AgentProcess {
@@ -22,19 +24,25 @@ export interface AgentProcess {
   done: Promise<ProcessExit & { spawnError?: NodeJS.ErrnoException }>;
   /** End the whole process group (SIGTERM, grace, SIGKILL). */
   terminate(): Promise<void>;
+  /** Write to the agent's stdin (with `stdinPipe`); a closed pipe drops the text (the exit says why). */
+  write(text: string): void;
+  /** Close the agent's stdin (with `stdinPipe`): the end of the conversation. */
+  closeStdin(): void;
 }
 
 /**
  * Start the agent in a process group of its own (so the group can be ended as one), stdin from
- * /dev/null, stdout and stderr teed to raw.log and split into lines for the translator.
+ * /dev/null (or a pipe, for a session), stdout and stderr teed to raw.log and split into lines.
  */
 export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
   const child = spawn(options.bin, options.args, {
     cwd: options.cwd,
     env: options.env,
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.stdinPipe ? "pipe" : "ignore", "pipe", "pipe"],
   });
+  // An agent that dies closes its stdin: writing then fails with EPIPE, which its exit explains.
+  child.stdin?.on("error", () => {});
   const pgid = child.pid;
   const stdoutLines = new LineBuffer();
   const stderrLines = new LineBuffer();
@@ -89,6 +97,12 @@ export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
     done,
     async terminate() {
       if (pgid !== undefined) await terminateGroup(pgid);
+    },
+    write(text: string) {
+      if (child.stdin?.writable) child.stdin.write(text);
+    },
+    closeStdin() {
+      child.stdin?.end();
     },
   };
 }

@@ -1,11 +1,17 @@
 import type { Task } from "../../protocol/task.js";
 import type { TaskPaths } from "../../protocol/task-dir.js";
+import { textCriteria } from "../store/task-plan.js";
 
 /**
  * The prompt an agent receives: its mission, the rules of the mode, and how to hand its report back.
  * Plain text, the same for every agent; the full task stays in task.json.
  */
-export function makeBrief(task: Task, paths: TaskPaths, systemPrompt: string | null): string {
+export function makeBrief(
+  task: Task,
+  paths: TaskPaths,
+  systemPrompt: string | null,
+  checks: readonly string[] = [],
+): string {
   const parts: string[] = [];
   if (systemPrompt?.trim()) parts.push(systemPrompt.trim(), "");
   parts.push(
@@ -15,8 +21,14 @@ export function makeBrief(task: Task, paths: TaskPaths, systemPrompt: string | n
   );
   if (task.context.trim()) parts.push("", "Context:", task.context.trim());
   if (task.constraints.length > 0) parts.push("", "Constraints:", ...task.constraints.map((c) => `- ${c}`));
-  if (task.acceptance_criteria.length > 0) {
-    parts.push("", "Acceptance criteria:", ...task.acceptance_criteria.map((c) => `- ${c}`));
+  const criteria = textCriteria(task.acceptance_criteria);
+  if (criteria.length > 0) parts.push("", "Acceptance criteria:", ...criteria.map((c) => `- ${c}`));
+  if (checks.length > 0) {
+    parts.push(
+      "",
+      "Checks: when you are done, caesar runs each of these commands in your workspace; the task succeeds only if every one exits 0:",
+      ...checks.map((command) => `- \`${command}\``),
+    );
   }
   parts.push("");
   if (task.mode === "read-only") {

@@ -1,13 +1,7 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type {
-  AgentAdapter,
-  LaunchContext,
-  ProcessExit,
-  StreamOutcome,
-  StreamTranslator,
-} from "../../agents/adapter.js";
+import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
 import { writeLaunchFiles } from "../../agents/launch-files.js";
 import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
@@ -17,22 +11,35 @@ import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { formatDuration } from "../../support/duration.js";
-import { isCaesarError, messageOf } from "../../support/errors.js";
+import { messageOf } from "../../support/errors.js";
+import { OutputTail } from "../../support/output-tail.js";
 import { recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
+import { controlPaths } from "../store/control.js";
 import { EventWriter } from "../store/event-log.js";
 import { projectPaths } from "../store/project.js";
-import type { Outcome } from "../store/state.js";
+import type { TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
-import { taskDirOf, updateState } from "../store/task-store.js";
+import { readState, taskDirOf, updateState } from "../store/task-store.js";
 import { type AgentProcess, startAgentProcess } from "./agent-process.js";
+import { type AgentStream, makeAgentStream } from "./agent-stream.js";
+import { type AgentTurn, conductAttempts } from "./attempts.js";
 import { makeBrief } from "./brief.js";
+import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
+import { describeEnding, type Ending, type EndingCause, type EndingContext } from "./ending.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { returnChannelFor } from "./return-channel.js";
+import { lendingOf } from "./slot-lending.js";
 import { acquireSlot } from "./slots.js";
 
-export interface ConductOptions {
+/** What the conductor's entry hands it from the rooms it may not import. */
+export interface ConductorHooks {
+  /** After the task's final state (a race contender settles its race here). */
+  settled?(plan: TaskPlan, final: TaskState): Promise<void>;
+}
+
+export interface ConductOptions extends ConductorHooks {
   /** Cancels the task: the agent's process group is ended and the task concluded `cancelled`. */
   signal?: AbortSignal;
   /** The environment the agent inherits (less a parent task's CAESAR_* variables); default process.env. */
@@ -80,8 +87,24 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     await new Promise<void>((resolve) => raw.end(resolve));
     await release?.();
   };
-  const finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) =>
-    finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+  const finish = async (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => {
+    const final = await finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+    await options.settled?.(plan, final).catch(() => undefined);
+    return final;
+  };
+  const describe: Describe = async (cause, context = {}) => {
+    const state = await readState(dir).catch(() => undefined);
+    return describeEnding(cause, {
+      agent: plan.agent,
+      timeoutMs: plan.timeout_ms,
+      cancelledBy: state?.cancel_requested?.by,
+      outputTail: "",
+      ...context,
+    });
+  };
+  const end: End = async (cause, context = {}, stream = {}) => {
+    await finish({ stream, ending: await describe(cause, context) });
+  };
   try {
     const loaded = await configLoad;
     if ("error" in loaded) throw loaded.error;
@@ -91,22 +114,25 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     if (options.takeSlot === false) release = async () => {};
     else
       release = await acquireSlot(
-        projectPaths(root).slots,
+        controlPaths(root).slots,
         taskId,
         config.policy.max_parallel.value,
         (holders) =>
           updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
         cancel.signal,
+        lendingOf(root, plan),
       ).catch((error) => {
         if (cancel.signal.aborted) return undefined;
         throw error;
       });
     if (!release) {
-      await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
+      await end({ kind: "cancelled_before_start" });
       return;
     }
     await runTask({
       finish,
+      describe,
+      end,
       root,
       taskId,
       dir,
@@ -119,7 +145,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       note,
     });
   } catch (error) {
-    await finishAfterCrash(dir, finish, error);
+    await finishAfterCrash(dir, end, error);
   } finally {
     await closeUp();
     options.signal?.removeEventListener("abort", onCancel);
@@ -127,9 +153,15 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
 }
 
 type Finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => Promise<unknown>;
+/** How a task ended, in words, from its cause (ending.ts). */
+type Describe = (cause: EndingCause, context?: Partial<EndingContext>) => Promise<Ending>;
+/** Finish the task with an ending described from its cause: the one way a task ends. */
+type End = (cause: EndingCause, context?: Partial<EndingContext>, stream?: StreamOutcome) => Promise<void>;
 
 interface RunInput {
   finish: Finish;
+  describe: Describe;
+  end: End;
   root: string;
   taskId: string;
   dir: string;
@@ -143,7 +175,7 @@ interface RunInput {
 }
 
 async function runTask(input: RunInput): Promise<void> {
-  const { dir, plan, adapter, raw, cancel, finish, taskId } = input;
+  const { dir, plan, adapter, raw, cancel, finish, end, taskId } = input;
   const paths = taskPaths(dir);
   const planned = plannedWorktree(plan, taskId);
   await updateState(dir, (state) => ({
@@ -153,7 +185,7 @@ async function runTask(input: RunInput): Promise<void> {
     ...(planned ? { worktree: planned.path, branch: planned.branch } : {}),
   }));
   if (cancel.aborted) {
-    await finish({ stream: {}, outcome: "cancelled", exit: { code: null, signal: null } });
+    await end({ kind: "cancelled_before_start" });
     return;
   }
 
@@ -180,26 +212,27 @@ async function runTask(input: RunInput): Promise<void> {
     if (failure) {
       await discardIsolation(plan, isolation);
       await updateState(dir, (state) => ({ ...state, worktree: null, branch: null, start_tree: null }));
-      const how = failure.signal ? `killed by ${failure.signal}` : `exit code ${failure.code}`;
-      await finish({
-        stream: {},
-        outcome: "failed",
-        exit: { code: failure.code, signal: failure.signal },
-        launchError: {
-          code: "setup_failed",
-          message: `Setup command failed: \`${failure.command}\` (${how}). The agent did not run; see raw.log for its output. Fix [worktree] setup in .caesar/config.toml.`,
-        },
-      });
+      await end(
+        { kind: "setup_failed", command: failure.command, exit: failure },
+        { outputTail: failure.output },
+      );
       return;
     }
   }
 
   const runtimeDir = join(dir, "runtime");
   await mkdir(runtimeDir, { recursive: true });
+  // The agent's credentials: in its environment only, their hash in caesar's record (credentials.ts).
+  const token = await issueTaskToken(dir);
   const launch: LaunchContext = {
     task,
     paths,
-    prompt: makeBrief(task, paths, plan.system_prompt),
+    prompt: makeBrief(
+      task,
+      paths,
+      plan.system_prompt,
+      plan.checks.map((check) => check.command),
+    ),
     mode: plan.mode,
     network: plan.network,
     ...(plan.model ? { model: plan.model } : {}),
@@ -208,41 +241,57 @@ async function runTask(input: RunInput): Promise<void> {
     ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
     extraDirs: [dir],
     runtimeDir,
-    env,
+    env: { ...env, [TASK_TOKEN_ENV]: token },
   };
+  // Checks and further attempts, when the plan has them (attempts.ts); else one run of the agent.
+  await conductAttempts({
+    dir,
+    plan,
+    adapter,
+    events: input.events,
+    raw,
+    cancel,
+    launch,
+    git: { top: isolation.gitTop, startTree: isolation.startTree, excluded: isolation.materialised },
+    runTurn: (turnLaunch, deadlineAt) => runAgent({ ...input, launch: turnLaunch, deadlineAt }),
+    finish,
+  });
+}
+
+async function runAgent(
+  input: RunInput & { launch: LaunchContext; deadlineAt: number | undefined },
+): Promise<AgentTurn> {
+  const { dir, plan, events, raw, cancel, launch, adapter, taskId, describe } = input;
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
   await writeLaunchFiles(command);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
-      materialised: [...state.materialised, ...command.materialised!],
+      materialised: [...new Set([...state.materialised, ...command.materialised!])],
     }));
   }
-  const translator = adapter.createTranslator(launch);
   input.note("conductor: command built");
-  await runAgent({ ...input, launch, command, translator });
-}
-
-async function runAgent(
-  input: RunInput & {
-    launch: LaunchContext;
-    command: ReturnType<AgentAdapter["buildCommand"]>;
-    translator: StreamTranslator;
-  },
-): Promise<void> {
-  const { dir, plan, events, raw, cancel, command, translator, launch, finish } = input;
+  const rawFrom = await rawOffset(raw, taskPaths(dir).raw);
+  // What the agent last said on stderr (else on stdout): the words of a failure message.
+  const stderrTail = new OutputTail();
+  const stdoutTail = new OutputTail(10);
+  const outputTail = () => stderrTail.text || stdoutTail.text;
   const emit = (bodies: EventBody[]) => {
     for (const body of bodies) void events.append(body);
   };
-  const safely = (fn: () => EventBody[]): EventBody[] => {
-    try {
-      return fn();
-    } catch (error) {
-      raw.write(`[caesar] the stream translator failed on a line: ${messageOf(error)}\n`);
-      return [];
-    }
-  };
+  // The first run fixes the task's deadline; a later attempt runs within what is left of it.
+  const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
+  // A line translator, or a session the adapter drives over stdio (ACP): the rest of the run is shared.
+  const stream: AgentStream = makeAgentStream({
+    adapter,
+    launch,
+    dir,
+    taskId,
+    raw,
+    emit,
+    ...(plan.ask_permissions ? { askPermissionsUntil: deadlineAt } : {}),
+  });
   let lastOutput = Date.now();
   let agent: AgentProcess;
   try {
@@ -252,23 +301,28 @@ async function runAgent(
       cwd: command.cwd,
       env: { ...launch.env, ...command.env },
       raw,
-      onStdoutLine: (line) => emit(safely(() => translator.stdout(line))),
-      onStderrLine: (line) => emit(safely(() => translator.stderr?.(line) ?? [])),
+      stdinPipe: stream.stdinPipe,
+      onStdoutLine: (line) => {
+        stdoutTail.push(line);
+        stream.stdout(line);
+      },
+      onStderrLine: (line) => {
+        stderrTail.push(line);
+        stream.stderr(line);
+      },
       onOutput: () => {
         lastOutput = Date.now();
       },
     });
+    stream.attach(agent);
   } catch (error) {
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: { code: "spawn_failed", message: `Could not start ${command.bin}: ${messageOf(error)}` },
-    });
-    return;
+    return {
+      kind: "error",
+      ending: await describe({ kind: "spawn_failed", bin: command.bin, error }, { command: command.display }),
+    };
   }
+  const startedAt = new Date();
   if (agent.pid !== undefined) {
-    const startedAt = new Date();
     // Appended at once, before anything else is awaited, so it precedes what the agent writes itself.
     const started = events.append({
       type: "started",
@@ -281,19 +335,20 @@ async function runAgent(
       phase: "running",
       agent_process: recordProcess(agent.pid!),
       command: command.display,
-      started_at: startedAt.toISOString(),
-      deadline_at: new Date(startedAt.getTime() + plan.timeout_ms).toISOString(),
+      ...(input.deadlineAt === undefined
+        ? { started_at: startedAt.toISOString(), deadline_at: new Date(deadlineAt).toISOString() }
+        : {}),
     }));
     await started;
   }
 
-  let stopReason: Outcome | undefined;
-  const stop = (reason: Outcome) => {
+  let stopReason: "timed_out" | "cancelled" | undefined;
+  const stop = (reason: "timed_out" | "cancelled") => {
     if (stopReason) return;
     stopReason = reason;
-    void agent.terminate();
+    stream.stop(agent);
   };
-  const deadline = setTimeout(() => stop("timed_out"), plan.timeout_ms);
+  const deadline = setTimeout(() => stop("timed_out"), Math.max(0, deadlineAt - Date.now()));
   const onCancel = () => stop("cancelled");
   cancel.addEventListener("abort", onCancel, { once: true });
   if (cancel.aborted) onCancel();
@@ -319,36 +374,48 @@ async function runAgent(
   await events.flush();
 
   if (exit.spawnError) {
-    const missing = exit.spawnError.code === "ENOENT";
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: missing ? "agent_not_found" : "spawn_failed",
-        message: missing
-          ? `Agent "${plan.agent}" could not start: ${command.bin} was not found (is it installed and on PATH?).`
-          : `Agent "${plan.agent}" could not start: ${exit.spawnError.message}`,
-      },
-    });
-    return;
+    return {
+      kind: "error",
+      ending: await describe(
+        { kind: "spawn_failed", bin: command.bin, error: exit.spawnError },
+        { command: command.display },
+      ),
+    };
   }
-  let stream: StreamOutcome = {};
+  let said: StreamOutcome = {};
   try {
-    stream = await translator.finish({ code: exit.code, signal: exit.signal } satisfies ProcessExit);
+    said = await stream.finish({ code: exit.code, signal: exit.signal } satisfies ProcessExit);
   } catch (error) {
     raw.write(`[caesar] the stream translator failed at the end: ${messageOf(error)}\n`);
   }
+  await events.flush();
   // What the stream still held: text being accumulated, tools left open (closed as failed).
-  for (const body of stream.events ?? []) await events.append(body);
-  if (stream.failure)
-    await events.append({
-      type: "error",
-      message: stream.failure.message,
-      ...(stream.failure.code ? { code: stream.failure.code } : {}),
-    });
-  const outcome: Outcome = stopReason ?? (exit.code === 0 ? "succeeded" : "failed");
-  await finish({ stream, outcome, exit: { code: exit.code, signal: exit.signal } });
+  for (const body of said.events ?? []) await events.append(body);
+  const ending = await describe(
+    {
+      kind: "exited",
+      exit: { code: exit.code, signal: exit.signal },
+      stoppedFor: stopReason,
+      streamFailure: said.failure,
+      ...(said.processOutcome ? { processOutcome: said.processOutcome } : {}),
+    },
+    { command: command.display, outputTail: outputTail(), ranMs: Date.now() - startedAt.getTime() },
+  );
+  return {
+    kind: "exited",
+    stream: said,
+    ending,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    deadlineAt,
+    rawFrom,
+  };
+}
+
+/** The size of raw.log once everything written to it so far is on disk. */
+async function rawOffset(raw: WriteStream, path: string): Promise<number> {
+  await new Promise<void>((resolve) => raw.write("", () => resolve()));
+  return (await stat(path).catch(() => ({ size: 0 }))).size;
 }
 
 function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {
@@ -357,7 +424,8 @@ function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolat
     protocol: PROTOCOLS.task,
     id: taskId,
     created_at: new Date().toISOString(),
-    role: plan.role,
+    // The seed marks role optional: absent, not null, reads the same under either reading of "optional".
+    ...(plan.role ? { role: plan.role } : {}),
     agent: plan.agent,
     objective: plan.objective,
     context: plan.context,
@@ -385,7 +453,10 @@ function phaseNote(log: ((line: string) => void) | undefined): (phase: string) =
   };
 }
 
-/** The agent's environment: the given one, minus a parent task's CAESAR_* protocol variables, plus this task's. */
+/**
+ * The agent's environment: the given one, minus a parent task's CAESAR_* variables (its credentials
+ * included), plus this task's.
+ */
 function agentEnvironment(
   base: NodeJS.ProcessEnv,
   plan: TaskPlan,
@@ -393,7 +464,7 @@ function agentEnvironment(
   dir: string,
   root: string,
 ): Record<string, string> {
-  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR"]);
+  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR", TASK_TOKEN_ENV]);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;
@@ -405,18 +476,9 @@ function agentEnvironment(
   };
 }
 
-async function finishAfterCrash(dir: string, finish: Finish, error: unknown): Promise<void> {
-  const code = (error as { code?: string })?.code;
+async function finishAfterCrash(dir: string, end: End, error: unknown): Promise<void> {
   try {
-    await finish({
-      stream: {},
-      outcome: "failed",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: typeof code === "string" ? code : "conductor_error",
-        message: `The task could not run: ${messageOf(error)}${isCaesarError(error) && error.detail ? ` ${error.detail}` : ""}`,
-      },
-    });
+    await end({ kind: "crashed", error });
   } catch (second) {
     // Last resort: the state must not stay "running".
     await updateState(dir, (state) => ({

@@ -1,18 +1,23 @@
-import { open } from "node:fs/promises";
 import { relative } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
 import { settleBudget } from "../../policy/budget.js";
+import type { Attempt, CheckResult } from "../../protocol/checks.js";
 import type { Finding } from "../../protocol/report.js";
 import { taskPaths } from "../../protocol/task-dir.js";
+import { readFileTail } from "../../support/output-tail.js";
 import { trace } from "../../support/trace.js";
 import { changedFiles, isPristine, type ObservedChange } from "../../workspace/changes.js";
 import { recordResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
+import { controlPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
-import { projectPaths } from "../store/project.js";
-import type { Outcome, TaskState } from "../store/state.js";
+import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
-import { readState, updateState } from "../store/task-store.js";
+import { auditMirrors, readState, updateState } from "../store/task-store.js";
+import { applyChecks } from "./check-verdict.js";
+import { checksNotRun } from "./checks.js";
+import type { Ending } from "./ending.js";
+import { governanceFindings } from "./governance-findings.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
 
@@ -21,15 +26,19 @@ export interface FinishInput {
   plan: TaskPlan;
   events: EventWriter;
   stream: StreamOutcome;
-  outcome: Outcome;
-  exit: { code: number | null; signal: string | null };
-  /** Why the agent could not run or was concluded by someone else (shown as the report's summary). */
-  launchError?: { code: string; message: string };
+  /** How the task ended, in words (ending.ts): the error event, state.error and a synthesised report. */
+  ending: Ending;
   findings?: Finding[];
   /** Concluding a task whose conductor died in its "finishing" phase (see `finished` below). */
   diedWhileFinishing?: boolean;
   /** Called after the `finished` event and before the final state (release the slot, close raw.log). */
   beforeFinalState?: () => Promise<void>;
+  /** The checks after the last attempt (absent: the plan's checks did not run). */
+  checks?: CheckResult[];
+  /** Every run of the agent, with the checks after it. */
+  attempts?: Attempt[];
+  /** Where the last attempt's output begins in raw.log (the degraded tier reads only that). */
+  rawFrom?: number;
 }
 
 const RAW_TAIL_BYTES = 512 * 1024;
@@ -42,6 +51,8 @@ const RAW_TAIL_BYTES = 512 * 1024;
 export async function finishTask(input: FinishInput): Promise<TaskState> {
   const { dir, plan } = input;
   const paths = taskPaths(dir);
+  // Before anything rewrites them: did someone else rewrite caesar's records in the task directory?
+  await auditMirrors(dir).catch(() => undefined);
   const before = await updateState(dir, (state) => ({ ...state, phase: "finishing" }));
   const end = await observeChanges(before, plan);
   const observed = end?.changes;
@@ -50,14 +61,11 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     taskDir: dir,
     reportPath: paths.report,
     stream: input.stream,
-    outputText: `${input.stream.finalText ?? ""}\n${await readTail(paths.raw, RAW_TAIL_BYTES)}`,
-    outcome: input.outcome,
-    exit: input.exit,
-    timeoutMs: plan.timeout_ms,
-    ...(input.launchError ? { launchError: input.launchError.message } : {}),
+    outputText: `${input.stream.finalText ?? ""}\n${await readFileTail(paths.raw, RAW_TAIL_BYTES, input.rawFrom)}`,
+    ending: input.ending,
     changedFiles: observed?.length,
   });
-  const report = reconcile({
+  const reconciled = reconcile({
     taskId: before.id,
     report: recovered.report,
     source: recovered.source,
@@ -70,28 +78,31 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
       ...(input.findings ?? []),
       ...(input.stream.findings ?? []),
       ...recovered.findings,
+      ...(await governanceFindings(plan.root, before.id).catch(() => [])),
     ],
     ...(input.stream.usage ? { usage: input.stream.usage } : {}),
   });
+  const checks =
+    input.checks ??
+    (plan.checks.length > 0 ? checksNotRun(plan.checks, whyChecksDidNotRun(input.ending)) : []);
+  const report = applyChecks(reconciled, checks, input.attempts ?? []);
   // A task's events end with exactly one `finished`: a conductor that died after writing it, before its
   // final state, leaves its concluder nothing to append. (Only then: an agent can write events.jsonl too,
   // and what it writes never replaces the engine's own `finished`.)
   const alreadyFinished = input.diedWhileFinishing === true && (await input.events.endsWithFinished());
-  if (input.launchError && !alreadyFinished)
-    await input.events.append({
-      type: "error",
-      message: input.launchError.message,
-      code: input.launchError.code,
-    });
+  // One failure, one `error` event: none when the agent's stream already wrote one for it.
+  const { ending } = input;
+  if (ending.error && !ending.announced && !alreadyFinished)
+    await input.events.append({ type: "error", message: ending.error.message, code: ending.error.code });
   // The `finished` event goes first: whoever sees the final state then finds it in events.jsonl.
   const current = await readState(dir);
-  const outcome = current.cancel_requested && input.outcome !== "timed_out" ? "cancelled" : input.outcome;
+  const outcome = current.cancel_requested && ending.outcome !== "timed_out" ? "cancelled" : ending.outcome;
   if (!alreadyFinished)
     await input.events.append({ type: "finished", status: report.status, summary: report.summary, outcome });
   await input.events.flush();
   // The budget: committed with the reported cost if the agent ran, released if it never did.
   await settleBudget(
-    projectPaths(plan.root).state,
+    controlPaths(plan.root).budgets,
     plan.budget.tree ?? current.id,
     current.id,
     current.started_at !== null,
@@ -105,10 +116,10 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     phase: "finished",
     finished_at: new Date().toISOString(),
     outcome,
-    exit: input.exit,
+    exit: ending.exit,
     report_status: report.status,
     report,
-    error: input.launchError ?? state.error,
+    error: ending.error ?? state.error,
     waiting_for_slot: null,
     end_tree: end?.tree ?? null,
     result_commit: end?.commit ?? null,
@@ -152,23 +163,18 @@ async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTa
           `caesar ${state.id}: ${state.objective.split("\n")[0]!.slice(0, 72)}`,
         ).catch(() => null);
   if (plan.repo_prefix)
-    changes = changes.map((change) => ({ ...change, path: relative(plan.repo_prefix, change.path) }));
+    changes = changes.map((change) => ({
+      ...change,
+      path: relative(plan.repo_prefix, change.path),
+      ...(change.from ? { from: relative(plan.repo_prefix, change.from) } : {}),
+    }));
   return { tree, commit, changes };
 }
 
-async function readTail(path: string, bytes: number): Promise<string> {
-  try {
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const length = Math.min(size, bytes);
-      const buffer = Buffer.alloc(length);
-      await handle.read(buffer, 0, length, size - length);
-      return buffer.toString("utf8");
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return "";
-  }
+function whyChecksDidNotRun(ending: Ending): string {
+  if (ending.outcome === "cancelled") return "not run: the task was cancelled";
+  if (ending.outcome === "timed_out") return "not run: the task's deadline had passed";
+  if (ending.error?.code === "conductor_died")
+    return "not finished: the task's conductor died before its checks ended";
+  return ending.agentRan ? "not run" : "not run: the agent could not run";
 }

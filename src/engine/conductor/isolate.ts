@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import type { WriteStream } from "node:fs";
 import { join } from "node:path";
+import { OutputTail } from "../../support/output-tail.js";
 import { gitOut } from "../../workspace/git.js";
 import { materialise } from "../../workspace/materialise.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
@@ -96,6 +97,8 @@ export interface SetupFailure {
   command: string;
   code: number | null;
   signal: string | null;
+  /** The last lines the failing command printed (all of it is in raw.log). */
+  output: string;
 }
 
 /** Run the `[worktree] setup` commands in the workspace, output into raw.log; the first failure stops. */
@@ -108,6 +111,7 @@ export async function runSetup(
 ): Promise<SetupFailure | undefined> {
   for (const command of commands) {
     raw.write(`[caesar] setup: $ ${command}\n`);
+    const output = new OutputTail();
     const result = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
       const child = spawn("sh", ["-c", command], {
         cwd,
@@ -115,8 +119,12 @@ export async function runSetup(
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
       });
-      child.stdout.on("data", (chunk) => raw.write(chunk));
-      child.stderr.on("data", (chunk) => raw.write(chunk));
+      const keep = (chunk: Buffer) => {
+        raw.write(chunk);
+        output.pushText(chunk.toString("utf8"));
+      };
+      child.stdout.on("data", keep);
+      child.stderr.on("data", keep);
       const onAbort = () => {
         if (child.pid) {
           try {
@@ -133,7 +141,7 @@ export async function runSetup(
         resolve({ code, signal: sig });
       });
     });
-    if (result.code !== 0) return { command, ...result };
+    if (result.code !== 0) return { command, ...result, output: output.text };
   }
   return undefined;
 }

@@ -1,6 +1,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
+import { TASK_TOKEN_ENV } from "../../protocol/task-dir.js";
 import { CONDUCTOR_MAIN } from "../../support/package-paths.js";
+import { trace } from "../../support/trace.js";
+
+/**
+ * Node's flags for both processes of `caesar run` (the conductor gets them on its command line, the front
+ * end sets them first thing): no optimising compiler. Both mostly wait — on the agent, on git, on the
+ * task's files — and never run the hot loops that pay for TurboFan, whose first job alone costs ≈ 4 MiB
+ * of peak memory (measured in docs/engine.md#performance). `CAESAR_NODE_FLAGS` replaces them
+ * (space-separated; empty for none), to measure with and without.
+ */
+export function runNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  const custom = env.CAESAR_NODE_FLAGS;
+  return custom === undefined ? ["--no-opt"] : custom.split(" ").filter(Boolean);
+}
 
 /** A conductor process started before its task exists, waiting on stdin to be told which task it owns. */
 export interface PreparedConductor {
@@ -30,12 +44,13 @@ export function prepareConductor(root: string): PreparedConductor {
     early = undefined;
     return prepared;
   }
-  const child: ChildProcess = spawn(process.execPath, [CONDUCTOR_MAIN, "--await-task"], {
+  const child: ChildProcess = spawn(process.execPath, [...runNodeFlags(), CONDUCTOR_MAIN, "--await-task"], {
     cwd: root,
     detached: true,
     stdio: ["pipe", "ignore", "ignore"],
-    env: process.env,
+    env: conductorEnvironment(),
   });
+  trace("conductor spawned");
   child.unref();
   const exited = new Promise<ConductorExit>((resolve) => {
     child.on("error", () => resolve({ code: null, signal: null }));
@@ -83,11 +98,11 @@ export function prepareConductorEarly(argv: readonly string[]): void {
 export function launchConductor(root: string, taskId: string, logPath: string): number | undefined {
   const log = openSync(logPath, "a");
   try {
-    const child = spawn(process.execPath, [CONDUCTOR_MAIN, root, taskId], {
+    const child = spawn(process.execPath, [...runNodeFlags(), CONDUCTOR_MAIN, root, taskId], {
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],
-      env: process.env,
+      env: conductorEnvironment(),
     });
     child.unref();
     child.on("error", () => {});
@@ -95,4 +110,15 @@ export function launchConductor(root: string, taskId: string, logPath: string): 
   } finally {
     closeSync(log);
   }
+}
+
+/**
+ * A conductor's environment: the front end's, without the credentials of a task the front end may run
+ * under (a nested `caesar run`). A child's agent can read its conductor's initial environment in /proc:
+ * its parent's credentials must not be there.
+ */
+function conductorEnvironment(): NodeJS.ProcessEnv {
+  if (process.env[TASK_TOKEN_ENV] === undefined) return process.env;
+  const { [TASK_TOKEN_ENV]: _credentials, ...env } = process.env;
+  return env;
 }

@@ -3,13 +3,13 @@
  * - `<root> <task-id>`: conduct that task (output: the task's conductor.log);
  * - `--await-task`: started ahead of time; reads `{root, taskId}` from stdin, then conducts it (and exits
  *   quietly if stdin closes first: the request was refused).
- * Its entry point: main.ts (built to dist/engine/conductor.js).
+ * Its entry point: ../conductor-main.ts (built to dist/engine/conductor.js).
  */
 import { openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { trace } from "../../support/trace.js";
+import { trace, traceLine } from "../../support/trace.js";
 import { taskDirOf } from "../store/task-store.js";
-import { conduct } from "./conductor.js";
+import { type ConductorHooks, conduct } from "./conductor.js";
 
 async function readStdin(): Promise<string> {
   let text = "";
@@ -28,11 +28,17 @@ function logTo(path: string): void {
   process.stderr.write = write as typeof process.stderr.write;
 }
 
-export async function runConductorProcess(argv: readonly string[]): Promise<void> {
+export async function runConductorProcess(
+  argv: readonly string[],
+  hooks: ConductorHooks = {},
+): Promise<void> {
   let root: string | undefined;
   let taskId: string | undefined;
   if (argv[2] === "--await-task") {
+    // Its output goes nowhere until it knows its task: keep these two lines for the task's log.
+    const loaded = traceLine("conductor: loaded, waiting for its task");
     const text = (await readStdin()).trim();
+    const assigned = traceLine("conductor: assigned");
     if (text === "") return process.exit(0);
     ({ root, taskId } = JSON.parse(text) as { root: string; taskId: string });
     // Started ahead of time from wherever the front end ran: work from the project's root from now on.
@@ -42,6 +48,7 @@ export async function runConductorProcess(argv: readonly string[]): Promise<void
       // gone already: conducting fails below and says so in the task's files
     }
     logTo(join(taskDirOf(root, taskId), "conductor.log"));
+    if (loaded && assigned) process.stderr.write(loaded + assigned);
   } else {
     [root, taskId] = argv.slice(2);
   }
@@ -56,6 +63,7 @@ export async function runConductorProcess(argv: readonly string[]): Promise<void
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, onSignal);
   try {
     await conduct(root, taskId, {
+      ...hooks,
       signal: cancel.signal,
       env: process.env,
       log: (line) => process.stderr.write(`${line}\n`),
@@ -66,6 +74,8 @@ export async function runConductorProcess(argv: readonly string[]): Promise<void
     );
     process.exitCode = 1;
   }
-  // One line for diagnosis and benchmarks: how much memory this conductor needed at its peak.
-  process.stderr.write(`[caesar conductor] ${taskId} done; max RSS ${process.resourceUsage().maxRSS} KiB\n`);
+  // One line for diagnosis and benchmarks: how much memory this conductor needed at its peak, and CPU time.
+  const usage = process.resourceUsage();
+  const cpuMs = Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000);
+  process.stderr.write(`[caesar conductor] ${taskId} done; max RSS ${usage.maxRSS} KiB, CPU ${cpuMs} ms\n`);
 }

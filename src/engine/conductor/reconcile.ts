@@ -1,5 +1,12 @@
 import { isAbsolute, relative } from "node:path";
-import type { Change, Finding, NormalizedReport, Report, ReportSource } from "../../protocol/report.js";
+import type {
+  Change,
+  ChangeAction,
+  Finding,
+  NormalizedReport,
+  Report,
+  ReportSource,
+} from "../../protocol/report.js";
 import type { Mode } from "../../protocol/task.js";
 import type { ObservedChange } from "../../workspace/changes.js";
 
@@ -51,26 +58,34 @@ export function reconcile(input: ReconcileInput): NormalizedReport {
       task_id: input.taskId,
       changes_verified_by: "declaration",
       report_source: input.source,
+      checks: [],
+      attempts: [],
     };
   }
 
   const declared = new Map<string, Change>();
   for (const change of report.changes) declared.set(normalizePath(change.path, input.workspace), change);
   const observed = new Map(input.observed.map((change) => [change.path, change]));
+  // A rename's old path is part of what git saw: declaring it deleted (or renamed) is right.
+  const renamedFrom = new Map(
+    input.observed.filter((change) => change.from).map((change) => [change.from!, change]),
+  );
   const changes: Change[] = input.observed.map((change) => {
-    const summary = declared.get(change.path)?.summary;
-    return summary === undefined ? { path: change.path, action: change.action } : { ...change, summary };
+    const summary = (declared.get(change.path) ?? (change.from ? declared.get(change.from) : undefined))
+      ?.summary;
+    const { path, action, from } = change;
+    return { path, action, ...(from ? { from } : {}), ...(summary === undefined ? {} : { summary }) };
   });
 
   if (input.mode === "read-only" && changes.length > 0) {
     findings.push({
       severity: "high",
       title: `${changes.length} file(s) changed during a read-only task`,
-      detail: list(changes.map((c) => `${c.action} ${c.path}`)),
+      detail: list(changes.map((c) => `${c.action} ${c.from ? `${c.from} → ` : ""}${c.path}`)),
     });
   }
   if (input.source !== "synthesized") {
-    const absent = [...declared.keys()].filter((path) => !observed.has(path));
+    const absent = [...declared.keys()].filter((path) => !observed.has(path) && !renamedFrom.has(path));
     if (absent.length > 0) {
       findings.push({
         severity: "medium",
@@ -78,7 +93,23 @@ export function reconcile(input: ReconcileInput): NormalizedReport {
         detail: list(absent),
       });
     }
-    const undeclared = [...observed.keys()].filter((path) => !declared.has(path));
+    const contradicted = [...declared].flatMap(([path, change]) => {
+      const seen = observed.get(path);
+      const before = renamedFrom.get(path);
+      const gitSays = seen?.action ?? (before ? "deleted" : undefined);
+      if (gitSays === undefined || agrees(change.action, seen, before)) return [];
+      return [`${path}: declared ${change.action}, git saw it ${describeObserved(seen, before)}`];
+    });
+    if (contradicted.length > 0) {
+      findings.push({
+        severity: "medium",
+        title: `${contradicted.length} declared change(s) contradicted by git`,
+        detail: list(contradicted),
+      });
+    }
+    const isDeclared = (change: ObservedChange) =>
+      declared.has(change.path) || (change.from !== undefined && declared.has(change.from));
+    const undeclared = input.observed.filter((change) => !isDeclared(change)).map((change) => change.path);
     if (undeclared.length > 0 && declared.size > 0) {
       findings.push({
         severity: "low",
@@ -101,7 +132,27 @@ export function reconcile(input: ReconcileInput): NormalizedReport {
     task_id: input.taskId,
     changes_verified_by: "git",
     report_source: input.source,
+    checks: [],
+    attempts: [],
   };
+}
+
+/**
+ * Does the declared action agree with what git saw at that path? A rename may be declared as one, or as
+ * its two halves (the old path deleted, the new one added).
+ */
+function agrees(
+  declared: ChangeAction,
+  seen: ObservedChange | undefined,
+  before: ObservedChange | undefined,
+): boolean {
+  if (seen) return declared === seen.action || (seen.action === "renamed" && declared === "added");
+  return before !== undefined && (declared === "deleted" || declared === "renamed");
+}
+
+function describeObserved(seen: ObservedChange | undefined, before: ObservedChange | undefined): string {
+  if (seen) return seen.from ? `renamed from ${seen.from}` : seen.action;
+  return `renamed to ${before!.path}`;
 }
 
 function normalizePath(path: string, workspace: string): string {

@@ -1,13 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
-import { dropNulls, formatProblem, safeParseDocument } from "../../protocol/documents.js";
+import { formatProblem, safeParseDocument } from "../../protocol/documents.js";
 import type { Finding, Report, ReportSource } from "../../protocol/report.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
-import { formatDuration } from "../../support/duration.js";
 import { errnoOf } from "../../support/errors.js";
-import type { Outcome } from "../store/state.js";
-import { findFencedReport, findSelfDeclaredReport } from "./report-scan.js";
+import { type Ending, endingFindings, synthesizeReport } from "./ending.js";
+import { findFencedReport, findSelfDeclaredReport, type RejectedCandidate } from "./report-scan.js";
 
 /** Where the return channel's `submit_report` leaves a validated report (tier 1). */
 export const CHANNEL_REPORT_FILE = "channel-report.json";
@@ -18,11 +17,8 @@ export interface RecoveryInput {
   stream: StreamOutcome;
   /** The agent's output to search in the degraded tier (its last message, the end of raw.log). */
   outputText: string;
-  outcome: Outcome;
-  exit: { code: number | null; signal: string | null };
-  timeoutMs: number;
-  /** Why the process could not run, when it could not (missing binary, setup failure…). */
-  launchError?: string;
+  /** How the task ended, in words (ending.ts). */
+  ending: Ending;
   changedFiles: number | undefined;
 }
 
@@ -33,65 +29,114 @@ export interface Recovered {
   findings: Finding[];
 }
 
+/** What each tier found, for the finding that explains a synthesised report. */
+type TierNote = string;
+
+const MAX_LISTED_CANDIDATES = 3;
+
 /**
  * Recover the agent's report through the four tiers, best first, and keep the first one that holds:
  * the return channel, the CLI's native structured output, the report file, then the degraded tier
- * (a fenced `caesar:report` block, any self-declared report JSON, or a report synthesised from the
- * process outcome). An invalid report is never dropped silently: it becomes a finding.
+ * (a fenced `caesar:report` block, any self-declared report JSON, or a report synthesised from raw.log
+ * and the diff). Whatever a tier finds invalid becomes a finding saying what was wrong and where recovery
+ * went next — never a silent skip.
  */
 export async function recoverReport(input: RecoveryInput): Promise<Recovered> {
   const findings: Finding[] = [];
-  const found = await firstTier(input, findings);
+  const notes: TierNote[] = [];
+  const found = await firstTier(input, findings, notes);
   if (found) {
-    findings.push(...processFindings(input, found.report));
+    findings.push(...endingFindings(input.ending, found.report));
     return { ...found, findings };
   }
   return {
-    report: synthesize(input),
+    report: synthesizeReport(input.ending, input.changedFiles),
     source: "synthesized",
-    findings: [...findings, noReportFinding(input)],
+    findings: [...findings, noReportFinding(input, notes)],
   };
 }
 
 async function firstTier(
   input: RecoveryInput,
   findings: Finding[],
+  notes: TierNote[],
 ): Promise<{ report: Report; source: ReportSource } | undefined> {
   const channel = await readReportFile(
     join(input.taskDir, CHANNEL_REPORT_FILE),
-    "the return channel's report",
+    "The return channel's report",
+    "structured output",
     findings,
   );
-  if (channel) return { report: channel, source: "channel" };
+  notes.push(`return channel: ${channel.note ?? "no report submitted"}`);
+  if (channel.report) return { report: channel.report, source: "channel" };
 
   if (input.stream.nativeReport !== undefined) {
-    const result = safeParseDocument("report", dropNulls(input.stream.nativeReport));
+    const result = safeParseDocument("report", input.stream.nativeReport);
     if (result.ok) return { report: result.value, source: "native" };
     findings.push({
       severity: "medium",
-      title: "The agent's structured output is not a valid report",
+      title: "The agent's structured output is not a valid report; recovery moved on to report.json",
       detail: result.problems.map(formatProblem).join("\n"),
     });
-  }
+    notes.push("structured output: invalid (see the finding above)");
+  } else notes.push("structured output: none");
 
-  const file = await readReportFile(input.reportPath, "report.json", findings);
-  if (file) return { report: file, source: "file" };
+  const file = await readReportFile(input.reportPath, "report.json", "fenced blocks in the output", findings);
+  notes.push(`report.json: ${file.note ?? "absent"}`);
+  if (file.report) return { report: file.report, source: "file" };
 
   const fenced = findFencedReport(input.outputText);
-  if (fenced) return { report: fenced, source: "fenced" };
+  const fencedRejected = distinct(fenced.rejected);
+  if (fencedRejected.length > 0)
+    findings.push(
+      rejectedFinding(
+        fencedRejected,
+        "fenced ```json caesar:report block",
+        fenced.report ? "an earlier valid block was used" : "recovery moved on to self-declared reports",
+      ),
+    );
+  if (fenced.report) return { report: fenced.report, source: "fenced" };
+  notes.push(
+    `fenced caesar:report block: ${fencedRejected.length === 0 ? "none" : `${fencedRejected.length} found, none valid`}`,
+  );
+
   const declared = findSelfDeclaredReport(input.outputText);
-  if (declared) return { report: declared, source: "self-declared" };
+  const seen = new Set(fencedRejected.map((candidate) => candidate.text));
+  const declaredRejected = distinct(declared.rejected).filter((candidate) => !seen.has(candidate.text));
+  if (declaredRejected.length > 0)
+    findings.push(
+      rejectedFinding(
+        declaredRejected,
+        `JSON object declaring "${PROTOCOLS.report}"`,
+        declared.report
+          ? "an earlier valid one was used"
+          : "the report was synthesised from raw.log and the diff",
+      ),
+    );
+  if (declared.report) return { report: declared.report, source: "self-declared" };
+  notes.push(
+    `self-declared report: ${declaredRejected.length === 0 ? "none" : `${declaredRejected.length} found, none valid`}`,
+  );
   return undefined;
 }
 
-async function readReportFile(path: string, name: string, findings: Finding[]): Promise<Report | undefined> {
+/**
+ * Read a report file of one tier. `note` says what was there when it is not a valid report (undefined:
+ * nothing was there); invalid content also becomes a finding naming the next tier.
+ */
+async function readReportFile(
+  path: string,
+  name: string,
+  next: string,
+  findings: Finding[],
+): Promise<{ report?: Report; note?: string }> {
   let text: string;
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if (errnoOf(error) === "ENOENT") return undefined;
+    if (errnoOf(error) === "ENOENT") return {};
     findings.push({ severity: "medium", title: `Could not read ${name}`, detail: (error as Error).message });
-    return undefined;
+    return { note: "unreadable (see the finding above)" };
   }
   let raw: unknown;
   try {
@@ -99,85 +144,46 @@ async function readReportFile(path: string, name: string, findings: Finding[]): 
   } catch (error) {
     findings.push({
       severity: "medium",
-      title: `${name} is not valid JSON; it was ignored`,
+      title: `${name} is not valid JSON; it was ignored and recovery moved on to ${next}`,
       detail: `${(error as Error).message}. First bytes: ${JSON.stringify(text.slice(0, 120))}`,
     });
-    return undefined;
+    return { note: "invalid JSON (see the finding above)" };
   }
   const result = safeParseDocument("report", raw);
-  if (result.ok) return result.value;
+  if (result.ok) return { report: result.value };
   findings.push({
     severity: "medium",
-    title: `${name} is not a valid ${PROTOCOLS.report} report; it was ignored`,
+    title: `${name} is not a valid ${PROTOCOLS.report} report; it was ignored and recovery moved on to ${next}`,
     detail: result.problems.map(formatProblem).join("\n"),
   });
-  return undefined;
+  return { note: "invalid (see the finding above)" };
 }
 
-/** What the process outcome says that the report does not. */
-function processFindings(input: RecoveryInput, report: Report): Finding[] {
-  const findings: Finding[] = [];
-  if (input.stream.failure) {
-    findings.push({
-      severity: "high",
-      title: "The agent's CLI reported a failure",
-      detail: input.stream.failure.message,
-    });
-  }
-  if (input.outcome === "timed_out") {
-    findings.push({
-      severity: "high",
-      title: `Timed out after ${formatDuration(input.timeoutMs)}; the agent was stopped`,
-    });
-  } else if (input.outcome === "cancelled") {
-    findings.push({ severity: "medium", title: "Cancelled; the agent was stopped" });
-  } else if (input.outcome === "failed" && report.status === "success") {
-    findings.push({
-      severity: "medium",
-      title: `The report says success but the process failed (${describeExit(input.exit)})`,
-    });
-  }
-  return findings;
-}
-
-function describeExit(exit: { code: number | null; signal: string | null }): string {
-  if (exit.signal) return `killed by ${exit.signal}`;
-  return `exit code ${exit.code ?? "?"}`;
-}
-
-function synthesize(input: RecoveryInput): Report {
-  const files =
-    input.changedFiles === undefined ? "" : ` ${input.changedFiles} file(s) changed according to git.`;
-  let status: Report["status"] = "failed";
-  let summary: string;
-  if (input.launchError) summary = input.launchError;
-  else if (input.stream.failure) summary = `The agent failed: ${input.stream.failure.message}`;
-  else if (input.outcome === "timed_out")
-    summary = `Timed out after ${formatDuration(input.timeoutMs)} without a report.${files}`;
-  else if (input.outcome === "cancelled") summary = `Cancelled before the agent wrote a report.${files}`;
-  else if (input.outcome === "succeeded") {
-    status = "partial";
-    summary = `The agent exited 0 without a report.${files}`;
-  } else summary = `The agent failed (${describeExit(input.exit)}) without a report.${files}`;
+function rejectedFinding(rejected: RejectedCandidate[], what: string, then: string): Finding {
+  const n = rejected.length;
+  const shown = rejected.slice(0, MAX_LISTED_CANDIDATES).map((candidate, index) => {
+    const excerpt = candidate.text.replace(/\s+/g, " ").slice(0, 160);
+    return `${index === 0 ? "The last one" : `Number ${index + 1} from the end`}: ${excerpt}\n  ${candidate.problems.join("\n  ")}`;
+  });
   return {
-    protocol: PROTOCOLS.report,
-    status,
-    summary,
-    details: "",
-    changes: [],
-    commands_run: [],
-    findings: [],
-    questions: [],
-    next_steps: [],
-    artifacts: [],
-    usage: {},
+    severity: "medium",
+    title: `${n === 1 ? `A ${what} in the output is` : `${n} ${what}s in the output are`} not a valid report; ${then}`,
+    detail: [
+      ...shown,
+      ...(n > MAX_LISTED_CANDIDATES ? [`… and ${n - MAX_LISTED_CANDIDATES} more`] : []),
+    ].join("\n"),
   };
 }
 
-function noReportFinding(input: RecoveryInput): Finding {
+function distinct(candidates: RejectedCandidate[]): RejectedCandidate[] {
+  const seen = new Set<string>();
+  return candidates.filter((candidate) => !seen.has(candidate.text) && seen.add(candidate.text));
+}
+
+function noReportFinding(input: RecoveryInput, notes: TierNote[]): Finding {
   return {
-    severity: input.launchError ? "high" : "medium",
-    title: "No report from the agent: this one is synthesised from the process outcome and the diff",
-    detail: `No submit_report, no structured output, no ${input.reportPath}, no fenced caesar:report block, no self-declared report in the output.`,
+    severity: input.ending.agentRan ? "medium" : "high",
+    title: "No valid report from the agent: this one is synthesised from raw.log and the diff",
+    detail: `What each tier found — ${notes.join("; ")}.`,
   };
 }

@@ -12,6 +12,7 @@ export function returnChannelFor(dir: string): ChannelServer & { coordinates: Ch
     command: process.execPath,
     args,
     env: { CAESAR_CHANNEL_TASK_DIR: dir },
+    tools: RETURN_CHANNEL_TOOLS,
     coordinates: { transport: "mcp-stdio", command: process.execPath, args, tools: RETURN_CHANNEL_TOOLS },
   };
 }

@@ -14,9 +14,22 @@ export interface SlotHolder {
 interface SlotFile extends RecordedProcess, SlotHolder {}
 
 /**
+ * A sub-task's way into its parent's slot: every running task keeps room in its slot for **one**
+ * sub-task at a time (as make's jobserver gives each sub-make one implicit token). A task waiting on its
+ * descendants therefore never keeps them from running: a chain deeper than `max_parallel` runs, each level
+ * in its parent's slot, and a fan-out's first child runs at once while the others queue for free slots.
+ */
+export interface SlotLending {
+  parentId: string;
+  /** Does the parent still run (and so still hold the slot it lends)? */
+  parentRuns: () => Promise<boolean>;
+}
+
+/**
  * Slots cap the tasks running at once across every process of a project (`[policy] max_parallel`).
  * Slot `i` is the file `<slots>/<i>.json`, created with O_EXCL by the conductor that holds it; a slot
- * whose holder died (its recorded pid is gone) is reclaimed.
+ * whose holder died (its recorded pid is gone) is reclaimed. A sub-task first tries its parent's lent
+ * place, `<slots>/lent-<parent>.json` (same rules), then the numbered slots.
  */
 export async function acquireSlot(
   slotsDir: string,
@@ -24,11 +37,20 @@ export async function acquireSlot(
   max: number,
   onWait: (holders: SlotHolder[]) => void | Promise<void>,
   signal?: AbortSignal,
+  lending?: SlotLending,
 ): Promise<() => Promise<void>> {
   await mkdir(slotsDir, { recursive: true });
   let lastHolders = "";
   for (;;) {
     if (signal?.aborted) throw signal.reason ?? new Error("aborted");
+    if (lending && (await lending.parentRuns())) {
+      const path = join(slotsDir, `lent-${lending.parentId}.json`);
+      if (await tryTake(path, taskId)) {
+        return async () => {
+          await releaseIfOurs(path, taskId);
+        };
+      }
+    }
     for (let index = 0; index < max; index++) {
       const path = join(slotsDir, `${index}.json`);
       if (await tryTake(path, taskId)) {

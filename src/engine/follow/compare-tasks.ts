@@ -1,3 +1,4 @@
+import type { ChecksVerdict } from "../../protocol/checks.js";
 import type { ReportStatus, Usage } from "../../protocol/report.js";
 import { type DiffSize, diffSize } from "../../workspace/diff-size.js";
 import { readPlan } from "../lifecycle/live-task.js";
@@ -20,9 +21,15 @@ export interface ContenderRow {
    * they are), beside the commands it ran that failed, which may say otherwise.
    */
   criteria: { listed: string[]; met: boolean | null; failed_commands: string[] };
+  /** caesar's own checks after its last attempt: the evidence a race is won on. */
+  checks: ChecksVerdict;
+  /** The checks that failed, by command. */
+  failed_checks: string[];
+  attempts: number;
   /** The verified change against the task's starting point (null when there is none to measure). */
   diff: DiffSize | null;
   duration_ms: number | null;
+  finished_at: string | null;
   usage: Usage | null;
   findings: { high: number; medium: number; low: number };
   report_source: string | null;
@@ -63,8 +70,12 @@ async function compareOne(record: TaskRecord): Promise<ContenderRow> {
           .filter((run) => run.exit_code !== undefined && run.exit_code !== null && run.exit_code !== 0)
           .map((run) => run.command) ?? [],
     },
+    checks: view.checks,
+    failed_checks: report?.checks.filter((check) => !check.passed).map((check) => check.command) ?? [],
+    attempts: view.attempts,
     diff,
     duration_ms: view.duration_ms,
+    finished_at: view.finished_at,
     usage: report && Object.keys(report.usage).length > 0 ? report.usage : null,
     findings: { high: count(["high", "critical"]), medium: count(["medium"]), low: count(["low", "info"]) },
     report_source: report?.report_source ?? null,

@@ -2,13 +2,15 @@ import type { CaesarEvent } from "../../protocol/event.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { concludeIfAbandoned } from "../lifecycle/conclude.js";
 import { ChangeWatch } from "../store/change-watch.js";
-import { readEvents } from "../store/event-log.js";
+import { type RejectedLine, readEvents } from "../store/event-log.js";
 import type { TaskState } from "../store/state.js";
 import { readState } from "../store/task-store.js";
 
 export interface FollowHandlers {
   onEvent?(event: CaesarEvent): void;
   onState?(state: TaskState): void;
+  /** A line of events.jsonl that is not a valid event (an unknown protocol version, say). */
+  onRejected?(line: RejectedLine): void;
 }
 
 /**
@@ -23,14 +25,20 @@ export async function followTask(
 ): Promise<TaskState> {
   const paths = taskPaths(dir);
   let offset = 0;
+  let line = 1;
+  const readNew = async () => {
+    const read = await readEvents(paths.events, offset, line);
+    offset = read.offset;
+    line += read.lines;
+    for (const rejected of read.rejected) handlers.onRejected?.(rejected);
+    return read.events;
+  };
   let lastStateKey = "";
   let state = await readState(dir);
   const watch = new ChangeWatch(dir, { pollMs: 500 });
   try {
     for (;;) {
-      const read = await readEvents(paths.events, offset);
-      offset = read.offset;
-      for (const event of read.events) handlers.onEvent?.(event);
+      for (const event of await readNew()) handlers.onEvent?.(event);
       state = await readState(dir);
       const key = `${state.phase}:${state.updated_at}`;
       if (key !== lastStateKey) {
@@ -38,8 +46,7 @@ export async function followTask(
         handlers.onState?.(state);
       }
       if (state.phase === "finished") {
-        const rest = await readEvents(paths.events, offset);
-        for (const event of rest.events) handlers.onEvent?.(event);
+        for (const event of await readNew()) handlers.onEvent?.(event);
         return state;
       }
       if (signal?.aborted) return state;

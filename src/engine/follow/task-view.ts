@@ -1,4 +1,5 @@
-import type { Question } from "../../protocol/channel-documents.js";
+import { type ChecksVerdict, checksVerdict } from "../../protocol/checks.js";
+import type { Question } from "../../protocol/questions.js";
 import type { NormalizedReport } from "../../protocol/report.js";
 import { pendingQuestions } from "../questions/questions.js";
 import type { Outcome, Phase } from "../store/state.js";
@@ -37,6 +38,10 @@ export interface TaskView {
   error: { code: string; message: string } | null;
   /** The normalized report (changes verified by git), once the task has finished. */
   report: NormalizedReport | null;
+  /** caesar's checks after the last attempt: how many passed (state `none` when the task has none). */
+  checks: ChecksVerdict;
+  /** How many times the agent ran (more than 1 when checks failed and attempts were left). */
+  attempts: number;
   /** Questions asked through the return channel that nobody has answered yet. */
   open_questions: Question[];
 }
@@ -70,11 +75,21 @@ export async function viewTask(record: TaskRecord, now = Date.now()): Promise<Ta
     worker: state.remote?.worker?.id ?? null,
     error: state.error,
     report: state.report,
+    checks: checksVerdict(state.report?.checks),
+    attempts: state.report?.attempts.length ?? 0,
     open_questions: open,
   };
 }
 
-/** Did a finished task do its job? Its process succeeded and its report does not say it failed. */
+/**
+ * Did a finished task do its job? Its process succeeded, its report does not say it failed, and none of
+ * caesar's checks failed.
+ */
 export function isSuccessfulFinish(view: Pick<TaskView, "phase" | "outcome" | "report">): boolean {
-  return view.phase === "finished" && view.outcome === "succeeded" && view.report?.status !== "failed";
+  return (
+    view.phase === "finished" &&
+    view.outcome === "succeeded" &&
+    view.report?.status !== "failed" &&
+    checksVerdict(view.report?.checks).state !== "failed"
+  );
 }

@@ -1,9 +1,12 @@
+import { existsSync } from "node:fs";
 import { CaesarError } from "../../support/errors.js";
 import { hasSeparateResult } from "../store/state.js";
 import type { TaskRecord } from "../store/task-store.js";
-import { updateState } from "../store/task-store.js";
+import { readState, updateState } from "../store/task-store.js";
+import { type Caller, governed, identifyCaller } from "./caller.js";
 import { readPlan } from "./live-task.js";
 import { applyResult, taskResult } from "./result.js";
+import { assertWithinSubtree } from "./subtree.js";
 
 export interface AppliedTask {
   id: string;
@@ -14,39 +17,62 @@ export interface AppliedTask {
 }
 
 /**
- * Bring a finished worktree task's verified change into the main working tree (three-way merge, staged),
- * and record it in state.json. Refuses — changing nothing — while the task runs, for in-place tasks,
- * for a task already applied (unless `force`), and whenever `applyResult` refuses.
+ * Bring a finished worktree task's verified change into the work tree it branched from — the project's
+ * for a task a person started, its parent's worktree for a sub-task — with a three-way merge, staged, and
+ * record it. Refuses — changing nothing — while the task runs, for in-place tasks, for a task already
+ * applied (unless `force`), whenever `applyResult` refuses, and, from inside a task, for a task outside
+ * that task's subtree. Decides from caesar's records, never from what a front end passed in.
  */
 export async function applyTask(
   record: TaskRecord,
-  options: { by: string; force?: boolean },
+  options: { by: string; force?: boolean; caller?: Caller },
 ): Promise<AppliedTask> {
-  const { state } = record;
-  if (state.phase !== "finished") {
-    throw new CaesarError("task_running", `Task ${record.id} is still ${state.phase}.`, {
-      detail: `Wait for it to finish (caesar logs ${record.id} --follow), or cancel it first.`,
-    });
-  }
-  if (!hasSeparateResult(state)) {
-    throw new CaesarError(
-      "apply_inplace",
-      `Task ${record.id} ran in place: its changes are already in your working tree.`,
-      { detail: `See them with \`caesar diff ${record.id}\`.` },
-    );
-  }
-  if (state.applied && options.force !== true) {
-    throw new CaesarError("already_applied", `Task ${record.id} was already applied (${state.applied.at}).`, {
-      detail: "Pass --force to apply it again.",
-    });
-  }
-  const plan = await readPlan(record.dir);
-  const top = plan?.repo_top ?? state.root;
-  const result = await taskResult(state, top);
-  const applied = await applyResult(state, top, result);
-  await updateState(record.dir, (current) => ({
-    ...current,
-    applied: { at: new Date().toISOString(), by: options.by, head: applied.head, files: applied.files },
-  }));
-  return { id: record.id, files: applied.files, head: applied.head, top };
+  const state = await readState(record.dir);
+  const action = `apply ${record.id}`;
+  const caller = options.caller ?? (await identifyCaller(state.root, { action }));
+  return governed(caller, action, async () => {
+    await assertWithinSubtree(caller, record.id, "apply");
+    if (state.phase !== "finished") {
+      throw new CaesarError("task_running", `Task ${record.id} is still ${state.phase}.`, {
+        detail: `Wait for it to finish (caesar logs ${record.id} --follow), or cancel it first.`,
+      });
+    }
+    if (!hasSeparateResult(state)) {
+      throw new CaesarError(
+        "apply_inplace",
+        `Task ${record.id} ran in place: its changes are already in your working tree.`,
+        { detail: `See them with \`caesar diff ${record.id}\`.` },
+      );
+    }
+    if (state.applied && options.force !== true) {
+      throw new CaesarError(
+        "already_applied",
+        `Task ${record.id} was already applied (${state.applied.at}).`,
+        {
+          detail: "Pass --force to apply it again.",
+        },
+      );
+    }
+    const plan = await readPlan(record.dir);
+    // Where the task branched from, and nowhere else: never the project's tree for a sub-task.
+    const top = plan ? (plan.repo_top ?? state.root) : undefined;
+    if (!top || !existsSync(top)) {
+      throw new CaesarError(
+        "apply_target_gone",
+        `Task ${record.id} cannot be applied: ${top ? `the work tree it branched from (${top}) is gone` : "its plan cannot be read"}.`,
+        {
+          detail: top
+            ? `A sub-task applies into its parent's worktree. Take its change from its branch ${state.branch ?? ""} by hand (git merge), or look at \`caesar diff ${record.id}\`. Nothing was changed.`
+            : "Nothing was changed.",
+        },
+      );
+    }
+    const result = await taskResult(state, top);
+    const applied = await applyResult(state, top, result);
+    await updateState(record.dir, (current) => ({
+      ...current,
+      applied: { at: new Date().toISOString(), by: options.by, head: applied.head, files: applied.files },
+    }));
+    return { id: record.id, files: applied.files, head: applied.head, top };
+  });
 }

@@ -1,4 +1,7 @@
+import { taskPaths } from "../../protocol/task-dir.js";
+import { CaesarError } from "../../support/errors.js";
 import { isProcessAlive } from "../../support/process.js";
+import { describeEnding } from "../conductor/ending.js";
 import { finishTask } from "../conductor/finish.js";
 import { ensureRelay } from "../conductor/relay.js";
 import { KILL_GRACE_MS } from "../conductor/terminate.js";
@@ -6,31 +9,62 @@ import { waitForChange } from "../store/change-watch.js";
 import { EventWriter } from "../store/event-log.js";
 import type { TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
-import { readState, type TaskRecord, updateState } from "../store/task-store.js";
+import { isVerifiedTask, readState, type TaskRecord, taskDirOf, updateState } from "../store/task-store.js";
+import { type Caller, governed, identifyCaller } from "./caller.js";
 import { concludeIfAbandoned } from "./conclude.js";
+import { assertWithinSubtree, descendantsOf } from "./subtree.js";
+
+export interface CancelOutcome {
+  state: TaskState;
+  changed: boolean;
+  /** Its bounded descendants, cancelled with it (independent ones, and their sub-tasks, keep running). */
+  cascaded: { id: string; changed: boolean; phase: TaskState["phase"]; outcome: TaskState["outcome"] }[];
+}
 
 /** How long a cancel waits for the conductor (or the cluster) to confirm it with a final state. */
 const CONFIRM_MS = KILL_GRACE_MS + 15_000;
 
 /**
- * Cancel a task: record the request, then ask its conductor to stop (SIGTERM); the conductor ends the
- * agent's whole process group and writes the final state. A task whose conductor is gone is concluded
- * here. A remote task's relay sees the request and carries it to the worker. Resolves with the final
- * state. A finished task stays as it was.
+ * Cancel a task and its bounded descendants: record the request, then ask each conductor to stop
+ * (SIGTERM); a conductor ends its agent's whole process group and writes the final state. A task whose
+ * conductor is gone is concluded here. A finished task stays as it was. An independent descendant — a
+ * tree of its own — keeps running, and so do its sub-tasks. From inside a task, only its own subtree
+ * may be cancelled. A remote task's relay sees the request and carries it to its worker.
  */
 export async function cancelTask(
   record: TaskRecord,
   by: string,
-): Promise<{ state: TaskState; changed: boolean }> {
-  let state = await updateState(record.dir, (current) =>
+  options: { caller?: Caller } = {},
+): Promise<CancelOutcome> {
+  const root = (await readState(record.dir)).root;
+  const action = `cancel ${record.id}`;
+  const caller = options.caller ?? (await identifyCaller(root, { action }));
+  return governed(caller, action, async () => {
+    await assertWithinSubtree(caller, record.id, "cancel");
+    const own = await cancelOne(record.dir, by);
+    const descendants = await descendantsOf(root, record.id, { boundedOnly: true });
+    const cascaded = await Promise.all(
+      descendants.map(async ({ id }) => {
+        const result = await cancelOne(taskDirOf(root, id), `${by}, with its ancestor ${record.id}`);
+        return { id, changed: result.changed, phase: result.state.phase, outcome: result.state.outcome };
+      }),
+    );
+    return { ...own, cascaded };
+  });
+}
+
+async function cancelOne(dir: string, by: string): Promise<{ state: TaskState; changed: boolean }> {
+  let state = await updateState(dir, (current) =>
     current.phase === "finished" || current.cancel_requested
       ? undefined
       : { ...current, cancel_requested: { at: new Date().toISOString(), by } },
   );
   if (state.phase === "finished") return { state, changed: false };
-  if (state.remote) return { state: await cancelRemote(record, by), changed: true };
+  if (state.remote) return { state: await cancelRemote(dir, by), changed: true };
   const conductor = state.conductor;
   if (conductor && isProcessAlive(conductor)) {
+    // Only a pid caesar itself recorded is ever signalled: an unverified task's files could name any process.
+    if (!isVerifiedTask(dir)) throw unverified(state.id, dir);
     try {
       process.kill(conductor.pid, "SIGTERM");
     } catch {
@@ -38,13 +72,14 @@ export async function cancelTask(
     }
     const deadline = Date.now() + CONFIRM_MS;
     while (Date.now() < deadline) {
-      state = await readState(record.dir);
+      state = await readState(dir);
       if (state.phase === "finished") return { state, changed: true };
       if (!isProcessAlive(conductor)) break;
-      await waitForChange(record.dir, 250);
+      await waitForChange(dir, 250);
     }
   }
-  state = await concludeIfAbandoned({ ...record, state: await readState(record.dir) }, "cancel", "cancelled");
+  const current = { id: state.id, dir, paths: taskPaths(dir), state: await readState(dir) };
+  state = await concludeIfAbandoned(current, "cancel", "cancelled");
   return { state, changed: true };
 }
 
@@ -53,27 +88,43 @@ export async function cancelTask(
  * confirm in time (its server unreachable), the task is concluded here as cancelled, saying the worker
  * may not have heard: nothing stays "running" forever on this machine because a server went away.
  */
-async function cancelRemote(record: TaskRecord, by: string): Promise<TaskState> {
-  ensureRelay(record.state.root);
+async function cancelRemote(dir: string, by: string): Promise<TaskState> {
+  ensureRelay((await readState(dir)).root);
   const deadline = Date.now() + CONFIRM_MS;
   while (Date.now() < deadline) {
-    const state = await readState(record.dir);
+    const state = await readState(dir);
     if (state.phase === "finished") return state;
-    await waitForChange(record.dir, 250);
+    await waitForChange(dir, 250);
   }
-  const state = await readState(record.dir);
+  const state = await readState(dir);
   if (state.phase === "finished") return state;
   const where = state.remote?.worker ? `worker ${state.remote.worker.id}` : "the cluster's queue";
-  return finishTask({
-    dir: record.dir,
-    plan: await loadPlan(record.dir),
-    events: new EventWriter(record.paths.events, record.id),
-    stream: {},
-    outcome: "cancelled",
-    exit: { code: null, signal: null },
-    launchError: {
+  const plan = await loadPlan(dir);
+  const ending = describeEnding(
+    {
+      kind: "remote",
       code: "cancel_unconfirmed",
       message: `Cancelled by \`caesar ${by === "cli" ? "cancel" : by}\`, but the cluster (${state.remote?.servers ?? "?"}) did not confirm it within ${Math.round(CONFIRM_MS / 1000)} s: ${where} may still run the task until it hears of the cancel.`,
+      outcome: "cancelled",
+      agentRan: state.started_at !== null,
     },
+    { agent: plan.agent, timeoutMs: plan.timeout_ms, cancelledBy: by, outputTail: "" },
+  );
+  return finishTask({
+    dir,
+    plan,
+    events: new EventWriter(taskPaths(dir).events, state.id),
+    stream: {},
+    ending,
   });
+}
+
+function unverified(id: string, dir: string): CaesarError {
+  return new CaesarError(
+    "task_unverified",
+    `Task ${id} has no record in caesar's control directory: caesar will not signal the processes its task directory names.`,
+    {
+      detail: `It was made by an older caesar, or not by caesar (${dir}). Stop its processes by hand if they are yours.`,
+    },
+  );
 }

@@ -1,14 +1,16 @@
 import { join } from "node:path";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { withFileLock } from "../../support/file-lock.js";
+import { readFileTail, tailOf } from "../../support/output-tail.js";
 import { isProcessAlive } from "../../support/process.js";
+import { describeEnding } from "../conductor/ending.js";
 import { finishTask } from "../conductor/finish.js";
 import { ensureRelay } from "../conductor/relay.js";
 import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
-import { readState, type TaskRecord } from "../store/task-store.js";
+import { isVerifiedTask, readState, type TaskRecord } from "../store/task-store.js";
 
 /** A queued task whose conductor never recorded itself is abandoned after this long. */
 const UNCLAIMED_AFTER_MS = 60_000;
@@ -42,24 +44,36 @@ export async function concludeIfAbandoned(
   return withFileLock(join(record.dir, ".conclude.lock"), async () => {
     const state = await readState(record.dir);
     if (!isAbandoned(state)) return state;
-    if (state.agent_process && isProcessAlive(state.agent_process))
+    // Only a process group caesar itself recorded is ever ended (an unverified task's files could name any).
+    if (state.agent_process && isVerifiedTask(record.dir) && isProcessAlive(state.agent_process))
       await terminateGroup(state.agent_process.pid);
+    if (state.check_process && isProcessAlive(state.check_process))
+      await terminateGroup(state.check_process.pid);
     const plan = await loadPlan(record.dir);
-    const who = state.conductor
-      ? `its conductor (pid ${state.conductor.pid}) is gone`
-      : "no conductor ever took it";
+    const paths = taskPaths(record.dir);
+    const ending = describeEnding(
+      {
+        kind: "abandoned",
+        by,
+        conductorPid: state.conductor?.pid ?? null,
+        agentPid: state.agent_process?.pid ?? null,
+        cancelled: state.cancel_requested !== null || outcome === "cancelled",
+      },
+      {
+        agent: plan.agent,
+        command: state.command,
+        timeoutMs: plan.timeout_ms,
+        cancelledBy: state.cancel_requested?.by,
+        outputTail: tailOf(await readFileTail(paths.raw, 64 * 1024), 20),
+      },
+    );
     return finishTask({
       dir: record.dir,
       plan,
-      events: new EventWriter(taskPaths(record.dir).events, record.id),
+      events: new EventWriter(paths.events, record.id),
       stream: {},
-      outcome: state.cancel_requested ? "cancelled" : outcome,
+      ending,
       diedWhileFinishing: state.phase === "finishing",
-      exit: { code: null, signal: null },
-      launchError: {
-        code: "conductor_died",
-        message: `The task was concluded by \`caesar ${by}\`: ${who}${state.agent_process ? `; its agent (pid ${state.agent_process.pid}) was stopped` : ""}.`,
-      },
     });
   });
 }

@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
 import { messageOf } from "../../support/errors.js";
 import { removeWorktree } from "../../workspace/worktree.js";
-import { loadAllTasks, updateState } from "../store/task-store.js";
+import { isVerifiedTask, loadAllTasks, updateState } from "../store/task-store.js";
+import { type Caller, identifyCaller } from "./caller.js";
 import { concludeIfAbandoned } from "./conclude.js";
 import { taskResult } from "./result.js";
+import { descendantsOf } from "./subtree.js";
 
 export interface GcEntry {
   id: string;
@@ -14,14 +16,21 @@ export interface GcEntry {
 /**
  * Remove finished tasks' worktrees and branches — but never work that was not applied (uncommitted or
  * committed in the worktree) unless `force`; the result commit stays under refs/caesar/tasks/<id> even
- * then. Concludes tasks whose conductor died.
+ * then. Concludes tasks whose conductor died. From inside a task, only that task's subtree is collected.
+ * Only what caesar's own records name is removed: a task directory without a record is kept.
  */
 export async function collectGarbage(
   root: string,
-  options: { dryRun: boolean; force: boolean; repoTop: string | null },
+  options: { dryRun: boolean; force: boolean; repoTop: string | null; caller?: Caller },
 ): Promise<GcEntry[]> {
+  const caller = options.caller ?? (await identifyCaller(root, { action: "gc" }));
+  let records = await loadAllTasks(root);
+  if (caller.kind === "task") {
+    const subtree = new Set((await descendantsOf(root, caller.id)).map((link) => link.id));
+    records = records.filter((record) => subtree.has(record.id));
+  }
   const entries: GcEntry[] = [];
-  for (const record of await loadAllTasks(root)) {
+  for (const record of records) {
     const wasRunning = record.state.phase !== "finished";
     const state = await concludeIfAbandoned(record, "gc");
     if (wasRunning && state.phase === "finished") {
@@ -32,6 +41,14 @@ export async function collectGarbage(
       });
     }
     if (state.phase !== "finished" || !state.worktree || state.cleaned_at) continue;
+    if (!isVerifiedTask(record.dir)) {
+      entries.push({
+        id: record.id,
+        action: "kept",
+        reason: `no record in caesar's control directory: its worktree ${state.worktree} and branch ${state.branch ?? "-"} are left for you to remove by hand`,
+      });
+      continue;
+    }
     const top = options.repoTop ?? state.root;
     // A task whose agent never started has nothing of anyone's in its worktree (at most a setup's output).
     if (existsSync(state.worktree) && !options.force && state.started_at !== null) {

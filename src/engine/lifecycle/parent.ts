@@ -2,16 +2,13 @@ import { findAdapter } from "../../agents/registry.js";
 import type { EffectiveConfig } from "../../config/effective.js";
 import type { CallerTask } from "../../policy/delegation.js";
 import type { Envelope } from "../../policy/escalation.js";
-import { isValidTaskId } from "../../protocol/ids.js";
-import { loadPlan, type RemotePlan, type TaskPlan } from "../store/task-plan.js";
-import { readState, taskDirOf } from "../store/task-store.js";
-import type { ParentContext } from "./request.js";
+import type { RemotePlan } from "../store/task-plan.js";
+import type { TaskCaller } from "./caller.js";
 
-/** The task a nested request comes from, as its own records (not its environment) describe it. */
+/** The task a nested request comes from, as caesar's own records describe it (never its environment). */
 export interface ParentTask {
   caller: CallerTask;
-  /** Undefined when the parent is not in this project's store (a task of another project). */
-  task?: {
+  task: {
     id: string;
     depth: number;
     worktree: string | null;
@@ -22,36 +19,15 @@ export interface ParentTask {
     remote: RemotePlan | null;
   };
   /** What the parent may do, for the no-escalation check of bounded children. */
-  envelope?: Envelope;
+  envelope: Envelope;
 }
 
-export async function loadParent(
-  root: string,
-  context: ParentContext,
-  config: EffectiveConfig,
-): Promise<ParentTask> {
-  const fromEnv: ParentTask = {
-    caller: {
-      id: context.taskId,
-      agent: context.agent,
-      product: context.agent,
-      depth: context.depth,
-      kind: "delegate",
-    },
-  };
-  if (!isValidTaskId(context.taskId)) return fromEnv;
-  const dir = taskDirOf(root, context.taskId);
-  let state: Awaited<ReturnType<typeof readState>>;
-  let plan: TaskPlan;
-  try {
-    state = await readState(dir);
-    plan = await loadPlan(dir);
-  } catch {
-    return fromEnv;
-  }
+/** Describe a proven calling task for the delegation rules, from its authoritative state and plan. */
+export function parentOf(caller: TaskCaller, config: EffectiveConfig): ParentTask {
+  const { state, plan } = caller;
   let product = state.agent;
   try {
-    product = findAdapter(config, root, state.agent).product;
+    product = findAdapter(config, caller.root, state.agent).product;
   } catch {
     // an agent removed from the configuration since: its id stands for its product
   }

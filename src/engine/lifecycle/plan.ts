@@ -3,10 +3,17 @@ import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import type { AgentAdapter, ToolLists } from "../../agents/adapter.js";
 import { findAdapter, listAdapters } from "../../agents/registry.js";
-import { type EffectiveConfig, loadConfig, riskProfileOf, settingsOf } from "../../config/effective.js";
+import {
+  defaultGlobalConfigPath,
+  type EffectiveConfig,
+  layerPaths,
+  loadConfig,
+  riskProfileOf,
+  settingsOf,
+} from "../../config/effective.js";
 import type { RoleConfig } from "../../config/schema.js";
 import { assertAdmitted } from "../../policy/admission.js";
-import { checkDepth, decideDelegation } from "../../policy/delegation.js";
+import { decideDelegation } from "../../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
@@ -16,7 +23,9 @@ import { CaesarError, UsageError } from "../../support/errors.js";
 import { describeRepository } from "../../workspace/git.js";
 import { checkProjectRelativePath } from "../../workspace/materialise.js";
 import type { TaskPlan } from "../store/task-plan.js";
-import { loadParent, type ParentTask } from "./parent.js";
+import { type Caller, governed, identifyCaller } from "./caller.js";
+import { resolveChecks } from "./check-plan.js";
+import { type ParentTask, parentOf } from "./parent.js";
 import { resolveRemote } from "./remote-plan.js";
 import type { DelegationRequest } from "./request.js";
 
@@ -26,18 +35,61 @@ export interface PlanContext {
   root: string;
   config?: EffectiveConfig;
   env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Who asks, when the front end established it already (a fan-out asks once for all its tasks). */
+  caller?: Caller;
 }
 
 /**
  * Resolve a delegation request against the configuration into a plan — or refuse, before any task
- * directory or worktree exists, naming the setting that lifts the refusal.
+ * directory or worktree exists, naming the setting that lifts the refusal. Who asks is established first
+ * (a task proves itself with its credentials; see caller.ts): a nested request is governed by its
+ * parent's records, never by anything its agent can write or set.
  */
 export async function resolvePlan(
   request: DelegationRequest,
   context: PlanContext,
 ): Promise<{ plan: TaskPlan; adapter: AgentAdapter }> {
+  const action = describeRequest(request);
+  const caller =
+    context.caller ?? (await identifyCaller(context.root, { env: context.env, cwd: context.cwd, action }));
+  return governed(caller, action, () => planRequest(request, context, caller));
+}
+
+/**
+ * The global configuration file a caller's requests are governed by: a nested request reads the one its
+ * tree's root was planned with, never one its agent points to (XDG_CONFIG_HOME, HOME).
+ */
+export function globalConfigOf(root: string, caller: Caller, env?: NodeJS.ProcessEnv): string {
+  return caller.kind === "task"
+    ? (caller.plan.global_config ?? defaultGlobalConfigPath())
+    : layerPaths(root, env).global;
+}
+
+/** The configuration that governs a caller's requests (see `globalConfigOf`). */
+export async function loadCallerConfig(
+  root: string,
+  caller: Caller,
+  env?: NodeJS.ProcessEnv,
+): Promise<EffectiveConfig> {
+  return loadConfig(root, env, { globalPath: globalConfigOf(root, caller, env) });
+}
+
+/** What a request asks, in the words of `caesar run`, for the records of a refusal. */
+export function describeRequest(request: DelegationRequest): string {
+  const target = request.agent ? `--agent ${request.agent}` : request.role ? `--role ${request.role}` : "";
+  const mode = request.mode ? ` --mode ${request.mode}` : "";
+  return `run ${target}${mode} ${JSON.stringify(request.objective.slice(0, 60))}`.replace(/\s+/g, " ");
+}
+
+async function planRequest(
+  request: DelegationRequest,
+  context: PlanContext,
+  caller: Caller,
+): Promise<{ plan: TaskPlan; adapter: AgentAdapter }> {
   const { root } = context;
-  const config = context.config ?? (await loadConfig(root, context.env));
+  const globalConfig = globalConfigOf(root, caller, context.env);
+  const config = context.config ?? (await loadConfig(root, context.env, { globalPath: globalConfig }));
   const objective = request.objective.trim();
   if (objective === "") {
     throw new UsageError("empty_objective", "The objective is empty.", {
@@ -45,17 +97,16 @@ export async function resolvePlan(
     });
   }
   const role = request.role ? findRole(config, request.role) : undefined;
-  const parent = request.parent ? await loadParent(root, request.parent, config) : undefined;
-  const remote = resolveRemote(request.on, config, root, parent?.task?.remote ?? null, context.env);
+  const parent = caller.kind === "task" ? parentOf(caller, config) : undefined;
+  const remote = resolveRemote(request.on, config, root, parent?.task.remote ?? null, context.env);
   // An agent sent to other machines need not be installed on this one.
   const adapter = await chooseAgent(config, root, request, role, remote === null);
   assertAdmitted(config, adapter);
 
-  if (parent && !parent.task) checkDepth(config, parent.caller);
-  const decision = parent?.task ? decideDelegation(config, parent.caller, adapter) : undefined;
+  const decision = parent ? decideDelegation(config, parent.caller, adapter) : undefined;
   const bounded = decision?.mode === "bounded";
   const inherited = bounded ? parent?.envelope : undefined;
-  if (bounded && parent?.task?.remote && remote === null) {
+  if (bounded && parent?.task.remote && remote === null) {
     throw new UsageError(
       "cluster_child_local",
       `Task ${parent.task.id} runs in a cluster: its bounded children share its budget there and run there too.`,
@@ -65,13 +116,31 @@ export async function resolvePlan(
 
   const mode = request.mode ?? role?.mode ?? inherited?.mode ?? config.policy.mode.value;
   const repo = await repositoryFor(root, parent);
+  const checks = resolveChecks(request, {
+    config,
+    role,
+    workspace: repo.kind === "none" ? root : repo.workspace,
+    env: context.env ?? process.env,
+  });
+  // A check is a command caesar runs itself, outside any agent's sandbox: a read-only task may not use one
+  // to write through its child (the configuration's checks still apply: the person chose them).
+  const asked = checks.checks.filter((check) => check.from === "request" || check.from === "acceptance");
+  if (inherited?.mode === "read-only" && asked.length > 0) {
+    throw new CaesarError(
+      "checks_from_read_only",
+      `A read-only task cannot ask for checks: ${asked.map((check) => `\`${check.command}\``).join(", ")}.`,
+      {
+        detail: `Checks run as commands outside the agent's sandbox, and task ${parent?.task?.id} is read-only. Delegate without checks (the project's [checks] still apply), or ask the person to run them.`,
+      },
+    );
+  }
   const isolationRequest =
     request.isolation ??
     role?.isolation ??
     (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
   const isolation = remote
     ? remoteIsolation(request.isolation ?? role?.isolation, repo.kind)
-    : resolveIsolation(isolationRequest, mode, repo.kind, config);
+    : resolveIsolation(isolationRequest, mode, repo.kind, config, checks.checks.length > 0);
   const networkRequest =
     request.network ??
     role?.network ??
@@ -98,7 +167,7 @@ export async function resolvePlan(
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
   };
-  if (parent?.task && inherited) {
+  if (parent && inherited) {
     const child: Envelope = {
       mode,
       network,
@@ -108,7 +177,9 @@ export async function resolvePlan(
       maxCostPerDay: limits.max_cost_per_day,
       tools,
     };
-    assertNoEscalation(parent.task.id, child, inherited);
+    assertNoEscalation(parent.task.id, child, inherited, {
+      ...(networkRequest === "off" && network ? { network: cannotConfine(adapter, config, root) } : {}),
+    });
   }
 
   const worktree = {
@@ -137,12 +208,13 @@ export async function resolvePlan(
       model,
       extra_args: request.extraArgs ?? [],
       channel: request.channel ?? false,
-      parent_id: request.parent?.taskId ?? null,
-      depth: request.parent ? (parent?.task?.depth ?? request.parent.depth) + 1 : 0,
-      kind: decision?.kind ?? (request.parent ? "delegate" : "root"),
+      ask_permissions: request.askPermissions ?? false,
+      parent_id: parent?.task.id ?? null,
+      depth: parent ? parent.task.depth + 1 : 0,
+      kind: decision?.kind ?? "root",
       bounded,
       budget:
-        bounded && parent?.task
+        bounded && parent
           ? {
               tree: parent.task.budgetTree,
               max_tasks_per_hour: inherited!.maxTasksPerHour,
@@ -153,7 +225,10 @@ export async function resolvePlan(
       repo_prefix: repo.kind === "none" ? "" : relative(repo.top, repo.workspace),
       worktree,
       system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
-      requested_by: request.requestedBy ?? (request.parent ? request.parent.taskId : "cli"),
+      requested_by: parent ? parent.task.id : (request.requestedBy ?? "cli"),
+      ...checks,
+      race: null,
+      global_config: globalConfig,
       // A task sent to other machines starts from the commit of now, pushed for them to fetch.
       base_commit: remote && repo.kind === "usable" ? repo.head : null,
       remote,
@@ -195,14 +270,25 @@ async function chooseAgent(
 }
 
 /**
+ * The remedy when a bounded child asks for --network off from an agent caesar cannot confine: the flag was
+ * already there, so say what would work instead.
+ */
+function cannotConfine(adapter: AgentAdapter, config: EffectiveConfig, root: string): string {
+  const confinable = listAdapters(config, root)
+    .filter((other) => ["toggle", "none", "write-only"].includes(other.capabilities.network.value))
+    .map((other) => other.id);
+  return `--network off was asked, but caesar cannot cut "${adapter.id}"'s network (${adapter.capabilities.network.why}), so it would run with the network its parent does not have. Delegate to an agent caesar can confine instead (${confinable.join(", ") || "none is configured"}; \`caesar agents list\` shows each one's network control), or do the work in the parent`;
+}
+
+/**
  * Where the task's git work tree is: for a child of a worktree task, the parent's worktree (the child
  * branches from the parent's HEAD, and applies back into it); otherwise the project's repository.
  */
 async function repositoryFor(root: string, parent: ParentTask | undefined) {
-  const parentTree = parent?.task?.worktree;
+  const parentTree = parent?.task.worktree;
   if (parentTree && existsSync(parentTree)) {
     const described = await describeRepository(parentTree);
-    if (described.kind !== "none") return { ...described, workspace: parent!.task!.workspace };
+    if (described.kind !== "none") return { ...described, workspace: parent!.task.workspace };
   }
   const described = await describeRepository(root);
   return described.kind === "none" ? described : { ...described, workspace: root };
@@ -264,7 +350,23 @@ function resolveIsolation(
   mode: "read-only" | "write",
   repo: "none" | "empty" | "usable",
   config: EffectiveConfig,
+  checked: boolean,
 ): "inplace" | "worktree" {
+  // Checks run in the task's own worktree: never in the user's files.
+  if (checked && (repo !== "usable" || requested === "inplace")) {
+    throw new UsageError(
+      "checks_need_worktree",
+      repo === "usable"
+        ? "Checks need worktree isolation: they run in the task's own worktree, never in your files."
+        : "Checks need a git repository with at least one commit: they run in the task's own worktree.",
+      {
+        detail:
+          repo === "usable"
+            ? "Leave --isolation at auto (or pass worktree), or run the task without checks."
+            : "Run caesar in a git repository with a commit (git init && git commit --allow-empty -m init), or run the task without checks.",
+      },
+    );
+  }
   if (repo !== "usable") {
     if (requested === "worktree") {
       throw new UsageError(
@@ -282,7 +384,7 @@ function resolveIsolation(
     }
     return "inplace"; // outside git, or without commits, inplace is the only mode and is allowed
   }
-  const isolation = requested === "auto" ? (mode === "write" ? "worktree" : "inplace") : requested;
+  const isolation = requested === "auto" ? (mode === "write" || checked ? "worktree" : "inplace") : requested;
   if (isolation === "inplace" && mode === "write" && !config.policy.allow_inplace_write.value) {
     throw new CaesarError(
       "inplace_write_refused",

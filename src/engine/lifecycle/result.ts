@@ -1,6 +1,12 @@
 import { existsSync } from "node:fs";
 import { CaesarError } from "../../support/errors.js";
-import { changedFiles, diffText, type ObservedChange } from "../../workspace/changes.js";
+import {
+  changedFiles,
+  diffText,
+  type ObservedChange,
+  touchedPaths,
+  uncommittedPaths,
+} from "../../workspace/changes.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "../../workspace/git.js";
 import { fetchResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
@@ -122,13 +128,12 @@ export async function applyResult(
   repoTop: string,
   result: TaskResult,
 ): Promise<ApplyOutcome> {
-  const files = result.changes.map((change) => change.path);
+  const files = touchedPaths(result.changes);
   if (files.length === 0) {
     throw new CaesarError("nothing_to_apply", `Task ${state.id} changed nothing: there is nothing to apply.`);
   }
-  const dirty = await gitOut(repoTop, ["status", "--porcelain", "--untracked-files=all", "--", ...files]);
-  if (dirty !== "") {
-    const paths = dirty.split("\n").map((line) => line.slice(3));
+  const paths = await uncommittedPaths(repoTop, files);
+  if (paths.length > 0) {
     throw new CaesarError(
       "apply_would_overwrite",
       `Applying ${state.id} would overwrite your uncommitted changes.`,

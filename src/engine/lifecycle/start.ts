@@ -1,15 +1,16 @@
 import { appendFileSync, existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { reserveBudget } from "../../policy/budget.js";
+import { type BudgetLimits, cancelReservations, reserveBudget, settleBudget } from "../../policy/budget.js";
 import { assertTaskId, makeTaskId } from "../../protocol/ids.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
-import { errnoOf } from "../../support/errors.js";
+import { CaesarError, errnoOf, messageOf } from "../../support/errors.js";
 import { withFileLock } from "../../support/file-lock.js";
 import { recordProcess } from "../../support/process.js";
 import { type ConductorExit, launchConductor, type PreparedConductor } from "../conductor/launch.js";
 import { ChangeWatch } from "../store/change-watch.js";
+import { controlPaths, controlTaskPaths } from "../store/control.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
 import { type TaskPlan, writePlan } from "../store/task-plan.js";
@@ -17,14 +18,30 @@ import { readState, type TaskRecord, updateState, writeState } from "../store/ta
 
 export const CONDUCTOR_LOG = "conductor.log";
 
+/** A task whose records and directory exist, not started yet (no conductor). */
+export interface CreatedTask {
+  record: TaskRecord;
+  plan: TaskPlan;
+}
+
+/** Where a delegation tree's budget is kept: the project's file ledger by default, a cluster's KV bucket. */
+export interface BudgetLedger {
+  /** Reserve one place per task, all or none (policy/budget.ts `reserveIn`), or throw the refusal. */
+  reserve(tree: string, taskIds: string[], limits: BudgetLimits, existing: boolean): Promise<void>;
+  /** Take back reservations of tasks that will never exist. */
+  cancel(tree: string, taskIds: string[]): Promise<void>;
+}
+
 export interface CreateTaskOptions {
   /**
-   * Reserve the task's place in its delegation tree's budget before its directory exists (a refusal leaves
-   * nothing behind). Default: the project's file ledger. A task of a cluster reserves in the cluster's.
+   * Where the tasks reserve their places in their delegation trees' budgets, before their directories
+   * exist (a refusal leaves nothing behind). Default: the project's file ledger in the control directory.
+   * A task of a cluster reserves in the cluster's; a worker creating a task it was sent reserves nothing
+   * (its submitter did).
    */
-  reserve?: (taskId: string) => Promise<void>;
-  /** The task's id, when it was given (a worker creating the task it was sent). */
-  id?: string;
+  ledger?: BudgetLedger;
+  /** The tasks' ids, when they were given (a worker creating the task it was sent), in plan order. */
+  ids?: string[];
   /** Make a fresh id (default `t_` and 8 hex digits). */
   makeId?: () => string;
   /** Fields of the initial state beside the plan's (the cluster's record, a conductor already known). */
@@ -36,12 +53,149 @@ export interface CreateTaskOptions {
  * starting anything: whoever conducts it (a conductor, a worker, a relay) takes it from there.
  */
 export async function createTask(plan: TaskPlan, options: CreateTaskOptions = {}): Promise<TaskRecord> {
-  const store = projectPaths(plan.root);
+  const [created] = await createTasks([plan], options);
+  return created!.record;
+}
+
+/**
+ * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
+ * the task runs on its own, whatever happens to the caller.
+ */
+export async function startTask(
+  plan: TaskPlan,
+  options: { conductor?: PreparedConductor } = {},
+): Promise<TaskRecord> {
+  const [created] = await createTasks([plan]);
+  return launchTask(created!, options);
+}
+
+/**
+ * Start several tasks all or none (fan-out, race): every budget place is reserved and every task created
+ * before any conductor starts, so a refusal starts nothing. A conductor that cannot be started (a spawn
+ * failure) leaves the tasks not yet launched concluded as failed; the error names exactly which run.
+ * `beforeLaunch` runs once every task exists, before the first conductor starts.
+ */
+export async function startTasks(
+  plans: TaskPlan[],
+  options: { beforeLaunch?: (created: TaskRecord[]) => Promise<void> } = {},
+): Promise<TaskRecord[]> {
+  const created = await createTasks(plans);
+  // What must know every task before any runs (a race's record of its contenders).
+  await options.beforeLaunch?.(created.map((task) => task.record));
+  const started: TaskRecord[] = [];
+  for (const [index, task] of created.entries()) {
+    try {
+      started.push(await launchTask(task));
+    } catch (error) {
+      const rest = created.slice(index);
+      await Promise.all(rest.map((unlaunched) => concludeUnlaunched(unlaunched, error)));
+      const ids = started.map((record) => record.id);
+      throw new CaesarError(
+        "start_failed",
+        `Started ${ids.length} of ${created.length} task(s)${ids.length ? ` (${ids.join(", ")}, still running)` : ""}; could not start ${rest.map((t) => t.record.id).join(", ")}: ${messageOf(error)}`,
+        {
+          detail: `The tasks not started are concluded as failed and spent nothing.${ids.length ? ` Wait for or cancel the started ones: caesar_await / caesar cancel ${ids.join(" ")}.` : ""}`,
+          data: { started: ids, not_started: rest.map((t) => t.record.id) },
+          cause: error,
+        },
+      );
+    }
+  }
+  return started;
+}
+
+/**
+ * Create tasks for resolved plans, all or none: ids, then every budget place (each delegation tree's
+ * under one lock), then each task's records and directory. Nothing runs yet; if anything fails, what was
+ * made is taken back and the error is the first refusal (a budget's names the tree and the limit).
+ */
+export async function createTasks(
+  plans: TaskPlan[],
+  options: CreateTaskOptions = {},
+  attempt = 0,
+): Promise<CreatedTask[]> {
+  if (plans.length === 0) return [];
+  const root = plans[0]!.root;
+  const store = projectPaths(root);
+  const budgets = controlPaths(root).budgets;
+  const ledger: BudgetLedger = options.ledger ?? {
+    reserve: (tree, taskIds, limits, existing) => reserveBudget(budgets, tree, taskIds, limits, existing),
+    cancel: (tree, taskIds) => cancelReservations(budgets, tree, taskIds),
+  };
   await mkdir(store.tasks, { recursive: true });
-  const reserve =
-    options.reserve ??
-    ((taskId: string) => reserveBudget(store.state, plan.budget.tree ?? taskId, taskId, plan.budget));
-  const { id, dir } = await createTaskDir(store.tasks, reserve, options.id, options.makeId ?? makeTaskId);
+  const ids = options.ids
+    ? options.ids.map((id) => assertTaskId(id))
+    : allocateTaskIds(root, plans.length, options.makeId ?? makeTaskId);
+  const groups = new Map<string, { ids: string[]; limits: BudgetLimits; existing: boolean }>();
+  plans.forEach((plan, index) => {
+    const tree = plan.budget.tree ?? ids[index]!;
+    const group = groups.get(tree) ?? { ids: [], limits: plan.budget, existing: plan.budget.tree !== null };
+    group.ids.push(ids[index]!);
+    groups.set(tree, group);
+  });
+  const reserved: [string, string[]][] = [];
+  const takeBack = () =>
+    Promise.all(reserved.map(([tree, treeIds]) => ledger.cancel(tree, treeIds).catch(() => undefined)));
+  try {
+    for (const [tree, group] of groups) {
+      await ledger.reserve(tree, group.ids, group.limits, group.existing);
+      reserved.push([tree, group.ids]);
+    }
+  } catch (error) {
+    await takeBack();
+    throw error;
+  }
+  const created: CreatedTask[] = [];
+  try {
+    for (const [index, plan] of plans.entries())
+      created.push(await createTaskFiles(plan, ids[index]!, options.state));
+  } catch (error) {
+    // Only what this call made is removed: a given id that was taken belongs to someone else.
+    const ours = error instanceof TaskIdTakenError ? ids.filter((id) => id !== error.message) : ids;
+    await Promise.all(
+      ours.map((id) =>
+        Promise.all([
+          rm(join(store.tasks, id), { recursive: true, force: true }),
+          rm(controlTaskPaths(root, id).dir, { recursive: true, force: true }),
+        ]).catch(() => undefined),
+      ),
+    );
+    await takeBack();
+    // Another process took one of the ids between the check and the mkdir: draw new ones.
+    if (error instanceof TaskIdTakenError && !options.ids && attempt < 5)
+      return createTasks(plans, options, attempt + 1);
+    throw error;
+  }
+  return created;
+}
+
+class TaskIdTakenError extends Error {}
+
+/** Fresh ids that name neither a task directory nor a control record. */
+function allocateTaskIds(root: string, count: number, makeId: () => string): string[] {
+  const tasks = projectPaths(root).tasks;
+  const ids = new Set<string>();
+  while (ids.size < count) {
+    const id = makeId();
+    if (!existsSync(join(tasks, id)) && !existsSync(controlTaskPaths(root, id).dir)) ids.add(id);
+  }
+  return [...ids];
+}
+
+/** The task's directory (claimed with mkdir), its plan and its first state — records first, then mirrors. */
+async function createTaskFiles(
+  plan: TaskPlan,
+  id: string,
+  extra: CreateTaskOptions["state"] = {},
+): Promise<CreatedTask> {
+  const store = projectPaths(plan.root);
+  const dir = join(store.tasks, id);
+  try {
+    await mkdir(dir);
+  } catch (error) {
+    if (errnoOf(error) === "EEXIST") throw new TaskIdTakenError(id);
+    throw error;
+  }
   const paths = taskPaths(dir);
   await writePlan(dir, plan);
   const now = new Date().toISOString();
@@ -70,6 +224,7 @@ export async function createTask(plan: TaskPlan, options: CreateTaskOptions = {}
     linked: [],
     conductor: null,
     agent_process: null,
+    check_process: null,
     waiting_for_slot: null,
     command: null,
     started_at: null,
@@ -83,24 +238,22 @@ export async function createTask(plan: TaskPlan, options: CreateTaskOptions = {}
     cancel_requested: null,
     applied: null,
     cleaned_at: null,
+    token_sha256: null,
     change_number: await nextChangeNumber(store.state),
     remote: null,
-    ...options.state,
+    ...extra,
   };
-  await writeState(dir, state);
-  return { id, dir, paths, state };
+  await writeState(dir, state, { create: true });
+  return { record: { id, dir, paths, state }, plan };
 }
 
-/**
- * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
- * the task runs on its own, whatever happens to the caller.
- */
-export async function startTask(
-  plan: TaskPlan,
+/** Hand a created task to its conductor: the prepared one, or a new detached one. */
+export async function launchTask(
+  created: CreatedTask,
   options: { conductor?: PreparedConductor } = {},
 ): Promise<TaskRecord> {
-  const created = await createTask(plan);
-  const { id, dir, paths, state } = created;
+  const { record, plan } = created;
+  const { id, dir, paths, state } = record;
   if (options.conductor) {
     // A prepared conductor records itself when it takes the task. Until then the task is unclaimed, so a
     // follower waits rather than concluding it: if this one ends without claiming it, it is replaced.
@@ -110,17 +263,40 @@ export async function startTask(
       if (prepared.pid !== undefined && (exit.code !== 0 || exit.signal !== null))
         return replaceUnstartedConductor(plan.root, id, dir, prepared.pid, exit);
     });
-    return created;
+    return { id, dir, paths, state };
   }
   const pid = launchConductor(plan.root, id, join(dir, CONDUCTOR_LOG));
   if (pid !== undefined) {
-    const record = recordProcess(pid);
+    const processRecord = recordProcess(pid);
     const next = await updateState(dir, (current) =>
-      current.conductor ? undefined : { ...current, conductor: record },
+      current.conductor ? undefined : { ...current, conductor: processRecord },
     );
     return { id, dir, paths, state: next };
   }
   return { id, dir, paths, state };
+}
+
+/** A created task that will never get a conductor: finished as failed, its budget place given back. */
+async function concludeUnlaunched(task: CreatedTask, cause: unknown): Promise<void> {
+  const { record, plan } = task;
+  await updateState(record.dir, (state) =>
+    state.phase === "queued" && state.conductor === null
+      ? {
+          ...state,
+          phase: "finished",
+          outcome: "failed",
+          finished_at: new Date().toISOString(),
+          error: { code: "not_started", message: `The task was never started: ${messageOf(cause)}` },
+        }
+      : undefined,
+  ).catch(() => undefined);
+  await settleBudget(
+    controlPaths(plan.root).budgets,
+    plan.budget.tree ?? record.id,
+    record.id,
+    false,
+    0,
+  ).catch(() => undefined);
 }
 
 /**
@@ -166,34 +342,6 @@ async function replaceUnstartedConductor(
     const pid = launchConductor(root, id, log);
     return pid === undefined ? undefined : { ...state, conductor: recordProcess(pid) };
   }).catch(() => undefined);
-}
-
-/** Reserve the budget first (a refusal leaves nothing behind), then create the directory. */
-async function createTaskDir(
-  tasksRoot: string,
-  reserve: (id: string) => Promise<void>,
-  givenId: string | undefined,
-  makeId: () => string,
-): Promise<{ id: string; dir: string }> {
-  if (givenId !== undefined) {
-    const dir = join(tasksRoot, assertTaskId(givenId));
-    await reserve(givenId);
-    await mkdir(dir);
-    return { id: givenId, dir };
-  }
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const id = makeId();
-    if (existsSync(join(tasksRoot, id))) continue;
-    await reserve(id);
-    const dir = join(tasksRoot, id);
-    try {
-      await mkdir(dir);
-      return { id, dir };
-    } catch (error) {
-      if (errnoOf(error) !== "EEXIST") throw error;
-    }
-  }
-  throw new Error(`could not allocate a task id in ${tasksRoot}`);
 }
 
 /** Each task's result gets a sequential number in its project, like a pull request. */

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Answer, AnswerSchema, type Question } from "../../protocol/channel-documents.js";
 import { makeQuestionId } from "../../protocol/ids.js";
+import { type Answer, AnswerSchema, type Question } from "../../protocol/questions.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";

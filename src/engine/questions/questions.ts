@@ -1,8 +1,8 @@
 import { link, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Answer, type Question, QuestionSchema } from "../../protocol/channel-documents.js";
 import { safeParseDocument } from "../../protocol/documents.js";
 import { assertTaskId, isValidQuestionId } from "../../protocol/ids.js";
+import { type Answer, type Question, QuestionSchema } from "../../protocol/questions.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";

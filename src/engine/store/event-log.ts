@@ -1,5 +1,5 @@
 import { appendFile, open, stat } from "node:fs/promises";
-import { safeParseDocument } from "../../protocol/documents.js";
+import { formatProblem, safeParseDocument } from "../../protocol/documents.js";
 import type { CaesarEvent, EventBody } from "../../protocol/event.js";
 import { LineBuffer, parseJsonLine } from "../../protocol/jsonl.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
@@ -9,39 +9,68 @@ export interface EventRead {
   events: CaesarEvent[];
   /** Byte offset just after the last complete line read (a half-written line is left for next time). */
   offset: number;
+  /** Complete lines read (blank ones included): add to the first line's number for the next read. */
+  lines: number;
   /** Lines that were complete but not valid events (kept in the file, skipped here). */
   skipped: number;
+  /** Why each skipped line was refused, so a reader can say so instead of skipping in silence. */
+  rejected: RejectedLine[];
 }
 
-/** Read the complete event lines of events.jsonl from a byte offset. Tolerant: bad lines are skipped. */
-export async function readEvents(path: string, fromOffset = 0): Promise<EventRead> {
+export interface RejectedLine {
+  /** Line number in the file (1-based, counted from `firstLine`). */
+  line: number;
+  /** A version of caesar.event this caesar does not read (the protocol says: refuse it, explicitly). */
+  unsupported: boolean;
+  problem: string;
+}
+
+const EMPTY = { events: [], lines: 0, skipped: 0, rejected: [] };
+
+/**
+ * Read the complete event lines of events.jsonl from a byte offset (`firstLine`: the number of the line
+ * that starts there). Tolerant: a line that is not a valid event is skipped, and said in `rejected`.
+ */
+export async function readEvents(path: string, fromOffset = 0, firstLine = 1): Promise<EventRead> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, "r");
   } catch (error) {
-    if (errnoOf(error) === "ENOENT") return { events: [], offset: fromOffset, skipped: 0 };
+    if (errnoOf(error) === "ENOENT") return { ...EMPTY, offset: fromOffset };
     throw error;
   }
   try {
     const { size } = await handle.stat();
-    if (size <= fromOffset) return { events: [], offset: fromOffset, skipped: 0 };
+    if (size <= fromOffset) return { ...EMPTY, offset: fromOffset };
     const buffer = Buffer.alloc(size - fromOffset);
     await handle.read(buffer, 0, buffer.length, fromOffset);
     const end = buffer.lastIndexOf(0x0a);
-    if (end === -1) return { events: [], offset: fromOffset, skipped: 0 };
+    if (end === -1) return { ...EMPTY, offset: fromOffset };
     const text = buffer.subarray(0, end + 1).toString("utf8");
     const events: CaesarEvent[] = [];
-    let skipped = 0;
-    for (const line of new LineBuffer().push(text)) {
-      if (line.trim() === "") continue;
-      const result = safeParseDocument("event", parseJsonLine(line));
+    const rejected: RejectedLine[] = [];
+    const lines = new LineBuffer().push(text);
+    lines.forEach((line, index) => {
+      if (line.trim() === "") return;
+      const raw = parseJsonLine(line);
+      const result = safeParseDocument("event", raw);
       if (result.ok) events.push(result.value);
-      else skipped += 1;
-    }
-    return { events, offset: fromOffset + end + 1, skipped };
+      else
+        rejected.push({
+          line: firstLine + index,
+          unsupported: result.unsupported,
+          problem: raw === undefined ? "not JSON" : result.problems.map(formatProblem).join("; "),
+        });
+    });
+    return { events, offset: fromOffset + end + 1, lines: lines.length, skipped: rejected.length, rejected };
   } finally {
     await handle.close();
   }
+}
+
+/** A rejected line in words, for a person: `line 7: unsupported protocol version "caesar.event/v2"…`. */
+export function describeRejectedLine(rejected: RejectedLine): string {
+  return `line ${rejected.line} ${rejected.unsupported ? "refused" : "skipped"}: ${rejected.problem}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ProcessOutcomeSchema } from "../../protocol/event.js";
 import { NormalizedReportSchema, ReportStatusSchema } from "../../protocol/report.js";
 import { IsolationSchema, ModeSchema } from "../../protocol/task.js";
 import * as z from "../../support/zod.js";
@@ -5,14 +6,15 @@ import * as z from "../../support/zod.js";
 /**
  * `state.json`: the orchestrator's record of a task beside the OACP files — lifecycle, processes,
  * isolation, outcome and the normalized report. Written atomically by the conductor (and, after the
- * task ended, by `apply`/`gc`/`cancel` under the task lock). Any process can read it.
+ * task ended, by `apply`/`gc`/`cancel` under the task lock): caesar's copy in the control directory,
+ * a mirror in the task directory that any process can read (see control.ts).
  */
 
 export const PhaseSchema = z.enum(["queued", "preparing", "running", "finishing", "finished"]);
 export type Phase = z.infer<typeof PhaseSchema>;
 
 /** How the agent's process ended (beside the report's own status). */
-export const OutcomeSchema = z.enum(["succeeded", "failed", "cancelled", "timed_out"]);
+export const OutcomeSchema = ProcessOutcomeSchema;
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
 /** A process as recorded: pid plus its start time (from /proc), so a reused pid is not taken for it. */
@@ -83,6 +85,8 @@ export const TaskStateSchema = z.object({
   linked: z.array(z.string()).default([]),
   conductor: ProcessRecordSchema.nullable().default(null),
   agent_process: ProcessRecordSchema.nullable().default(null),
+  /** A check running after the agent (docs/checks.md), stopped by whoever concludes a dead conductor. */
+  check_process: ProcessRecordSchema.nullable().default(null),
   waiting_for_slot: z.array(SlotHolderSchema).nullable().default(null),
   command: z.string().nullable().default(null),
   started_at: z.string().nullable().default(null),
@@ -104,6 +108,11 @@ export const TaskStateSchema = z.object({
     .default(null),
   /** When `caesar gc` removed the worktree and branch (the result commit stays under refs/caesar/). */
   cleaned_at: z.string().nullable().default(null),
+  /**
+   * SHA-256 (hex) of the credentials the conductor handed this task's agent (CAESAR_TASK_TOKEN). The
+   * token itself is written nowhere; a nested request proves its parent by presenting it.
+   */
+  token_sha256: z.string().nullable().default(null),
   /** Sequential change number of this task's result (like a pull request number), assigned at creation. */
   change_number: z.number().int().positive().nullable().default(null),
   /** Set when the task runs on a pool of workers (see RemoteStateSchema). */

@@ -1,11 +1,13 @@
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FindingSchema } from "../../protocol/report.js";
 import { ModeSchema } from "../../protocol/task.js";
-import { writeJsonAtomic } from "../../support/atomic-file.js";
+import { writeFileAtomic } from "../../support/atomic-file.js";
 import * as z from "../../support/zod.js";
+import { controlOfTaskDir } from "./control.js";
 
-/** plan.json, in the task directory: what the conductor executes. */
+/** plan.json: what the conductor executes (caesar's copy in the control directory, a mirror in the task directory). */
 export const PLAN_FILE = "plan.json";
 
 /**
@@ -32,6 +34,35 @@ export const RemotePlanSchema = z.object({
 });
 export type RemotePlan = z.infer<typeof RemotePlanSchema>;
 
+/** A check: a command caesar runs in the workspace after the agent, and who asked for it. */
+export const PlannedCheckSchema = z.object({
+  command: z.string().min(1),
+  /** request (the person or program that delegated), acceptance (a `run:` criterion), role:<name>, config. */
+  from: z.string(),
+});
+export type PlannedCheck = z.infer<typeof PlannedCheckSchema>;
+
+/** An acceptance criterion written `run: <command>` is a check; the others stay text for the agent. */
+const RUN_CRITERION = /^\s*run:\s*/i;
+
+/** The command of a `run: <command>` criterion, or undefined for a criterion that is text. */
+export function runCriterionCommand(criterion: string): string | undefined {
+  return RUN_CRITERION.test(criterion) ? criterion.replace(RUN_CRITERION, "") : undefined;
+}
+
+/** The criteria that stay text for the agent (the `run:` ones are checks). */
+export function textCriteria(acceptance: readonly string[]): string[] {
+  return acceptance.filter((criterion) => runCriterionCommand(criterion) === undefined);
+}
+
+/** How a race is won: by the first contender whose checks all pass, or by the best once all finished. */
+export const RaceModeSchema = z.enum(["first", "best"]);
+export type RaceMode = z.infer<typeof RaceModeSchema>;
+
+/** A contender's plan names its race: how its conductor knows to settle it. */
+export const RaceRefSchema = z.object({ id: z.string(), mode: RaceModeSchema });
+export type RaceRef = z.infer<typeof RaceRefSchema>;
+
 /** Everything decided before a task exists; written to plan.json for the conductor. */
 export const TaskPlanSchema = z.object({
   root: z.string(),
@@ -54,6 +85,8 @@ export const TaskPlanSchema = z.object({
   model: z.string().nullable(),
   extra_args: z.array(z.string()),
   channel: z.boolean(),
+  /** An ACP agent's permission requests that the policy allows are asked of a person (`caesar acp`). */
+  ask_permissions: z.boolean().default(false),
   parent_id: z.string().nullable(),
   depth: z.number().int().nonnegative(),
   /** root: started by a person or a program; spawn: an agent re-running itself; delegate: another agent. */
@@ -73,6 +106,20 @@ export const TaskPlanSchema = z.object({
   worktree: z.object({ copy: z.array(z.string()), link: z.array(z.string()), setup: z.array(z.string()) }),
   system_prompt: z.string().nullable(),
   requested_by: z.string(),
+  /** Checks run after the agent exits (docs/checks.md); each has its own deadline. */
+  checks: z.array(PlannedCheckSchema).default([]),
+  check_timeout_ms: z.number().int().positive().default(600_000),
+  /** Runs of the agent allowed when checks fail (1: no second attempt). */
+  attempts: z.number().int().positive().default(1),
+  /** How a second attempt reaches the agent: its own session continued (where its CLI can), or a new run. */
+  follow_up: z.enum(["resume", "fresh"]).default("resume"),
+  /** The race this task is a contender of (caesar_race, `caesar race`), settled by its conductor. */
+  race: RaceRefSchema.nullable().default(null),
+  /**
+   * The global configuration file (`~/.config/caesar/config.toml`) the tree's root was planned with. A
+   * nested request reads this one, whatever XDG_CONFIG_HOME or HOME its agent sets.
+   */
+  global_config: z.string().nullable().default(null),
   /** The commit a worktree starts from (null: the work tree's HEAD when the task is isolated). */
   base_commit: z.string().nullable().default(null),
   /** Set when the task runs on a pool of workers instead of this machine. */
@@ -80,13 +127,34 @@ export const TaskPlanSchema = z.object({
 });
 export type TaskPlan = z.infer<typeof TaskPlanSchema>;
 
+/**
+ * Write a new task's plan: the authoritative copy in the control directory (what the conductor executes
+ * and governance reads), then the mirror in the task directory (for people and tools to read).
+ */
 export async function writePlan(dir: string, plan: TaskPlan): Promise<void> {
-  await writeJsonAtomic(join(dir, PLAN_FILE), plan);
+  const text = `${JSON.stringify(plan, null, 2)}\n`;
+  const control = controlOfTaskDir(dir);
+  if (control) {
+    await mkdir(control.dir, { recursive: true });
+    await writeFileAtomic(control.plan, text);
+    await writeFileAtomic(join(dir, PLAN_FILE), text, { sync: false });
+    return;
+  }
+  await writeFileAtomic(join(dir, PLAN_FILE), text);
 }
 
-/** The plan a task was started with; throws when it is missing or invalid. */
+/**
+ * The plan a task was started with — caesar's own copy when the task has one (a rewritten mirror changes
+ * nothing) — throws when it is missing or invalid.
+ */
 export async function loadPlan(dir: string): Promise<TaskPlan> {
-  return TaskPlanSchema.parse(JSON.parse(await readFile(join(dir, PLAN_FILE), "utf8")));
+  return TaskPlanSchema.parse(JSON.parse(await readPlanText(dir)));
+}
+
+async function readPlanText(dir: string): Promise<string> {
+  const control = controlOfTaskDir(dir);
+  if (control && existsSync(control.state)) return readFile(control.plan, "utf8");
+  return readFile(join(dir, PLAN_FILE), "utf8");
 }
 
 /** The plan a task was started with, or undefined when it cannot be read. */
@@ -96,4 +164,24 @@ export async function readPlan(dir: string): Promise<TaskPlan | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Is the plan mirror in the task directory still what caesar wrote? (false: someone rewrote it) */
+export async function isPlanMirrorIntact(dir: string): Promise<boolean> {
+  const control = controlOfTaskDir(dir);
+  if (!control) return true;
+  const [record, mirror] = await Promise.all([
+    readFile(control.plan, "utf8").catch(() => undefined),
+    readFile(join(dir, PLAN_FILE), "utf8").catch(() => undefined),
+  ]);
+  return record === undefined || mirror === record;
+}
+
+/** Put the mirror back as caesar wrote it. */
+export async function restorePlanMirror(dir: string): Promise<void> {
+  const control = controlOfTaskDir(dir);
+  if (!control) return;
+  const record = await readFile(control.plan, "utf8").catch(() => undefined);
+  if (record !== undefined)
+    await writeFileAtomic(join(dir, PLAN_FILE), record, { sync: false }).catch(() => undefined);
 }

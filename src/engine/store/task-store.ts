@@ -1,14 +1,19 @@
-import { readdir, readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "../../protocol/documents.js";
 import { assertTaskId, isValidTaskId } from "../../protocol/ids.js";
 import type { Task } from "../../protocol/task.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
-import { writeJsonAtomic } from "../../support/atomic-file.js";
+import { writeFileAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { withFileLock } from "../../support/file-lock.js";
+import { controlOfTaskDir, taskLocationOf } from "./control.js";
+import { EventWriter } from "./event-log.js";
 import { projectPaths } from "./project.js";
+import { appendRefusal } from "./refusals.js";
 import { type TaskState, TaskStateSchema } from "./state.js";
+import { isPlanMirrorIntact, restorePlanMirror } from "./task-plan.js";
 
 export interface TaskRecord {
   id: string;
@@ -58,7 +63,33 @@ export async function resolveTaskId(root: string, typed: string): Promise<string
   );
 }
 
+/**
+ * A task's state as caesar holds it: the authoritative `state.json` in the control directory (see
+ * control.ts), never the mirror in the task directory, which the agent can write. A task without a
+ * control record (made by an older caesar, or a directory someone else made) is read from the mirror and
+ * is **unverified**: readable, never trusted to decide (see `isVerifiedTask`).
+ */
 export async function readState(dir: string): Promise<TaskState> {
+  return (await readStateWithSource(dir)).state;
+}
+
+/** Does this task have caesar's own record (the control directory), not only files in its directory? */
+export function isVerifiedTask(dir: string): boolean {
+  const control = controlOfTaskDir(dir);
+  return control !== undefined && existsSync(control.state);
+}
+
+async function readStateWithSource(
+  dir: string,
+): Promise<{ state: TaskState; text: string; verified: boolean }> {
+  const control = controlOfTaskDir(dir);
+  if (control) {
+    const text = await readFile(control.state, "utf8").catch((error: unknown) => {
+      if (errnoOf(error) === "ENOENT") return undefined;
+      throw error;
+    });
+    if (text !== undefined) return { state: parseState(text, control.state), text, verified: true };
+  }
   const path = taskPaths(dir).state;
   let raw: string;
   try {
@@ -69,6 +100,10 @@ export async function readState(dir: string): Promise<TaskState> {
       cause: error,
     });
   }
+  return { state: parseState(raw, path), text: raw, verified: false };
+}
+
+function parseState(raw: string, path: string): TaskState {
   const parsed = TaskStateSchema.safeParse(safeJson(raw));
   if (!parsed.success) {
     throw new CaesarError("task_state_invalid", `${path} is not a valid task state.`, {
@@ -86,22 +121,98 @@ function safeJson(raw: string): unknown {
   }
 }
 
-export async function writeState(dir: string, state: TaskState): Promise<void> {
-  await writeJsonAtomic(taskPaths(dir).state, { ...state, updated_at: new Date().toISOString() });
+/**
+ * Write a task's state: its control record (created with `create`, else only when it exists), then the
+ * mirror in the task directory, byte for byte the same. A mirror that cannot be written (the agent made
+ * it a directory, say) is left as it is: nothing caesar decides reads it.
+ */
+export async function writeState(
+  dir: string,
+  state: TaskState,
+  options: { create?: boolean; verified?: boolean } = {},
+): Promise<void> {
+  const text = `${JSON.stringify({ ...state, updated_at: new Date().toISOString() }, null, 2)}\n`;
+  const control = controlOfTaskDir(dir);
+  const verified = options.verified ?? isVerifiedTask(dir);
+  if (control && (verified || options.create === true)) {
+    if (options.create === true) await mkdir(control.dir, { recursive: true });
+    await writeFileAtomic(control.state, text);
+    await writeFileAtomic(taskPaths(dir).state, text, { sync: false }).catch(() => undefined);
+    return;
+  }
+  await writeFileAtomic(taskPaths(dir).state, text);
 }
 
-/** Read-modify-write state.json under the task's lock, so two writers never lose each other's update. */
+/**
+ * Read-modify-write the state under the task's lock (in the control directory for a verified task, so an
+ * agent cannot hold it), so two writers never lose each other's update. A mirror that differs from the
+ * record it mirrors was rewritten by someone else than caesar: that is recorded against the task, and the
+ * write that follows restores it.
+ */
 export async function updateState(
   dir: string,
   mutate: (state: TaskState) => TaskState | undefined,
 ): Promise<TaskState> {
-  return withFileLock(join(dir, ".state.lock"), async () => {
-    const current = await readState(dir);
-    const next = mutate(current);
-    if (next === undefined) return current;
-    await writeState(dir, next);
+  const control = controlOfTaskDir(dir);
+  const verified = control !== undefined && existsSync(control.state);
+  const lock = verified ? control.lock : join(dir, ".state.lock");
+  return withFileLock(lock, async () => {
+    const current = await readStateWithSource(dir);
+    const next = mutate(current.state);
+    if (next === undefined) return current.state;
+    if (current.verified) await noticeRewrittenMirror(dir, current.text, current.state);
+    await writeState(dir, next, { verified: current.verified });
     return next;
   });
+}
+
+/**
+ * Compare a verified task's mirrors (state.json, plan.json in its task directory) with caesar's records;
+ * a mirror someone else rewrote is recorded against the task and put back. Returns what was rewritten.
+ */
+export async function auditMirrors(dir: string): Promise<string[]> {
+  const control = controlOfTaskDir(dir);
+  if (!control || !existsSync(control.state)) return [];
+  return withFileLock(control.lock, async () => {
+    const text = await readFile(control.state, "utf8");
+    const state = parseState(text, control.state);
+    const rewritten: string[] = [];
+    if (await noticeRewrittenMirror(dir, text, state)) {
+      rewritten.push("state.json");
+      await writeFileAtomic(taskPaths(dir).state, text, { sync: false }).catch(() => undefined);
+    }
+    if (!(await isPlanMirrorIntact(dir))) {
+      rewritten.push("plan.json");
+      await recordRewrite(dir, state, "plan.json");
+      await restorePlanMirror(dir);
+    }
+    return rewritten;
+  });
+}
+
+/** Record (once per rewrite) that the mirror of a verified task's state no longer matches its record. */
+async function noticeRewrittenMirror(dir: string, recordText: string, state: TaskState): Promise<boolean> {
+  const mirror = await readFile(taskPaths(dir).state, "utf8").catch(() => undefined);
+  if (mirror === undefined || mirror === recordText) return false;
+  await recordRewrite(dir, state, "state.json");
+  return true;
+}
+
+async function recordRewrite(dir: string, state: TaskState, file: string): Promise<void> {
+  const id = state.id;
+  const location = taskLocationOf(dir);
+  if (!location) return;
+  const summary = `${file} in the task directory was rewritten by someone other than caesar; caesar decides from its own record and put the copy back.`;
+  await appendRefusal(location.root, id, {
+    code: "records_rewritten",
+    action: `rewrite ${file} in its task directory`,
+    summary,
+  }).catch(() => undefined);
+  // An event while the task runs (after its `finished` event, the report's finding says it).
+  if (state.phase !== "finished")
+    await new EventWriter(taskPaths(dir).events, id)
+      .append({ type: "error", code: "records_rewritten", message: summary })
+      .catch(() => undefined);
 }
 
 export async function readTaskFile(dir: string): Promise<Task | undefined> {

@@ -1,9 +1,18 @@
-import type { ServerResponse } from "node:http";
 import { type Conversation, PastCalls } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
-import { asArray, asRecord, asString, chunks, type Json, MOCK_USAGE, SseWriter, sendJson } from "./http.js";
+import {
+  type Answer,
+  asArray,
+  asRecord,
+  asString,
+  chunks,
+  EventStream,
+  type Json,
+  jsonAnswer,
+  MOCK_USAGE,
+} from "./answer.js";
 
 /** Anthropic Messages (`POST …/messages`): claude, and copilot with COPILOT_PROVIDER_TYPE=anthropic. */
 export function parseMessagesRequest(body: Json, raw: string): Conversation {
@@ -23,11 +32,14 @@ export function parseMessagesRequest(body: Json, raw: string): Conversation {
   }
   const calls = new PastCalls();
   for (const rawMessage of asArray(body.messages)) {
-    for (const rawBlock of asArray(asRecord(rawMessage).content)) {
+    const content = asRecord(rawMessage).content;
+    if (typeof content === "string") calls.note(content);
+    for (const rawBlock of asArray(content)) {
       const block = asRecord(rawBlock);
       if (block.type === "tool_use")
         calls.add({ name: asString(block.name) ?? "", id: asString(block.id) ?? "", args: block.input });
       else if (block.type === "tool_result") calls.answer(asString(block.tool_use_id), block.content);
+      else calls.note(block.text ?? block);
     }
   }
   const format = asRecord(asRecord(body.output_config).format ?? body.output_format);
@@ -38,6 +50,7 @@ export function parseMessagesRequest(body: Json, raw: string): Conversation {
     stream: body.stream === true,
     tools,
     calls: calls.list,
+    notes: calls.notes,
     responseSchema,
     raw,
   };
@@ -56,11 +69,7 @@ function contentBlock(decision: Decision): Json {
   return { type: "text", text: decision.kind === "text" ? decision.text : "" };
 }
 
-export function writeMessagesAnswer(
-  res: ServerResponse,
-  conversation: Conversation,
-  decision: Decision,
-): void {
+export function answerMessages(conversation: Conversation, decision: Decision): Answer {
   const block = contentBlock(decision);
   const stopReason = block.type === "tool_use" ? "tool_use" : "end_turn";
   const message = {
@@ -79,10 +88,9 @@ export function writeMessagesAnswer(
     },
   };
   if (!conversation.stream) {
-    sendJson(res, 200, message);
-    return;
+    return jsonAnswer(200, message);
   }
-  const sse = new SseWriter(res);
+  const sse = new EventStream();
   const send = (type: string, data: Json) => sse.send({ type, ...data }, type);
   send("message_start", {
     message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } },
@@ -104,15 +112,10 @@ export function writeMessagesAnswer(
     usage: { output_tokens: MOCK_USAGE.output },
   });
   send("message_stop", {});
-  sse.end();
+  return sse.answer();
 }
 
-export function writeMessagesError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Json,
-): void {
+export function failMessages(status: number, message: string, headers: Json): Answer {
   const type =
     status === 401
       ? "authentication_error"
@@ -123,7 +126,7 @@ export function writeMessagesError(
           : status === 529
             ? "overloaded_error"
             : "api_error";
-  sendJson(res, status, { type: "error", error: { type, message } }, headers);
+  return jsonAnswer(status, { type: "error", error: { type, message } }, headers);
 }
 
 /** `POST …/messages/count_tokens`: a rough count, enough for clients that budget their context. */

@@ -1,19 +1,19 @@
-import type { ServerResponse } from "node:http";
 import { type Conversation, PastCalls } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
 import {
+  type Answer,
   asArray,
   asRecord,
   asString,
   chunks,
+  EventStream,
   type Json,
+  jsonAnswer,
   MOCK_USAGE,
   nowSeconds,
-  SseWriter,
-  sendJson,
-} from "./http.js";
+} from "./answer.js";
 
 /** OpenAI Chat Completions (`POST …/chat/completions`): opencode, copilot (default BYOK wire). */
 export function parseChatRequest(body: Json, raw: string): Conversation {
@@ -34,11 +34,13 @@ export function parseChatRequest(body: Json, raw: string): Conversation {
   for (const rawMessage of asArray(body.messages)) {
     const message = asRecord(rawMessage);
     if (message.role === "assistant") {
+      if (message.content) calls.note(message.content);
       for (const rawCall of asArray(message.tool_calls)) {
         const call = asRecord(rawCall);
         calls.add({ name: asString(asRecord(call.function).name) ?? "", id: asString(call.id) ?? "" });
       }
     } else if (message.role === "tool") calls.answer(asString(message.tool_call_id), message.content);
+    else calls.note(message.content);
   }
   const format = asRecord(body.response_format);
   const responseSchema =
@@ -49,6 +51,7 @@ export function parseChatRequest(body: Json, raw: string): Conversation {
     stream: body.stream === true,
     tools,
     calls: calls.list,
+    notes: calls.notes,
     responseSchema,
     raw,
   };
@@ -69,13 +72,13 @@ const usage = {
   total_tokens: MOCK_USAGE.input + MOCK_USAGE.output,
 };
 
-export function writeChatAnswer(res: ServerResponse, conversation: Conversation, decision: Decision): void {
+export function answerChat(conversation: Conversation, decision: Decision): Answer {
   const call = toolCall(decision);
   const text = decision.kind === "text" ? decision.text : "";
   const finish = call ? "tool_calls" : "stop";
   const base = { id: "chatcmpl-mock", created: nowSeconds(), model: conversation.model };
   if (!conversation.stream) {
-    sendJson(res, 200, {
+    return jsonAnswer(200, {
       ...base,
       object: "chat.completion",
       choices: [
@@ -91,9 +94,8 @@ export function writeChatAnswer(res: ServerResponse, conversation: Conversation,
       ],
       usage,
     });
-    return;
   }
-  const sse = new SseWriter(res);
+  const sse = new EventStream();
   const chunk = (delta: Json, finishReason: string | null = null) =>
     sse.send({
       ...base,
@@ -117,10 +119,10 @@ export function writeChatAnswer(res: ServerResponse, conversation: Conversation,
   chunk({}, finish);
   sse.send({ ...base, object: "chat.completion.chunk", choices: [], usage });
   sse.send("[DONE]");
-  sse.end();
+  return sse.answer();
 }
 
-export function writeChatError(res: ServerResponse, status: number, message: string, headers: Json): void {
+export function failChat(status: number, message: string, headers: Json): Answer {
   const code = status === 401 ? "invalid_api_key" : status === 429 ? "rate_limit_exceeded" : "server_error";
-  sendJson(res, status, { error: { message, type: code, param: null, code } }, headers);
+  return jsonAnswer(status, { error: { message, type: code, param: null, code } }, headers);
 }

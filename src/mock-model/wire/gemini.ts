@@ -1,9 +1,17 @@
-import type { ServerResponse } from "node:http";
-import { type Conversation, type PastCall, resultText } from "../conversation.js";
+import { type Conversation, type Note, type PastCall, resultText } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
-import { asArray, asRecord, asString, type Json, MOCK_USAGE, SseWriter, sendJson } from "./http.js";
+import {
+  type Answer,
+  asArray,
+  asRecord,
+  asString,
+  EventStream,
+  type Json,
+  jsonAnswer,
+  MOCK_USAGE,
+} from "./answer.js";
 
 /** Gemini API (`POST …/models/<m>:streamGenerateContent` and `:generateContent`): gemini-cli. */
 export function parseGeminiRequest(body: Json, raw: string, model: string, stream: boolean): Conversation {
@@ -24,6 +32,7 @@ export function parseGeminiRequest(body: Json, raw: string, model: string, strea
   }
   // Gemini pairs calls and responses by order and name; ids are optional.
   const calls: PastCall[] = [];
+  const notes: Note[] = [];
   for (const rawContent of asArray(body.contents)) {
     for (const rawPart of asArray(asRecord(rawContent).parts)) {
       const part = asRecord(rawPart);
@@ -34,14 +43,14 @@ export function parseGeminiRequest(body: Json, raw: string, model: string, strea
       } else if (asString(response.name)) {
         const open = calls.find((c) => c.result === undefined && c.name === response.name);
         if (open) open.result = resultText(response.response);
-      }
+      } else if (typeof part.text === "string") notes.push({ text: part.text, callsBefore: calls.length });
     }
   }
   const config = asRecord(body.generationConfig);
   const schema = config.responseJsonSchema ?? config.responseSchema;
   const responseSchema =
     config.responseMimeType === "application/json" && schema ? (asRecord(schema) as JsonSchema) : undefined;
-  return { api: "gemini", model, stream, tools, calls, responseSchema, raw };
+  return { api: "gemini", model, stream, tools, calls, notes, responseSchema, raw };
 }
 
 function candidateResponse(conversation: Conversation, decision: Decision): Json {
@@ -62,23 +71,17 @@ function candidateResponse(conversation: Conversation, decision: Decision): Json
 }
 
 /** `alt=sse` streams one event; without it streamGenerateContent returns a JSON array of responses. */
-export function writeGeminiAnswer(
-  res: ServerResponse,
-  conversation: Conversation,
-  decision: Decision,
-  sse: boolean,
-): void {
+export function answerGemini(conversation: Conversation, decision: Decision, sse: boolean): Answer {
   const response = candidateResponse(conversation, decision);
   if (sse) {
-    const writer = new SseWriter(res);
-    writer.send(response);
-    writer.end();
-    return;
+    const events = new EventStream();
+    events.send(response);
+    return events.answer();
   }
-  sendJson(res, 200, conversation.stream ? [response] : response);
+  return jsonAnswer(200, conversation.stream ? [response] : response);
 }
 
-export function writeGeminiError(res: ServerResponse, status: number, message: string, headers: Json): void {
+export function failGemini(status: number, message: string, headers: Json): Answer {
   const statusName =
     status === 401
       ? "UNAUTHENTICATED"
@@ -91,5 +94,5 @@ export function writeGeminiError(res: ServerResponse, status: number, message: s
             : status === 503
               ? "UNAVAILABLE"
               : "INTERNAL";
-  sendJson(res, status, { error: { code: status, message, status: statusName } }, headers);
+  return jsonAnswer(status, { error: { code: status, message, status: statusName } }, headers);
 }

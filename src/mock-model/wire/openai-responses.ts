@@ -1,19 +1,19 @@
-import type { ServerResponse } from "node:http";
 import { type Conversation, PastCalls } from "../conversation.js";
 import type { Decision } from "../decide.js";
 import type { JsonSchema } from "../schema-value.js";
 import type { OfferedTool } from "../tools.js";
 import {
+  type Answer,
   asArray,
   asRecord,
   asString,
   chunks,
+  EventStream,
   type Json,
+  jsonAnswer,
   MOCK_USAGE,
   nowSeconds,
-  SseWriter,
-  sendJson,
-} from "./http.js";
+} from "./answer.js";
 
 /** OpenAI Responses API (`POST …/responses`): codex, and copilot with COPILOT_PROVIDER_WIRE_API=responses. */
 export function parseResponsesRequest(body: Json, raw: string): Conversation {
@@ -37,7 +37,7 @@ export function parseResponsesRequest(body: Json, raw: string): Conversation {
       calls.answer(id, item.output);
       // Tools revealed by a search become callable.
       if (type === "tool_search_output") collectTools(asArray(item.tools), tools);
-    }
+    } else calls.note(item.content ?? item);
   }
   const format = asRecord(asRecord(body.text).format);
   const responseSchema = format.type === "json_schema" ? (asRecord(format.schema) as JsonSchema) : undefined;
@@ -47,6 +47,7 @@ export function parseResponsesRequest(body: Json, raw: string): Conversation {
     stream: body.stream === true,
     tools,
     calls: calls.list,
+    notes: calls.notes,
     responseSchema,
     raw,
   };
@@ -142,18 +143,13 @@ function response(conversation: Conversation, status: string, output: Json[]): J
   };
 }
 
-export function writeResponsesAnswer(
-  res: ServerResponse,
-  conversation: Conversation,
-  decision: Decision,
-): void {
+export function answerResponses(conversation: Conversation, decision: Decision): Answer {
   const item = outputItem(decision);
   const output = item ? [item] : [];
   if (!conversation.stream) {
-    sendJson(res, 200, response(conversation, "completed", output));
-    return;
+    return jsonAnswer(200, response(conversation, "completed", output));
   }
-  const sse = new SseWriter(res);
+  const sse = new EventStream();
   let seq = 0;
   const send = (type: string, data: Json) => sse.send({ type, sequence_number: seq++, ...data }, type);
   send("response.created", { response: response(conversation, "in_progress", []) });
@@ -193,15 +189,10 @@ export function writeResponsesAnswer(
     send("response.output_item.done", { output_index: 0, item });
   }
   send("response.completed", { response: response(conversation, "completed", output) });
-  sse.end();
+  return sse.answer();
 }
 
-export function writeResponsesError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Json,
-): void {
+export function failResponses(status: number, message: string, headers: Json): Answer {
   const code = status === 401 ? "invalid_api_key" : status === 429 ? "rate_limit_exceeded" : "server_error";
-  sendJson(res, status, { error: { message, type: code, param: null, code } }, headers);
+  return jsonAnswer(status, { error: { message, type: code, param: null, code } }, headers);
 }

@@ -1,3 +1,4 @@
+import { checksVerdict } from "../../protocol/checks.js";
 import { formatElapsed } from "../elapsed.js";
 import { answerCommand, fitParts, type Part } from "../event-line.js";
 import { displayWidth, oneLine, padEnd, sanitize, truncate, wrap } from "../text.js";
@@ -95,7 +96,9 @@ function statusOf(
       return [m.warn, "warn", "conductor gone"];
     case "finished": {
       const status = state.report_status ?? state.report?.status ?? task.activity.finished?.status;
-      if (status) return [markOfStatus(theme, status), roleOfStatus(status), status];
+      const verdict = checksVerdict(state.report?.checks);
+      const checks = verdict.state === "none" ? "" : ` ${m.sep} checks ${verdict.passed}/${verdict.total}`;
+      if (status) return [markOfStatus(theme, status), roleOfStatus(status), `${status}${checks}`];
       const outcome = state.outcome ?? "failed";
       return [markOfStatus(theme, outcome), roleOfStatus(outcome), outcome.replace(/_/g, " ")];
     }

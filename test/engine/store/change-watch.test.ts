@@ -23,14 +23,34 @@ describe("ChangeWatch", () => {
   it.each([
     ["fs.watch", false],
     ["polling", true],
-  ])("(%s) times out when nothing changes, and resolves at once when aborted", async (_how, pollOnly) => {
+  ])("(%s) times out when nothing changes", async (_how, pollOnly) => {
     const watch = new ChangeWatch(tempDir(), { pollOnly, pollMs: 60_000 });
     try {
-      await watch.next(50);
+      const started = performance.now();
+      await watch.next(200);
+      // A timer never fires early: resolving sooner would mean a change was seen where there was none.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it.each([
+    ["fs.watch", false],
+    ["polling", true],
+  ])("(%s) resolves at once when aborted, not after its timeout", async (_how, pollOnly) => {
+    const watch = new ChangeWatch(tempDir(), { pollOnly, pollMs: 60_000 });
+    try {
       const abort = new AbortController();
-      const waiting = watch.next(60_000, abort.signal);
+      const waiting = watch.next(10 * 60_000, abort.signal).then(() => "resolved");
       abort.abort();
-      await waiting;
+      // Far below the ten minutes it would otherwise wait, and generous for a loaded machine.
+      const bound = new Promise((resolve) => setTimeout(resolve, 10_000, "still waiting"));
+      expect(await Promise.race([waiting, bound])).toBe("resolved");
+      // Aborted before it starts: at once too.
+      expect(await Promise.race([watch.next(10 * 60_000, abort.signal).then(() => "resolved"), bound])).toBe(
+        "resolved",
+      );
     } finally {
       watch.close();
     }

@@ -1,0 +1,112 @@
+import { isAbsolute, join } from "node:path";
+import type { SessionUpdate, ToolKind } from "@agentclientprotocol/sdk";
+import type { CaesarEvent } from "../protocol/event.js";
+
+/** Kinds an editor shows an icon for, from caesar's tool names (shell, edit, read… and the CLIs' own). */
+const KIND_BY_TOOL: [RegExp, ToolKind][] = [
+  [/^(shell|bash|run_shell_command|exec_command|command)$/i, "execute"],
+  [/^(edit|write|write_file|replace|create|apply_patch|multiedit|notebookedit)$/i, "edit"],
+  [/^(read|read_file|view|cat)$/i, "read"],
+  [/^(search|grep|glob|find|list|ls|rg)$/i, "search"],
+  [/^(fetch|webfetch|web_fetch|web_search|websearch)$/i, "fetch"],
+  [/^(delete|rm)$/i, "delete"],
+  [/^(move|mv)$/i, "move"],
+  [/^(think)$/i, "think"],
+];
+
+export function kindOfTool(tool: string): ToolKind {
+  return KIND_BY_TOOL.find(([pattern]) => pattern.test(tool))?.[1] ?? "other";
+}
+
+const text = (value: string) => ({ type: "text" as const, text: value });
+
+/**
+ * One event of the delegated task as `session/update` notifications for the editor: tools become tool
+ * calls (ids prefixed by the task's, so two tasks never collide), messages and thoughts stream as chunks,
+ * changed files become follow-along locations. Questions and the end are the prompt turn's business.
+ */
+export function updatesForEvent(event: CaesarEvent, workspace: string): SessionUpdate[] {
+  const id = (suffix: string) => `${event.task_id}:${suffix}`;
+  switch (event.type) {
+    case "started":
+      return [
+        {
+          sessionUpdate: "agent_thought_chunk",
+          content: text(`${event.agent} started: ${event.command ?? ""}\n`),
+        },
+      ];
+    case "tool_use": {
+      const toolCallId = id(event.id || `seq${event.seq}`);
+      if (event.status === "started") {
+        return [
+          {
+            sessionUpdate: "tool_call",
+            toolCallId,
+            title: event.input_summary ? `${event.tool}: ${event.input_summary}` : event.tool || "tool",
+            kind: kindOfTool(event.tool),
+            status: "in_progress",
+            rawInput: { tool: event.tool, summary: event.input_summary ?? "" },
+          },
+        ];
+      }
+      return [
+        {
+          sessionUpdate: "tool_call_update",
+          toolCallId,
+          status: event.status === "succeeded" ? "completed" : "failed",
+          ...(event.output_summary
+            ? { content: [{ type: "content" as const, content: text(event.output_summary) }] }
+            : {}),
+        },
+      ];
+    }
+    case "file_changed": {
+      const path = isAbsolute(event.path) ? event.path : join(workspace, event.path);
+      return [
+        {
+          sessionUpdate: "tool_call",
+          toolCallId: id(`file${event.seq}`),
+          title: `${event.action ?? "changed"} ${event.path}`,
+          kind: "edit",
+          status: "completed",
+          locations: [{ path }],
+        },
+      ];
+    }
+    case "message":
+      if (event.role && event.role !== "assistant") return [];
+      return [
+        {
+          sessionUpdate: "agent_message_chunk",
+          messageId: id(`m${event.seq}`),
+          content: text(`${event.text}\n\n`),
+        },
+      ];
+    case "thinking":
+      return [{ sessionUpdate: "agent_thought_chunk", content: text(`${event.text}\n`) }];
+    case "progress":
+      return [
+        {
+          sessionUpdate: "agent_thought_chunk",
+          content: text(`${event.pct !== undefined ? `[${event.pct}%] ` : ""}${event.message}\n`),
+        },
+      ];
+    case "answer":
+      return [
+        {
+          sessionUpdate: "agent_thought_chunk",
+          content: text(`Answered ${event.question_id}: ${event.answer}\n`),
+        },
+      ];
+    case "error":
+      return [
+        {
+          sessionUpdate: "agent_message_chunk",
+          messageId: id(`e${event.seq}`),
+          content: text(`Error${event.code ? ` (${event.code})` : ""}: ${event.message}\n\n`),
+        },
+      ];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,188 @@
+import type * as acp from "@agentclientprotocol/sdk";
+import { followTask } from "../engine/follow/follow.js";
+import { governed, identifyCaller } from "../engine/lifecycle/caller.js";
+import { cancelTask } from "../engine/lifecycle/cancel.js";
+import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
+import { startTask } from "../engine/lifecycle/start.js";
+import type { TaskState } from "../engine/store/state.js";
+import type { TaskRecord } from "../engine/store/task-store.js";
+import { isCaesarError, messageOf } from "../support/errors.js";
+import { offerChange } from "./apply-offer.js";
+import { makeEditorLink } from "./editor-link.js";
+import { updatesForEvent } from "./event-updates.js";
+import { relayQuestion } from "./question-relay.js";
+import type { Delegate, SessionMode } from "./session-options.js";
+
+export interface TurnContext {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  sessionId: string;
+  delegate: Delegate;
+  mode: SessionMode;
+  client: acp.AgentContext;
+  clientCapabilities: acp.ClientCapabilities;
+  /** Aborted by `session/cancel`: the task is cancelled. */
+  cancelled: AbortSignal;
+  /** Aborted when the editor goes away: stop following; the task keeps running. */
+  closed: AbortSignal;
+  /** The previous task of this session, so a follow-up prompt knows what came before. */
+  previous?: { id: string; summary: string };
+}
+
+export interface TurnResult {
+  stopReason: acp.StopReason;
+  task?: { id: string; summary: string };
+}
+
+/**
+ * One prompt from the editor: a task delegated to the session's agent (or role), followed until it ends —
+ * its tools, messages and plan streamed as `session/update`, its questions and permission requests asked
+ * of the editor's user — then the verified diff, the report as the answer, and the change offered for the
+ * user to apply.
+ */
+export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnContext): Promise<TurnResult> {
+  const link = makeEditorLink(context.client, context.sessionId);
+  let plan: TaskPlan;
+  let record: TaskRecord;
+  try {
+    // An editor's user, or — when an agent inside a task started `caesar acp` — that task, proven by its
+    // credentials: a nested request like any other.
+    const request = requestFor(prompt, context);
+    const action = describeRequest(request);
+    const caller = await identifyCaller(context.root, { env: context.env, action });
+    ({ plan, record } = await governed(caller, action, async () => {
+      const resolved = await resolvePlan(request, { root: context.root, env: context.env, caller });
+      return { plan: resolved.plan, record: await startTask(resolved.plan) };
+    }));
+  } catch (error) {
+    await link.say(`caesar refused the task: ${describeError(error)}`);
+    return { stopReason: "end_turn" };
+  }
+  const steps = planSteps(plan, record.id);
+  await link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
+  await link.say(
+    `Delegated to ${plan.agent} as ${record.id} (${plan.mode}, ${plan.isolation}). In a terminal: \`caesar logs ${record.id} --follow\`.`,
+  );
+
+  const onCancel = () => void cancelTask(record, "acp").catch(() => undefined);
+  context.cancelled.addEventListener("abort", onCancel, { once: true });
+  // A cancel that came while the task was being started has no event left to fire.
+  if (context.cancelled.aborted) onCancel();
+  // Questions are asked one at a time, in order; those still open when the task ends are withdrawn.
+  const ended = new AbortController();
+  let relays: Promise<void> = Promise.resolve();
+  let workspace = plan.root;
+  let final: TaskState;
+  try {
+    final = await followTask(
+      record.id,
+      record.dir,
+      {
+        onState: (state) => {
+          workspace = state.workspace;
+        },
+        onEvent: (event) => {
+          for (const update of updatesForEvent(event, workspace)) void link.send(update);
+          if (event.type === "question") {
+            relays = relays
+              .then(() => relayQuestion(event, { link, record, context, ended: ended.signal }))
+              .catch(() => undefined);
+          }
+        },
+      },
+      context.closed,
+    );
+  } finally {
+    ended.abort();
+    context.cancelled.removeEventListener("abort", onCancel);
+  }
+  if (context.closed.aborted) return { stopReason: "end_turn" };
+  await link.flush();
+
+  const report = final.report;
+  const summary = report?.summary ?? final.error?.message ?? "The task ended without a report.";
+  await link.send({ sessionUpdate: "plan", entries: steps.entries("verifying") });
+  const offered = await offerChange(final, plan, link, context);
+  await link.send({ sessionUpdate: "plan", entries: steps.entries("done") });
+  await link.say(finalAnswer(final, offered));
+  await link.flush();
+  const stopReason = final.outcome === "cancelled" && context.cancelled.aborted ? "cancelled" : "end_turn";
+  return { stopReason, task: { id: record.id, summary } };
+}
+
+function requestFor(prompt: acp.ContentBlock[], context: TurnContext): DelegationRequest {
+  const texts: string[] = [];
+  const references: string[] = [];
+  for (const block of prompt) {
+    if (block.type === "text") texts.push(block.text);
+    else if (block.type === "resource_link") references.push(`- ${block.uri}`);
+    else if (block.type === "resource" && "text" in block.resource) {
+      references.push(`File ${block.resource.uri}:\n${block.resource.text.slice(0, 64 * 1024)}`);
+    }
+  }
+  const contextParts = [
+    ...(context.previous
+      ? [`This follows task ${context.previous.id} of the same session: ${context.previous.summary}`]
+      : []),
+    ...(references.length > 0 ? ["Referenced by the user:", ...references] : []),
+  ];
+  const delegate = context.delegate;
+  return {
+    objective: texts.join("\n").trim(),
+    ...("agent" in delegate ? { agent: delegate.agent } : {}),
+    ...("role" in delegate ? { role: delegate.role } : {}),
+    ...(context.mode !== "default" ? { mode: context.mode } : {}),
+    ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
+    // The return channel lets the agent ask questions, which the editor's user answers.
+    channel: true,
+    askPermissions: true,
+    // The editor's agent runs here: its permission requests and its questions reach the editor's user.
+    on: "local",
+    requestedBy: "acp",
+  };
+}
+
+/** caesar's own plan for the turn: run the agent, verify with git, offer the change. */
+function planSteps(plan: TaskPlan, taskId: string) {
+  const names = [
+    `Run ${plan.agent} on ${taskId} (${plan.mode}, ${plan.isolation})`,
+    "Verify the change against git",
+    "Offer the change for you to apply",
+  ];
+  const order = ["running", "verifying", "done"] as const;
+  return {
+    entries(phase: (typeof order)[number]): acp.PlanEntry[] {
+      const at = order.indexOf(phase);
+      return names.map((content, index) => ({
+        content,
+        priority: "medium",
+        status: index < at || phase === "done" ? "completed" : index === at ? "in_progress" : "pending",
+      }));
+    },
+  };
+}
+
+function finalAnswer(state: TaskState, offered: string): string {
+  const report = state.report;
+  if (!report) return `${state.id} ${state.outcome ?? "ended"} without a report. ${offered}`;
+  const lines = [
+    `**${state.id}: ${report.status}** (${state.outcome ?? "?"}, report from ${report.report_source ?? "?"})`,
+    "",
+    report.summary,
+  ];
+  if (report.details) lines.push("", report.details);
+  const findings = report.findings.filter((finding) => finding.severity !== "low");
+  if (findings.length > 0) {
+    lines.push("", "Findings:", ...findings.map((finding) => `- ${finding.severity}: ${finding.title}`));
+  }
+  if (report.next_steps.length > 0)
+    lines.push("", "Next steps:", ...report.next_steps.map((step) => `- ${step}`));
+  lines.push("", offered);
+  return lines.join("\n");
+}
+
+function describeError(error: unknown): string {
+  if (isCaesarError(error)) return `${error.message}${error.detail ? ` ${error.detail}` : ""}`;
+  return messageOf(error);
+}

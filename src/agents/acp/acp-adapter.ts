@@ -1,0 +1,70 @@
+import type {
+  AgentCapabilities,
+  CommandLine,
+  Detection,
+  LaunchContext,
+  SessionAgentAdapter,
+} from "../adapter.js";
+import { displayCommand } from "../display.js";
+import { type AcpClientOptions, AcpClientSession } from "./client-session.js";
+
+/** What differs between ACP agents: how to start one, and what caesar serves it. */
+export interface AcpAgentSpec extends AcpClientOptions {
+  id: string;
+  displayName: string;
+  kind: "builtin" | "custom";
+  product: string;
+  capabilities: AgentCapabilities;
+  bin: string;
+  /** Arguments and the rest for this launch; never the brief (it goes in `session/prompt`). */
+  command(launch: LaunchContext): Omit<CommandLine, "bin" | "cwd" | "display">;
+  detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
+}
+
+/** What every ACP adapter says about the capabilities ACP itself gives, whatever the agent. */
+export const ACP_MCP: AgentCapabilities["mcp"] = {
+  value: true,
+  why: "the return channel is a stdio server in session/new's mcpServers (every ACP agent supports stdio)",
+};
+export const ACP_NATIVE_SCHEMA: AgentCapabilities["nativeSchema"] = {
+  value: false,
+  why: "ACP has no structured final answer: the report comes from the channel, report.json or the last message",
+};
+export const ACP_RESUME: AgentCapabilities["resume"] = {
+  value: false,
+  why: "session/load exists in ACP; caesar does not resume sessions yet",
+};
+
+/**
+ * An agent driven over the Agent Client Protocol: the process starts in the workspace with the spec's
+ * arguments, then caesar drives the session over its stdin and stdout (see AcpClientSession).
+ */
+export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
+  return {
+    id: spec.id,
+    displayName: spec.displayName,
+    kind: spec.kind,
+    product: spec.product,
+    protocol: "acp",
+    capabilities: spec.capabilities,
+    detect: (env) => spec.detect(env),
+    buildCommand(launch: LaunchContext): CommandLine {
+      const built = spec.command(launch);
+      const args = [...built.args, ...launch.extraArgs];
+      return {
+        ...built,
+        bin: spec.bin,
+        args,
+        cwd: launch.task.workspace,
+        display: displayCommand(spec.bin, args),
+      };
+    },
+    drive: (launch, host) =>
+      new AcpClientSession(launch, host, {
+        fs: spec.fs,
+        modelByConfigOption: spec.modelByConfigOption,
+        ...(spec.session ? { session: spec.session } : {}),
+        ...(spec.channelInSession === false ? { channelInSession: false } : {}),
+      }),
+  };
+}

@@ -1,0 +1,89 @@
+import { Hono } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import * as z from "../../support/zod.js";
+import type { ApiContext } from "../api-context.js";
+import { ApiError } from "../api-error.js";
+import { MUTATE_PROTOCOL, PATHS } from "../protocol-ids.js";
+import { CSRF_HEADER, SECRET_PATTERN, sessionCookieName } from "../security/sessions.js";
+import {
+  type ApiEnv,
+  refuseCrossSiteForms,
+  requireAuthentication,
+  requireOperatorHeader,
+  requireSameOrigin,
+} from "./guards.js";
+
+const LoginQuerySchema = z.object({ code: z.string().regex(SECRET_PATTERN) });
+
+/** The URL fragment the login hands the page its CSRF secret in (a fragment never reaches a server). */
+export const LOGIN_FRAGMENT = "#login=";
+
+/**
+ * Logging in, the way Jupyter does: `GET /login?code=…` spends a one-time code (printed by `caesar serve`,
+ * or minted for the token's holder by `POST /api/login-links`) for a session of this run of the server:
+ * an HttpOnly, SameSite=Strict cookie, and a CSRF secret handed to the page in the redirect's fragment.
+ * No endpoint ever answers with the bearer token.
+ */
+export function sessionRoutes(ctx: ApiContext): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+
+  app.get(PATHS.login, (c) => {
+    const parsed = LoginQuerySchema.safeParse(c.req.query());
+    const redeemed = parsed.success ? ctx.sessions.redeem(parsed.data.code) : undefined;
+    c.header("Cache-Control", "no-store");
+    if (!redeemed) {
+      throw new ApiError(
+        403,
+        "login_code_invalid",
+        "This login link is not valid: it was used already, or it is from another run of the server.",
+        "Each login link works once. Run `caesar serve login` in the workspace for a new one (it needs the server's token, so only its owner can).",
+      );
+    }
+    setCookie(c, sessionCookieName(ctx.access.port), redeemed.session, {
+      httpOnly: true,
+      sameSite: "Strict",
+      path: "/",
+    });
+    return c.redirect(`/${LOGIN_FRAGMENT}${redeemed.csrf}`, 303);
+  });
+
+  app.get(PATHS.session, (c) => {
+    const authenticated = ctx.sessions.find(getCookie(c, sessionCookieName(ctx.access.port))) !== undefined;
+    return c.json({
+      authenticated,
+      csrfHeader: CSRF_HEADER,
+      login: authenticated
+        ? null
+        : "Open the one-time login URL `caesar serve` printed, or run `caesar serve login` in the workspace for a new one.",
+      runId: ctx.index.runId,
+      revision: ctx.index.revision,
+      mutate: { protocol: MUTATE_PROTOCOL, path: PATHS.mutate },
+    });
+  });
+
+  app.post(
+    PATHS.loginLinks,
+    // A browser's cross-site request is refused for what it is, before the operator header is looked at.
+    refuseCrossSiteForms(),
+    requireSameOrigin,
+    requireOperatorHeader,
+    requireAuthentication(ctx, { mutation: true }),
+    (c) => {
+      if (c.get("authentication") !== "bearer") {
+        throw new ApiError(
+          403,
+          "bearer_required",
+          "Only the holder of the bearer token may mint login links.",
+          "Run `caesar serve login` in the workspace: it reads the token and asks for a link.",
+        );
+      }
+      return c.json({ url: loginUrl(ctx, ctx.sessions.mintCode()) });
+    },
+  );
+  return app;
+}
+
+/** The one-time login URL of a code, at the address this server prints. */
+export function loginUrl(ctx: ApiContext, code: string): string {
+  return `${ctx.access.origin}${PATHS.login}?code=${code}`;
+}

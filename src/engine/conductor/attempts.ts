@@ -1,0 +1,233 @@
+import type { WriteStream } from "node:fs";
+import { mkdir, rename } from "node:fs/promises";
+import { join } from "node:path";
+import type { AgentAdapter, LaunchContext, StreamOutcome } from "../../agents/adapter.js";
+import type { Attempt, AttemptKind, CheckResult } from "../../protocol/checks.js";
+import type { Finding, Usage } from "../../protocol/report.js";
+import { taskPaths } from "../../protocol/task-dir.js";
+import { errnoOf } from "../../support/errors.js";
+import { recordProcess } from "../../support/process.js";
+import { changedFiles, diffText } from "../../workspace/changes.js";
+import { snapshotTree } from "../../workspace/snapshot.js";
+import type { EventWriter } from "../store/event-log.js";
+import type { TaskPlan } from "../store/task-plan.js";
+import { updateState } from "../store/task-store.js";
+import { checksNotRun, runChecks } from "./checks.js";
+import type { Ending } from "./ending.js";
+import type { FinishInput } from "./finish.js";
+import { makeFollowUpPrompt, makeFreshBrief } from "./follow-up.js";
+import { CHANNEL_REPORT_FILE } from "./recover.js";
+
+/** How one run of the agent ended: it exited (or was stopped), or it could not start. */
+export type AgentTurn =
+  | {
+      kind: "exited";
+      stream: StreamOutcome;
+      /** How this run ended, in words (ending.ts). */
+      ending: Ending;
+      startedAt: string;
+      finishedAt: string;
+      /** The task's deadline (epoch ms), fixed by the first run. */
+      deadlineAt: number;
+      /** Where this run's output begins in raw.log. */
+      rawFrom: number;
+    }
+  | { kind: "error"; ending: Ending };
+
+export interface AttemptsInput {
+  dir: string;
+  plan: TaskPlan;
+  adapter: AgentAdapter;
+  events: EventWriter;
+  raw: WriteStream;
+  cancel: AbortSignal;
+  /** The first run's launch (its brief, its environment). */
+  launch: LaunchContext;
+  /** The git work tree the agent works in, and where the task started from (for a fresh run's diff). */
+  git: { top: string | null; startTree: string | null; excluded: string[] };
+  /** Run the agent once; `deadlineAt` is undefined for the first run, which fixes it. */
+  runTurn(launch: LaunchContext, deadlineAt: number | undefined): Promise<AgentTurn>;
+  finish(input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">): Promise<unknown>;
+}
+
+/**
+ * Run the agent, then the checks; while a check fails and attempts are left, give the same agent, in the
+ * same workspace, another turn carrying the failing checks' output — its own session continued where its
+ * CLI can, else a new run whose brief carries the previous diff and the failures — and check again. Every
+ * attempt is recorded (events, report). Then finish the task with the last attempt.
+ */
+export async function conductAttempts(input: AttemptsInput): Promise<void> {
+  const { plan, dir, events } = input;
+  const attempts: Attempt[] = [];
+  const findings: Finding[] = [];
+  // What every attempt spent, not only the last: the budget is charged from it. `before` is what was
+  // spent before the current session began (a CLI may report a continued session's usage as a whole).
+  let spent: Usage = {};
+  let before: Usage = {};
+  let launch = input.launch;
+  let how: AttemptKind = "first";
+  let deadlineAt: number | undefined;
+  for (let number = 1; ; number++) {
+    const turn = await input.runTurn(launch, deadlineAt);
+    if (turn.kind === "error") {
+      await input.finish({ stream: {}, ending: turn.ending, attempts, findings });
+      return;
+    }
+    deadlineAt = turn.deadlineAt;
+    if (how !== "resumed") before = spent;
+    spent = turn.stream.usageCoversSession
+      ? addUsage(before, turn.stream.usage)
+      : addUsage(spent, turn.stream.usage);
+    const checks = await checkTurn(input, turn, number, findings);
+    const passed = plan.checks.length === 0 ? null : checks.every((check) => check.passed);
+    attempts.push({
+      attempt: number,
+      how,
+      session: turn.stream.session ?? null,
+      started_at: turn.startedAt,
+      finished_at: turn.finishedAt,
+      outcome: turn.ending.outcome,
+      exit_code: turn.ending.exit.code,
+      checks,
+      checks_passed: passed,
+    });
+    const another =
+      passed === false &&
+      number < plan.attempts &&
+      turn.ending.outcome === "succeeded" &&
+      !input.cancel.aborted &&
+      deadlineAt > Date.now();
+    if (!another) {
+      await input.finish({
+        stream: Object.keys(spent).length > 0 ? { ...turn.stream, usage: spent } : turn.stream,
+        ending: turn.ending,
+        checks,
+        attempts,
+        findings,
+        rawFrom: turn.rawFrom,
+      });
+      return;
+    }
+    await setAside(dir, number);
+    const next = await nextLaunch(input, turn, checks, number + 1);
+    launch = next.launch;
+    how = next.how;
+    const failed = checks.filter((check) => !check.passed).length;
+    const message =
+      how === "resumed"
+        ? `attempt ${number + 1} of ${plan.attempts}: ${failed} check(s) failed; continuing ${plan.agent}'s session ${turn.stream.session} with their output`
+        : `attempt ${number + 1} of ${plan.attempts}: ${failed} check(s) failed; a new run of ${plan.agent} gets the diff so far and their output`;
+    input.raw.write(`\n[caesar] ${message}\n`);
+    await events.append({ type: "progress", message });
+  }
+}
+
+function addUsage(total: Usage, more: Usage | undefined): Usage {
+  if (!more) return total;
+  const sum = { ...total };
+  for (const key of ["input_tokens", "output_tokens", "duration_ms", "cost_usd"] as const) {
+    if (more[key] !== undefined) sum[key] = (sum[key] ?? 0) + more[key];
+  }
+  return sum;
+}
+
+async function checkTurn(
+  input: AttemptsInput,
+  turn: Extract<AgentTurn, { kind: "exited" }>,
+  attempt: number,
+  findings: Finding[],
+): Promise<CheckResult[]> {
+  const { plan, dir } = input;
+  if (plan.checks.length === 0) return [];
+  if (turn.ending.outcome === "cancelled" || input.cancel.aborted)
+    return checksNotRun(plan.checks, "not run: the task was cancelled");
+  if (turn.ending.outcome === "timed_out")
+    return checksNotRun(plan.checks, "not run: the task's deadline had passed");
+  // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.
+  const before = await snapshotOf(input);
+  const results = await runChecks({
+    checks: plan.checks,
+    attempt,
+    workspace: input.launch.task.workspace,
+    taskDir: dir,
+    checkTimeoutMs: plan.check_timeout_ms,
+    deadlineAt: turn.deadlineAt,
+    events: input.events,
+    signal: input.cancel,
+    onProcess: async (pid) => {
+      await updateState(dir, (state) => ({
+        ...state,
+        check_process: pid === null ? null : recordProcess(pid),
+      }));
+    },
+  });
+  const after = before === undefined ? undefined : await snapshotOf(input);
+  if (before !== undefined && after !== undefined && after !== before) {
+    const changed = await changedFiles(input.git.top!, before, after).catch(() => []);
+    if (changed.length > 0) {
+      findings.push({
+        severity: "medium",
+        title: `The checks of attempt ${attempt} changed ${changed.length} file(s) in the workspace; they are part of the diff`,
+        detail: changed
+          .slice(0, 20)
+          .map((change) => `${change.action} ${change.path}`)
+          .join("\n"),
+      });
+    }
+  }
+  return results;
+}
+
+async function snapshotOf(input: AttemptsInput): Promise<string | undefined> {
+  const { top, excluded } = input.git;
+  return top ? snapshotTree(top, excluded).catch(() => undefined) : undefined;
+}
+
+/** The next attempt's launch: the agent's own session continued, or a new run with the evidence. */
+async function nextLaunch(
+  input: AttemptsInput,
+  turn: Extract<AgentTurn, { kind: "exited" }>,
+  checks: CheckResult[],
+  attempt: number,
+): Promise<{ launch: LaunchContext; how: AttemptKind }> {
+  const { plan, adapter } = input;
+  const base = input.launch;
+  const followUp = {
+    attempt,
+    attempts: plan.attempts,
+    checks,
+    workspace: base.task.workspace,
+    reportPath: base.paths.report,
+  };
+  const session = turn.stream.session;
+  if (plan.follow_up === "resume" && adapter.capabilities.resume.value && session) {
+    return { launch: { ...base, prompt: makeFollowUpPrompt(followUp), resume: session }, how: "resumed" };
+  }
+  const diff = await diffSoFar(input).catch(() => "");
+  return {
+    launch: { ...base, prompt: makeFreshBrief({ ...followUp, brief: base.prompt, diff }) },
+    how: "fresh",
+  };
+}
+
+/** The workspace's changes against the task's starting point, as a patch. */
+async function diffSoFar(input: AttemptsInput): Promise<string> {
+  const { top, startTree, excluded } = input.git;
+  if (!top || !startTree) return "";
+  const tree = await snapshotTree(top, excluded);
+  return tree === startTree ? "" : diffText(top, startTree, tree);
+}
+
+/**
+ * Move the attempt's report files to `attempts/<n>/` in the task directory: the next attempt's report is
+ * recovered from what it writes itself, never from an earlier one's.
+ */
+async function setAside(dir: string, attempt: number): Promise<void> {
+  const kept = join(dir, "attempts", String(attempt));
+  await mkdir(kept, { recursive: true });
+  for (const file of [taskPaths(dir).report, join(dir, CHANNEL_REPORT_FILE)]) {
+    await rename(file, join(kept, file.slice(file.lastIndexOf("/") + 1))).catch((error: unknown) => {
+      if (errnoOf(error) !== "ENOENT") throw error;
+    });
+  }
+}

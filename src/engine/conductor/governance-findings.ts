@@ -1,0 +1,39 @@
+import type { Finding } from "../../protocol/report.js";
+import { readRefusals } from "../store/refusals.js";
+
+/** Refusals that mean the agent tried to get around its governance, not merely asked for too much. */
+const EVASIONS = new Set([
+  "nested_unproven",
+  "nested_without_credentials",
+  "outside_subtree",
+  "configuration_in_task",
+  "records_rewritten",
+]);
+
+const SHOWN = 10;
+
+/**
+ * What caesar refused this task's agent while it ran, as findings of its report: an attempt to get around
+ * governance (forged or missing credentials, acting outside its subtree, rewriting caesar's records) is
+ * `high`; a request the policy refused (too deep, not reachable, over budget…) is `medium`.
+ */
+export async function governanceFindings(root: string, id: string): Promise<Finding[]> {
+  const refusals = await readRefusals(root, id);
+  const findings: Finding[] = refusals.slice(0, SHOWN).map((refusal) => ({
+    severity: EVASIONS.has(refusal.code) ? "high" : "medium",
+    title:
+      refusal.code === "records_rewritten"
+        ? "The agent rewrote caesar's records in its task directory"
+        : `caesar refused the agent's \`${refusal.action}\``,
+    detail: `${refusal.summary} (${refusal.code}, ${refusal.at})`,
+  }));
+  if (refusals.length > SHOWN) {
+    const evasions = refusals.slice(SHOWN).filter((refusal) => EVASIONS.has(refusal.code)).length;
+    findings.push({
+      severity: evasions > 0 ? "high" : "medium",
+      title: `caesar refused ${refusals.length - SHOWN} more request(s) of the agent`,
+      detail: `All of them are on record beside the task's own records (refusals.jsonl in caesar's control directory) and as error events in events.jsonl.`,
+    });
+  }
+  return findings;
+}

@@ -1,0 +1,66 @@
+import { open } from "node:fs/promises";
+
+/** Longest line kept whole in a tail; longer ones are cut (an agent's JSON stream lines are huge). */
+const MAX_LINE_CHARS = 500;
+
+/**
+ * The last lines of a process's output, bounded in lines and in line length, for failure messages: what a
+ * person needs to see why something failed, never the whole log.
+ */
+export class OutputTail {
+  private readonly lines: string[] = [];
+  /** The end of raw output not yet terminated by a newline (bounded). */
+  private pending = "";
+
+  constructor(private readonly maxLines = 20) {}
+
+  /** Add one complete line. */
+  push(line: string): void {
+    if (line.trim() === "") return;
+    this.lines.push(cutLine(line));
+    if (this.lines.length > this.maxLines) this.lines.shift();
+  }
+
+  /** Feed raw output in chunks that may end mid-line. */
+  pushText(text: string): void {
+    const parts = (this.pending + text).split(/\r?\n/);
+    this.pending = parts.pop()!.slice(-MAX_LINE_CHARS * 2);
+    for (const line of parts) this.push(line);
+  }
+
+  /** The last lines, the unterminated one included. */
+  get text(): string {
+    const pending = this.pending.trim() === "" ? [] : [cutLine(this.pending)];
+    return [...this.lines, ...pending].slice(-this.maxLines).join("\n");
+  }
+}
+
+/** The last `maxLines` non-blank lines of `text`, each cut to a readable length. */
+export function tailOf(text: string, maxLines: number): string {
+  const tail = new OutputTail(maxLines);
+  tail.pushText(text);
+  return tail.text;
+}
+
+function cutLine(line: string): string {
+  const clean = line.replace(/\s+$/, "");
+  return clean.length <= MAX_LINE_CHARS ? clean : `${clean.slice(0, MAX_LINE_CHARS - 1)}…`;
+}
+
+/** The last `bytes` of a file from offset `from` on, as text ("" when it cannot be read). */
+export async function readFileTail(path: string, bytes: number, from = 0): Promise<string> {
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const length = Math.max(0, Math.min(size - from, bytes));
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      return buffer.toString("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return "";
+  }
+}
