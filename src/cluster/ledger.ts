@@ -1,9 +1,14 @@
 import type { BudgetLedger } from "../engine/lifecycle/start.js";
+import { controlPaths } from "../engine/store/control.js";
+import { readPlan } from "../engine/store/task-plan.js";
+import { taskDirOf } from "../engine/store/task-store.js";
 import {
   type BudgetLimits,
   cancelIn,
+  cancelReservations,
   type Ledger,
   pruneLedger,
+  reserveBudget,
   reserveIn,
   settleIn,
 } from "../policy/budget.js";
@@ -32,12 +37,25 @@ async function withClusterLedger(
   });
 }
 
-/** The budget ledger of a cluster's queue, as task creation takes it (engine/lifecycle/start.ts). */
-export function clusterLedger(cluster: Cluster, queue: string): BudgetLedger {
+/**
+ * The budget ledger remote tasks reserve in, as task creation takes it (engine/lifecycle/start.ts): a
+ * tree's places are counted in one ledger only, the one of the machine or cluster its root runs on — a
+ * tree rooted in a task of this project that runs here (a local agent delegating to the cluster) keeps
+ * counting in this project's file ledger; a new tree, or one rooted in a remote task, in the cluster's.
+ */
+export function clusterLedger(cluster: Cluster, queue: string, root: string): BudgetLedger {
+  const budgets = controlPaths(root).budgets;
+  const here = async (tree: string, existing: boolean) =>
+    existing && (await readPlan(taskDirOf(root, tree)).catch(() => undefined))?.remote === null;
   return {
-    reserve: (tree, taskIds, limits, existing) =>
-      reserveClusterBudget(cluster, queue, tree, taskIds, limits, existing),
-    cancel: (tree, taskIds) => withClusterLedger(cluster, queue, tree, (ledger) => cancelIn(ledger, taskIds)),
+    reserve: async (tree, taskIds, limits, existing) =>
+      (await here(tree, existing))
+        ? reserveBudget(budgets, tree, taskIds, limits, existing)
+        : reserveClusterBudget(cluster, queue, tree, taskIds, limits, existing),
+    cancel: async (tree, taskIds) => {
+      await cancelReservations(budgets, tree, taskIds).catch(() => undefined);
+      await withClusterLedger(cluster, queue, tree, (ledger) => cancelIn(ledger, taskIds));
+    },
   };
 }
 

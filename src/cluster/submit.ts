@@ -66,7 +66,7 @@ export async function submitRemoteTasks(
     };
     const created = await createTasks(plans, {
       makeId: () => makeTaskId(8),
-      ledger: clusterLedger(cluster, queue),
+      ledger: clusterLedger(cluster, queue, plans[0]!.root),
       state: { remote: initial },
     });
     await options.beforeLaunch?.(created.map((task) => task.record));

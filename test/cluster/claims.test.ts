@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ClaimDecision,
@@ -8,11 +10,15 @@ import {
 } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
 import { isHolderAlive } from "../../src/cluster/holder.js";
-import { reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
+import { clusterLedger, reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
 import { BUDGETS_BUCKET, CLAIMS_BUCKET, WORKERS_BUCKET } from "../../src/cluster/names.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
 import { encode, type Final, type WorkerRecord } from "../../src/cluster/wire.js";
+import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
+import { createTask } from "../../src/engine/lifecycle/start.js";
+import { controlPaths } from "../../src/engine/store/control.js";
 import { freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
+import { makeRepo } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/claims.test.ts");
 
@@ -193,5 +199,44 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
         code: "budget_cost",
       },
     );
+  });
+});
+
+describe.skipIf(!NATS_SERVER)("the ledger a remote task reserves in", () => {
+  let server: NatsServer;
+  let cluster: Cluster;
+  beforeAll(async () => {
+    server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-ledger-"));
+    await server.start();
+    cluster = await connectCluster(access(server.url), "test");
+    await ensureInfrastructure(cluster);
+  });
+  afterAll(async () => {
+    await cluster?.close();
+    await server?.stop();
+  });
+
+  it("counts a tree rooted in a task that runs here in this project's file ledger, any other in the cluster's", async () => {
+    const root = makeRepo();
+    const { plan } = await resolvePlan(
+      { objective: "a local root", agent: "reference", on: "local" },
+      { root },
+    );
+    const local = await createTask(plan);
+    const ledger = clusterLedger(cluster, "q", root);
+    const limits = { max_tasks_per_hour: 2, max_cost_per_day: null };
+    // The local root took one of its tree's two places in the file ledger: one more fits, then none.
+    await ledger.reserve(local.id, ["t_remotechild01"], limits, true);
+    await expect(ledger.reserve(local.id, ["t_remotechild02"], limits, true)).rejects.toMatchObject({
+      code: "budget_tasks",
+    });
+    const file = JSON.parse(readFileSync(join(controlPaths(root).budgets, `${local.id}.json`), "utf8")) as {
+      entries: { task_id: string }[];
+    };
+    expect(file.entries.map((e) => e.task_id)).toEqual([local.id, "t_remotechild01"]);
+    expect(await (await cluster.bucket(BUDGETS_BUCKET)).get(`q.${local.id}`)).toBeNull();
+    // A new tree (a root sent to the cluster) counts in the cluster's.
+    await ledger.reserve("t_newtree0000001", ["t_newtree0000001"], limits, false);
+    expect(await (await cluster.bucket(BUDGETS_BUCKET)).get("q.t_newtree0000001")).not.toBeNull();
   });
 });

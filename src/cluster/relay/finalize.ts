@@ -1,7 +1,9 @@
 import { settleRace } from "../../engine/race/race.js";
+import { controlPaths } from "../../engine/store/control.js";
 import type { EventWriter } from "../../engine/store/event-log.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, updateState } from "../../engine/store/task-store.js";
+import { settleBudget } from "../../policy/budget.js";
 import type { Finding } from "../../protocol/report.js";
 import { messageOf } from "../../support/errors.js";
 import { gitOut } from "../../workspace/git.js";
@@ -107,6 +109,14 @@ export async function finalizeHere(input: FinalizeInput): Promise<void> {
     final.started_at !== null,
     final.report?.usage.cost_usd ?? 0,
   ).catch((error) => input.log(`[relay] ${before.id}: budget not settled: ${messageOf(error)}`));
+  // A tree rooted in a task that runs here counts in this project's ledger (cluster/ledger.ts).
+  await settleBudget(
+    controlPaths(plan.root).budgets,
+    plan.budget.tree ?? before.id,
+    before.id,
+    final.started_at !== null,
+    final.report?.usage.cost_usd ?? 0,
+  ).catch(() => undefined);
   // The result commit keeps the starting point's objects alive on the remote: its own ref can go.
   await deleteStart(top, remote.git_remote, before.id).catch(() => undefined);
   // A race's contender is settled here, where its race's record is (a local contender's conductor does it).
