@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/api/server.js";
+import { readClaim } from "../../src/engine/store/race-record.js";
 import { CAESAR_BIN, type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   cloneOf,
@@ -502,6 +503,45 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
         });
         const diff = dataOf<{ changes: { path: string }[] }>(await mcp.call("caesar_diff", { task_id: id }));
         expect(diff.changes.map((c) => c.path)).toEqual([`nap-${id}.txt`]);
+        // A fan-out goes to the cluster all at once.
+        const fanout = dataOf<{ started: string[] }>(
+          await mcp.call("caesar_fanout", {
+            tasks: [
+              { objective: "fan one", agent: "nap" },
+              { objective: "fan two", agent: "nap" },
+            ],
+          }),
+        );
+        expect(fanout.started).toHaveLength(2);
+        const fanned = dataOf<{ status: string; results: { worker: string | null; outcome: string }[] }>(
+          await mcp.call("caesar_await", { task_ids: fanout.started, timeout_ms: 120_000 }),
+        );
+        expect(fanned.status).toBe("complete");
+        for (const result of fanned.results)
+          expect(result).toMatchObject({ outcome: "succeeded", worker: expect.stringMatching(/^w[123]$/) });
+        // So does a race; its contenders' checks run on their workers, and the submitter's relay settles it.
+        const race = dataOf<{
+          race_id: string;
+          status: string;
+          task_ids: string[];
+          decision: { state: string; winner: string | null };
+        }>(
+          await mcp.call("caesar_race", {
+            objective: "nap in a race",
+            agents: ["nap", "nap"],
+            checks: ["true"],
+            timeout_ms: 120_000,
+          }),
+        );
+        expect(race.status).toBe("complete");
+        expect(race.decision.state).toBe("decided");
+        expect(race.task_ids).toContain(race.decision.winner);
+        for (const contender of race.task_ids)
+          expect(readStates(root).find((s) => s.id === contender)?.remote?.worker?.id).toMatch(/^w[123]$/);
+        const deadline = Date.now() + 60_000;
+        while (!(await readClaim(root, race.race_id)) && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        expect((await readClaim(root, race.race_id))?.task_id).toBe(race.decision.winner);
       } finally {
         await mcp.close();
       }
