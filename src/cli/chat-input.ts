@@ -34,6 +34,14 @@ export function parsePositiveInt(raw: string): number {
   return value;
 }
 
+/** A count that may be 0 (`peek -n 0` shows nothing, as the reference's). */
+export function parseCount(raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isSafeInteger(value) || value < 0)
+    throw new InvalidArgumentError(`expected a whole number (>= 0), got ${JSON.stringify(raw)}.`);
+  return value;
+}
+
 /** Repeatable, comma-separated list option (`--to a,b --to c`). */
 export function collectList(raw: string, previous: string[] = []): string[] {
   return [...previous, ...raw.split(",").map((item) => item.trim())].filter(Boolean);

@@ -4,6 +4,7 @@ import {
   chatContextOf,
   collectList,
   parseBands,
+  parseCount,
   parseInterval,
   parsePositiveInt,
   parseSeconds,
@@ -14,7 +15,7 @@ import { type CommandContext, type CommandDefinition, handle } from "../command.
 
 /** `chat wait` found nothing before its timeout (distinct from 2 = usage error only through --json). */
 export const EXIT_WAIT_TIMED_OUT = 2;
-/** `chat claim` lost: the marker was already claimed by another agent. */
+/** `chat claim` lost: the marker is already claimed, or missing (as the reference's exit 3). */
 export const EXIT_CLAIM_LOST = 3;
 
 const EXIT_CODES_HELP = `
@@ -23,7 +24,8 @@ Exit codes of caesar chat:
   1  error (no such channel, channel exists, not the maintainer, ...)
   2  wait timed out (\`chat wait\` only), or a usage error; with --json a timeout prints
      {"timed_out": true, ...} and a usage error {"error": {"code": ...}}
-  3  lost claim: the task marker is already claimed by another agent
+  3  lost claim: the task marker is already claimed (by anyone, the claimer included)
+     or there is no such marker
 
 Root: --root, else $AGENT_CHAT_ROOT, else ~/agent-chat. Protocol: docs/chat.md.`;
 
@@ -170,7 +172,8 @@ export const chatCommand: CommandDefinition = {
           peek: ctx.options.peek === true,
         });
         const { renderMessages, renderSkipped } = await render();
-        for (const line of [...renderSkipped(result.skipped), ...result.warnings]) ctx.out.notice(line);
+        for (const line of [...renderSkipped(result.skipped, result.pending), ...result.warnings])
+          ctx.out.notice(line);
         ctx.out.result(result, () =>
           result.messages.length > 0
             ? renderMessages(result.messages)
@@ -210,7 +213,8 @@ export const chatCommand: CommandDefinition = {
           return EXIT_WAIT_TIMED_OUT;
         }
         const { renderMessages, renderSkipped } = await render();
-        for (const line of [...renderSkipped(result.skipped), ...result.warnings]) ctx.out.notice(line);
+        for (const line of [...renderSkipped(result.skipped, result.pending), ...result.warnings])
+          ctx.out.notice(line);
         ctx.out.result(result, () => renderMessages(result.messages));
       }),
     );
@@ -220,26 +224,49 @@ export const chatCommand: CommandDefinition = {
         .command("peek")
         .description("print the last messages of a channel, whoever they are for; moves no cursor")
         .argument("<channel>")
-        .option("-n, --count <n>", "how many (default 10)", parsePositiveInt),
+        .option("-n, --count <n>", "how many (default 10; 0 shows nothing)", parseCount),
     ).action(
       chatAction(async (ctx, chat, channel) => {
         const result = await (await lib()).peekMessages(chat, channel!, (ctx.options.count as number) ?? 10);
         const { renderMessages, renderSkipped } = await render();
         for (const line of renderSkipped(result.skipped)) ctx.out.notice(line);
-        ctx.out.result(result, () =>
-          result.messages.length > 0
-            ? renderMessages(result.messages)
-            : `No messages in ${result.channel} yet.`,
-        );
+        ctx.out.result(result, () => {
+          if (result.messages.length > 0) return renderMessages(result.messages);
+          if (result.skipped.length > 0)
+            return `No readable message among the last ${result.skipped.length} files of ${result.channel}.`;
+          return result.max_seq === 0 ? `No messages in ${result.channel} yet.` : "";
+        });
+      }),
+    );
+
+    withChatOptions(
+      chat
+        .command("task")
+        .description("open a task for others to claim: create its marker task-<id>.md")
+        .argument("<channel>")
+        .argument("<task>", "task-<id>.md, task-<id> or <id> (letters, digits, _ and -)")
+        .requiredOption("--from <agent>", "who opens it")
+        .option("--title <text>", "what the task is")
+        .addOption(new Option("--body <text>", "details (markdown)").conflicts("bodyFile"))
+        .option("--body-file <file>", "read the details from a file (- for stdin)"),
+    ).action(
+      chatAction(async (ctx, chat, channel, task) => {
+        const result = await (await lib()).openTask(chat, channel!, task!, {
+          from: ctx.options.from as string,
+          ...(ctx.options.title === undefined ? {} : { title: ctx.options.title as string }),
+          body: await readBody(ctx),
+        });
+        const { renderOpenTask } = await render();
+        ctx.out.result(result, () => renderOpenTask(result));
       }),
     );
 
     withChatOptions(
       chat
         .command("claim")
-        .description("take a task marker atomically; exit 3 if another agent holds it")
+        .description("take a task marker atomically (renames task-<id>.md); exit 3 if it is taken or missing")
         .argument("<channel>")
-        .argument("<task-marker>", "name of the task (lower-case letters, digits, . _ -)")
+        .argument("<task>", "task-<id>.md (as the reference takes it), task-<id> or <id>")
         .requiredOption("--as <agent>", "who claims"),
     ).action(
       chatAction(async (ctx, chat, channel, marker) => {
