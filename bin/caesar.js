@@ -3,7 +3,12 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const entry = new URL("../dist/cli/main.js", import.meta.url);
+// `caesar chat` has a bundle of its own (src/cli/chat-main.ts); bin/caesar starts it directly.
+const chat = new URL("../dist/cli/chat.cjs", import.meta.url);
+const entry =
+  process.argv[2] === "chat" && existsSync(fileURLToPath(chat))
+    ? chat
+    : new URL("../dist/cli/main.js", import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   process.stderr.write(
     "caesar: the CLI is not built (dist/ is missing).\nRun `npm install` (it builds through `prepare`) or `npm run build`, then retry.\n",

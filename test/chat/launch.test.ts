@@ -1,0 +1,171 @@
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { runCaesar } from "../helpers/cli.js";
+import { chat, FIXTURES, makeChatRoot } from "./helpers.js";
+
+// `caesar chat` starts from a bundle of its own (dist/cli/chat.cjs → chat-code.cjs, with V8's code
+// cache), writes its output straight to its descriptors when they are pipes, files or sockets, and
+// defines only the subcommand it runs. None of that may change what it does.
+
+const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
+
+/** bin/, dist/cli/ and package.json of the built package, copied (so the copy's cache can be damaged). */
+function copyOfChatPackage(): string {
+  const copy = join(makeChatRoot(), "..", "package");
+  mkdirSync(join(copy, "dist"), { recursive: true });
+  cpSync(join(PACKAGE, "bin"), join(copy, "bin"), { recursive: true });
+  cpSync(join(PACKAGE, "dist", "cli"), join(copy, "dist", "cli"), { recursive: true });
+  cpSync(join(PACKAGE, "package.json"), join(copy, "package.json"));
+  return copy;
+}
+
+async function postThrough(launcher: string) {
+  const root = makeChatRoot();
+  const env = { CAESAR_TRACE: "1" };
+  const init = await runCaesar(["chat", "init", "c", "--root", root], { launcher, env });
+  const post = await runCaesar(["chat", "post", "c", "--root", root, "--from", "a", "--title", "hi"], {
+    launcher,
+    env,
+  });
+  return { init, post, verdict: /chat: code cache (\w+)/.exec(post.stderr)?.[1] };
+}
+
+describe("caesar chat's own start-up", () => {
+  it("uses the code cache the build made, and ignores a damaged or foreign one", async () => {
+    const built = await postThrough(join(PACKAGE, "bin", "caesar"));
+    expect(built.post.code).toBe(0);
+    expect(built.verdict).toBe("used");
+
+    const copy = copyOfChatPackage();
+    const cache = join(copy, "dist", "cli", "chat-code.cache");
+    const header = readFileSync(cache).subarray(0, 33);
+    writeFileSync(cache, Buffer.concat([header, Buffer.alloc(4096, 7)]));
+    const damaged = await postThrough(join(copy, "bin", "caesar"));
+    expect(damaged.post).toMatchObject({ code: 0, stdout: expect.stringContaining("Posted #1 to c") });
+    expect(damaged.verdict).toBe("rejected");
+
+    writeFileSync(cache, `${"0".repeat(32)}\nwhatever`);
+    const foreign = await postThrough(join(copy, "bin", "caesar"));
+    expect(foreign.post.code).toBe(0);
+    expect(foreign.verdict).toBe("none");
+  });
+
+  it("the help lists every subcommand and a typo gets a suggestion, though a run defines only its own", async () => {
+    const help = await runCaesar(["chat", "--help"]);
+    for (const name of [
+      "init",
+      "channels",
+      "roster",
+      "post",
+      "read",
+      "wait",
+      "peek",
+      "task",
+      "claim",
+      "approve",
+    ])
+      expect(help.stdout).toMatch(new RegExp(`\\n  ${name} `));
+    const typo = await runCaesar(["chat", "pots", "c"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("(Did you mean post?)");
+    const postHelp = await runCaesar(["chat", "post", "--help"]);
+    expect(postHelp.stdout).toContain("--body-file <file>");
+  });
+
+  it("a reader that stops early ends the command quietly", async () => {
+    const root = makeChatRoot();
+    await chat(root, ["init", "c"]);
+    await chat(root, ["post", "c", "--from", "a", "--title", "long"], {
+      input: `${"line\n".repeat(50_000)}`,
+    });
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        join(PACKAGE, "bin", "caesar"),
+        ["chat", "read", "c", "--as", "b", "--root", root],
+        {
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+      });
+      child.stdout.once("data", () => child.stdout.destroy());
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+  });
+
+  it("a non-blocking pipe as stdout that fills up gets the whole output, in order", async () => {
+    const python = spawnSync("python3", ["--version"]);
+    if (python.status !== 0) return; // Only a Python (or shell) parent leaves such a pipe; none here.
+    const root = makeChatRoot();
+    await chat(root, ["init", "c"]);
+    const body = Array.from({ length: 20_000 }, (_, index) => `line ${index}`).join("\n");
+    await chat(root, ["post", "c", "--from", "a", "--title", "big"], { input: body });
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn(
+        "python3",
+        [
+          join(FIXTURES, "nonblocking-stdout.py"),
+          join(PACKAGE, "bin", "caesar"),
+          "chat",
+          "read",
+          "c",
+          "--as",
+          "b",
+          "--root",
+          root,
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let stdout = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        stdout += chunk;
+      });
+      child.on("error", reject);
+      child.on("close", () => resolve(stdout));
+    });
+    const summary = JSON.parse(output) as {
+      code: number;
+      stderr: string;
+      size: number;
+      head: string;
+      tail: string;
+    };
+    expect(summary).toMatchObject({ code: 0, stderr: "", head: expect.stringContaining("#1 a -> all: big") });
+    expect(summary.size).toBeGreaterThan(200_000);
+    expect(summary.tail.trimEnd().endsWith("line 19999")).toBe(true);
+  });
+
+  it("writes to a file as to a pipe", async () => {
+    const root = makeChatRoot();
+    await chat(root, ["init", "c"]);
+    const out = join(root, "..", "out.txt");
+    const result = await runCaesar([
+      "chat",
+      "post",
+      "c",
+      "--root",
+      root,
+      "--from",
+      "a",
+      "--title",
+      "to a file",
+      "--json",
+    ]).then(async () => {
+      const child = spawn(
+        "/bin/sh",
+        ["-c", `"$0" chat peek c --root "$1" > "$2"`, join(PACKAGE, "bin", "caesar"), root, out],
+        { stdio: "ignore" },
+      );
+      return new Promise((resolve) => child.on("close", resolve));
+    });
+    expect(result).toBe(0);
+    expect(readFileSync(out, "utf8")).toContain("#1 a -> all: to a file");
+  });
+});
