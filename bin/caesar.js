@@ -1,18 +1,23 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (run by `npm install` through `prepare`).
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+// CommonJS (bin/package.json): Node starts a CommonJS file faster than an ES module, and `caesar chat`,
+// which agents run once per message, then never loads the ES module machinery at all (bench/chat).
+"use strict";
+const { existsSync } = require("node:fs");
+const { join } = require("node:path");
+const { pathToFileURL } = require("node:url");
 
-// `caesar chat` has a bundle of its own (src/cli/chat-main.ts); bin/caesar starts it directly.
-const chat = new URL("../dist/cli/chat.cjs", import.meta.url);
-const entry =
-  process.argv[2] === "chat" && existsSync(fileURLToPath(chat))
-    ? chat
-    : new URL("../dist/cli/main.js", import.meta.url);
-if (!existsSync(fileURLToPath(entry))) {
+const dist = join(__dirname, "..", "dist");
+// `caesar chat` has a bundle of its own (src/cli/chat-main.ts); every other command, the CLI's.
+const chat = join(dist, "cli", "chat.cjs");
+const main = join(dist, "cli", "main.js");
+if (process.argv[2] === "chat" && existsSync(chat)) {
+  require(chat);
+} else if (!existsSync(main)) {
   process.stderr.write(
     "caesar: the CLI is not built (dist/ is missing).\nRun `npm install` (it builds through `prepare`) or `npm run build`, then retry.\n",
   );
   process.exit(1);
+} else {
+  import(pathToFileURL(main).href);
 }
-await import(entry.href);

@@ -7,7 +7,7 @@
 //
 // 1. CLI throughput: <writers> concurrent writers, each running <posts> `post` commands one after the
 //    other, each command a new process with its output piped (as an agent's shell tool runs it):
-//    `caesar chat post` (bin/caesar) against `python3 chat.py post`. Rounds in ABBA order.
+//    `caesar chat post` (bin/caesar.js) against `python3 chat.py post`. Rounds in ABBA order.
 // 2. In-process throughput: one process posting <in-process> messages in a loop, caesar's postMessage
 //    against chat.py's cmd_post (the reference's own code, imported), interpreter start excluded.
 // 3. Where the time goes: CPU per process (Node's and Python's own start, caesar chat's code, a whole
@@ -25,7 +25,7 @@ import { findReference } from "./reference.mjs";
 import { median, ms, now, p90, rate, ratio, sleep, us } from "./stats.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
-const CAESAR = fileURLToPath(new URL("../../bin/caesar", import.meta.url));
+const CAESAR = fileURLToPath(new URL("../../bin/caesar.js", import.meta.url));
 const FULL_CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -94,29 +94,39 @@ const referenceTool = () => ({
 });
 
 async function cliThroughput() {
-  const tools = "missing" in ref ? [caesarTool] : [referenceTool(), caesarTool];
-  const order = tools.length === 1 ? tools : [tools[0], tools[1], tools[1], tools[0]];
-  const rates = new Map(tools.map((tool) => [tool.name, []]));
-  for (let round = 0; round < rounds; round++) {
-    for (const tool of order) {
-      const channel = freshChannel();
-      await run(...tool.init(channel));
-      const started = now();
-      await Promise.all(
-        Array.from({ length: writers }, async (_, writer) => {
-          for (let index = 1; index <= postsEach; index++)
-            await run(...tool.post(channel, `writer-${writer}`, `post ${index}`));
-        }),
-      );
-      const seconds = (now() - started) / 1000;
-      checkSequences(channel, writers * postsEach, tool.name);
-      rates.get(tool.name).push((writers * postsEach) / seconds);
-    }
+  // Node 20 parses NODE_EXTRA_CA_CERTS's file as it starts (≈ 40 ms a process); Python does not. Where
+  // it is set, both tools are also measured without it, as on a machine that does not set it.
+  const environments = [["this environment", process.env]];
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    const clean = { ...process.env };
+    delete clean.NODE_EXTRA_CA_CERTS;
+    environments.push(["without NODE_EXTRA_CA_CERTS", clean]);
   }
-  console.log(
-    `\n1. CLI: ${writers} writers × ${postsEach} posts, one process per post (posts/s, median of ${rates.get(caesarTool.name).length})`,
-  );
-  report(rates);
+  for (const [label, env] of environments) {
+    const tools = "missing" in ref ? [caesarTool] : [referenceTool(), caesarTool];
+    const order = tools.length === 1 ? tools : [tools[0], tools[1], tools[1], tools[0]];
+    const rates = new Map(tools.map((tool) => [tool.name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const tool of order) {
+        const channel = freshChannel();
+        await run(...tool.init(channel), env);
+        const started = now();
+        await Promise.all(
+          Array.from({ length: writers }, async (_, writer) => {
+            for (let index = 1; index <= postsEach; index++)
+              await run(...tool.post(channel, `writer-${writer}`, `post ${index}`), env);
+          }),
+        );
+        const seconds = (now() - started) / 1000;
+        checkSequences(channel, writers * postsEach, tool.name);
+        rates.get(tool.name).push((writers * postsEach) / seconds);
+      }
+    }
+    console.log(
+      `\n1. CLI, ${label}: ${writers} writers × ${postsEach} posts, one process per post (posts/s, median of ${rates.get(caesarTool.name).length})`,
+    );
+    report(rates);
+  }
 }
 
 // --- 2. In-process throughput ---------------------------------------------------------------------
@@ -290,9 +300,9 @@ function checkSequences(channel, count, tool) {
 }
 
 /** Run a process to its end, output piped; resolves with its stdout. */
-function run(command, argv) {
+function run(command, argv, env = process.env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"], env });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk) => {

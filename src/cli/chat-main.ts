@@ -1,9 +1,9 @@
 /**
- * `caesar chat`'s own entry point (bundled into dist/cli/chat-code.cjs, started by bin/caesar for
+ * `caesar chat`'s own entry point (bundled into dist/cli/chat-code.cjs, started by bin/caesar.js for
  * `caesar chat …` through chat-start.ts): the chat command alone, in one CommonJS file. Agents call
  * `caesar chat` once per post, read or claim, so its start-up is on their path every time, and each
- * of these was measured there (bench/chat): loading every command's code and zod; an ES module
- * entry; a piped stdout's Node stream and `node:tty` (descriptor-stdio.ts, chat-input.ts); commander
+ * of these was measured there (bench/chat): loading every command's code and zod; ES modules
+ * (linking them costs Node more than one CommonJS file); a piped stdout's Node stream and `node:tty` (descriptor-stdio.ts, chat-input.ts); commander
  * loading `node:child_process` for executable subcommands caesar never declares (made lazy by the
  * build for this bundle); and defining every subcommand's options when the command line names one.
  * Behaviour is the full CLI's: same program, same command definitions.

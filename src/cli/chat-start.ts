@@ -2,7 +2,7 @@
  * Starts `caesar chat` (dist/cli/chat-code.cjs, see chat-main.ts) with V8's code cache
  * (dist/cli/chat-code.cache, made by `npm run build` after running a post): the bundle's functions come
  * compiled instead of being parsed and compiled again in every process — a measurable share of a
- * `caesar chat post` (bench/chat). Built as dist/cli/chat.cjs, the file bin/caesar starts.
+ * `caesar chat post` (bench/chat). Built as dist/cli/chat.cjs, the file bin/caesar.js loads for `caesar chat`.
  *
  * The cache is used only when it was made for this very bundle (the id the build appends to both) and
  * V8 accepts it (same V8 version and flags); otherwise the bundle compiles as usual. Nothing is ever

@@ -35,7 +35,7 @@ async function postThrough(launcher: string) {
 
 describe("caesar chat's own start-up", () => {
   it("uses the code cache the build made, and ignores a damaged or foreign one", async () => {
-    const built = await postThrough(join(PACKAGE, "bin", "caesar"));
+    const built = await postThrough(join(PACKAGE, "bin", "caesar.js"));
     expect(built.post.code).toBe(0);
     expect(built.verdict).toBe("used");
 
@@ -43,12 +43,12 @@ describe("caesar chat's own start-up", () => {
     const cache = join(copy, "dist", "cli", "chat-code.cache");
     const header = readFileSync(cache).subarray(0, 33);
     writeFileSync(cache, Buffer.concat([header, Buffer.alloc(4096, 7)]));
-    const damaged = await postThrough(join(copy, "bin", "caesar"));
+    const damaged = await postThrough(join(copy, "bin", "caesar.js"));
     expect(damaged.post).toMatchObject({ code: 0, stdout: expect.stringContaining("Posted #1 to c") });
     expect(damaged.verdict).toBe("rejected");
 
     writeFileSync(cache, `${"0".repeat(32)}\nwhatever`);
-    const foreign = await postThrough(join(copy, "bin", "caesar"));
+    const foreign = await postThrough(join(copy, "bin", "caesar.js"));
     expect(foreign.post.code).toBe(0);
     expect(foreign.verdict).toBe("none");
   });
@@ -83,7 +83,7 @@ describe("caesar chat's own start-up", () => {
     });
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn(
-        join(PACKAGE, "bin", "caesar"),
+        join(PACKAGE, "bin", "caesar.js"),
         ["chat", "read", "c", "--as", "b", "--root", root],
         {
           stdio: ["ignore", "pipe", "pipe"],
@@ -112,7 +112,7 @@ describe("caesar chat's own start-up", () => {
         "python3",
         [
           join(FIXTURES, "nonblocking-stdout.py"),
-          join(PACKAGE, "bin", "caesar"),
+          join(PACKAGE, "bin", "caesar.js"),
           "chat",
           "read",
           "c",
@@ -160,7 +160,7 @@ describe("caesar chat's own start-up", () => {
     ]).then(async () => {
       const child = spawn(
         "/bin/sh",
-        ["-c", `"$0" chat peek c --root "$1" > "$2"`, join(PACKAGE, "bin", "caesar"), root, out],
+        ["-c", `"$0" chat peek c --root "$1" > "$2"`, join(PACKAGE, "bin", "caesar.js"), root, out],
         { stdio: "ignore" },
       );
       return new Promise((resolve) => child.on("close", resolve));
