@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as z from "zod/mini";
 import { errnoOf } from "../support/errors.js";
 import { metaInvalidError } from "./errors.js";
 
@@ -25,56 +26,76 @@ export interface ChannelMeta {
   [key: string]: unknown;
 }
 
+/** Another tool's `topic` or `created` of another type (a number, null) is read as text. */
+const lenientText = z.pipe(
+  z.unknown(),
+  z.transform((value) => (value === null || value === undefined ? "" : String(value))),
+);
+
 /**
- * Check a parsed `_meta.json`, leniently: `members` may be a comma string, a missing `channel`
- * defaults to the folder's name, another tool's `topic` or `created` of another type is read as text,
- * and a band caesar does not know reads as `approval-required` (the governance profile is informative
- * in the spec, so other tools may name bands differently: fail closed). Written by hand rather than
- * with zod: every post reads this file, and loading zod would cost each `caesar chat` process more than
- * the rest of its start-up.
+ * `_meta.json`, checked leniently: `members` may be a comma string, a missing `channel` defaults to the
+ * folder's name, and a band caesar does not know reads as `approval-required` (the governance profile
+ * is informative in the spec, so other tools may name bands differently: fail closed). zod's "mini"
+ * build: every `caesar chat` process reads this file, and the mini build costs its start-up next to
+ * nothing (bench/chat), where zod's full build would cost more than the rest of it.
  */
+const metaSchema = z.looseObject({
+  channel: z.optional(z.string({ error: "expected a string" })),
+  members: z.optional(
+    z.pipe(
+      z.union([z.string(), z.array(z.string())], { error: "expected a list of names" }),
+      z.transform((members) =>
+        (typeof members === "string" ? members.split(",") : members)
+          .map((name) => name.trim())
+          .filter(Boolean),
+      ),
+    ),
+  ),
+  topic: z.optional(lenientText),
+  created: z.optional(lenientText),
+  maintainer: z.optional(
+    z.string({ error: "expected a name" }).check(z.minLength(1, { error: "expected a name" })),
+  ),
+  approval_bands: z.optional(
+    z.record(
+      z.string(),
+      z.pipe(
+        z.string({ error: "expected a band name" }),
+        z.transform((band) =>
+          (APPROVAL_BANDS as readonly string[]).includes(band) ? (band as ApprovalBand) : "approval-required",
+        ),
+      ),
+      { error: "expected an object of action: band" },
+    ),
+  ),
+  veto_window_s: z.optional(
+    z
+      .number({ error: "expected a positive number of seconds" })
+      .check(z.positive({ error: "expected a positive number of seconds" })),
+  ),
+});
+
+/** Check a parsed `_meta.json` (see metaSchema); a problem is returned as `field: what was expected`. */
 export function normalizeMeta(json: unknown, folderName: string): ChannelMeta | string {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return "the document: not an object";
-  const raw = json as Record<string, unknown>;
-  const meta: ChannelMeta = { ...raw, channel: folderName, members: [], topic: "", created: "" };
-  if (raw.channel !== undefined) {
-    if (typeof raw.channel !== "string") return "channel: expected a string";
-    meta.channel = raw.channel;
+  const parsed = metaSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return `${issue.path.map(String).join(".") || "the document"}: ${issue.message}`;
   }
-  if (raw.members !== undefined) {
-    const list = typeof raw.members === "string" ? raw.members.split(",") : raw.members;
-    if (!Array.isArray(list) || list.some((name) => typeof name !== "string"))
-      return "members: expected a list of names";
-    meta.members = (list as string[]).map((name) => name.trim()).filter(Boolean);
-  }
-  meta.topic = asText(raw.topic);
-  meta.created = asText(raw.created);
-  if (raw.maintainer !== undefined) {
-    if (typeof raw.maintainer !== "string" || raw.maintainer === "") return "maintainer: expected a name";
-    meta.maintainer = raw.maintainer;
-  }
-  if (raw.approval_bands !== undefined) {
-    const bands = raw.approval_bands;
-    if (typeof bands !== "object" || bands === null || Array.isArray(bands))
-      return "approval_bands: expected an object of action: band";
-    meta.approval_bands = {};
-    for (const [action, band] of Object.entries(bands)) {
-      if (typeof band !== "string") return `approval_bands.${action}: expected a band name`;
-      meta.approval_bands[action] = (APPROVAL_BANDS as readonly string[]).includes(band)
-        ? (band as ApprovalBand)
-        : "approval-required";
-    }
-  }
-  if (raw.veto_window_s !== undefined) {
-    if (typeof raw.veto_window_s !== "number" || !(raw.veto_window_s > 0))
-      return "veto_window_s: expected a positive number of seconds";
-    meta.veto_window_s = raw.veto_window_s;
-  }
+  const { channel, members, topic, created, maintainer, approval_bands, veto_window_s, ...rest } =
+    parsed.data;
+  const meta: ChannelMeta = {
+    ...rest,
+    channel: channel ?? folderName,
+    members: members ?? [],
+    topic: topic ?? "",
+    created: created ?? "",
+  };
+  if (maintainer !== undefined) meta.maintainer = maintainer;
+  if (approval_bands !== undefined) meta.approval_bands = approval_bands;
+  if (veto_window_s !== undefined) meta.veto_window_s = veto_window_s;
   return meta;
-}
-
-function asText(value: unknown): string {
-  return value === null || value === undefined ? "" : String(value);
 }
 
 /** Parse the text of `<dir>/_meta.json`; a malformed file is an error naming the file and the problem. */

@@ -53,7 +53,7 @@ export function registerChatTools(server: McpServer, options: ChatToolsOptions =
     const agent = given ?? options.agent;
     if (agent === undefined)
       throw new CaesarError("identity_missing", `Say who you are: pass \`${field}\` (your agent name).`, {
-        detail: "Use the same lower-case name in every call, e.g. `claude-1`.",
+        detail: "Use the same name in every call, e.g. `claude-1`.",
       });
     return agent;
   };

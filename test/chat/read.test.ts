@@ -164,9 +164,13 @@ describe("peek, channels and roster", () => {
     mkdirSync(join(ctx.root, "not-a-channel"));
     mkdirSync(join(ctx.root, "broken"));
     writeFileSync(join(ctx.root, "broken", "_meta.json"), "{ nope");
+    // chat.py's `channels` lists every */_meta.json; caesar lists one it cannot use, with the problem.
+    mkdirSync(join(ctx.root, "_private"));
+    writeFileSync(join(ctx.root, "_private", "_meta.json"), "{}");
     const channels = await listChannels(ctx);
-    expect(channels.map((channel) => channel.channel)).toEqual(["broken", "c"]);
-    expect(channels[0]!.problem).toMatch(/not JSON/);
+    expect(channels.map((channel) => channel.channel)).toEqual(["_private", "broken", "c"]);
+    expect(channels[0]!.problem).toMatch(/caesar cannot use this channel: .*starts with '.' or '_'/);
+    expect(channels[1]!.problem).toMatch(/not JSON/);
   });
 
   it("an absent root has no channels", async () => {
