@@ -4,14 +4,12 @@
 // minified bundle instead of hundreds of modules is most of their start-up time. Type checking is
 // `npm run typecheck` (tsc); this step only transpiles.
 //
+// `caesar chat` also gets a CommonJS bundle of its own (dist/cli/chat.cjs, loaded by bin/caesar.js): agents
+// start it once per message, and one CommonJS file of the chat command alone starts fastest (bench/chat).
+//
 // Also bundled, for the browser: the dashboard's syntax highlighter (dist/web/highlight.js), so the web
 // page needs no build step on the user's side — web/ itself is served as plain ES modules.
-import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { rmSync } from "node:fs";
 import { build } from "esbuild";
 
 rmSync(new URL("../dist", import.meta.url), { recursive: true, force: true });
@@ -57,10 +55,9 @@ const lazyChildProcess = {
   },
 };
 // `caesar chat` alone, as one CommonJS file (see src/cli/chat-main.ts): agents start it once per post.
-// Started through dist/cli/chat.cjs (src/cli/chat-start.ts), which gives V8 the bundle's code cache.
 await build({
   entryPoints: ["src/cli/chat-main.ts"],
-  outfile: "dist/cli/chat-code.cjs",
+  outfile: "dist/cli/chat.cjs",
   bundle: true,
   format: "cjs",
   platform: "node",
@@ -74,17 +71,6 @@ await build({
   banner: { js: 'var __caesarChatUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [lazyChildProcess],
 });
-await build({
-  entryPoints: ["src/cli/chat-start.ts"],
-  outfile: "dist/cli/chat.cjs",
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  minify: true,
-  logLevel: "warning",
-});
-buildChatCodeCache();
 
 await build({
   entryPoints: { highlight: "scripts/highlight-entry.mjs" },
@@ -97,33 +83,3 @@ await build({
   legalComments: "eof",
   logLevel: "warning",
 });
-
-/**
- * V8's code cache of `caesar chat` (dist/cli/chat-code.cache): the bundle gets an id (a hash of its
- * text), then a post runs through it in a scratch folder and the code it compiled is saved with that
- * id. Optional: without it, `caesar chat` compiles its code at each start, a little more slowly.
- */
-function buildChatCodeCache() {
-  const code = new URL("../dist/cli/chat-code.cjs", import.meta.url);
-  const text = readFileSync(code, "utf8");
-  const id = createHash("sha256").update(text).digest("hex").slice(0, 32);
-  writeFileSync(code, `${text}//# caesar-code-id=${id}\n`);
-  const scratch = mkdtempSync(join(tmpdir(), "caesar-build-chat-"));
-  const start = fileURLToPath(new URL("../dist/cli/chat.cjs", import.meta.url));
-  const env = { PATH: process.env.PATH ?? "" };
-  try {
-    const run = (args, extra = {}) =>
-      spawnSync(process.execPath, [start, "chat", ...args, "--root", scratch], {
-        encoding: "utf8",
-        env: { ...env, ...extra },
-      });
-    const init = run(["init", "warm"]);
-    const post = run(["post", "warm", "--from", "build", "--title", "warm up", "--body", "warm up"], {
-      CAESAR_CHAT_CODE_CACHE_OUT: fileURLToPath(new URL("../dist/cli/chat-code.cache", import.meta.url)),
-    });
-    if (init.status !== 0 || post.status !== 0)
-      process.stderr.write(`build: no code cache for caesar chat:\n${init.stderr}${post.stderr}\n`);
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
-}

@@ -1,6 +1,6 @@
 /**
- * `caesar chat`'s own entry point (bundled into dist/cli/chat-code.cjs, started by bin/caesar.js for
- * `caesar chat …` through chat-start.ts): the chat command alone, in one CommonJS file. Agents call
+ * `caesar chat`'s own entry point (bundled into dist/cli/chat.cjs, which bin/caesar.js loads for
+ * `caesar chat …`): the chat command alone, in one CommonJS file. Agents call
  * `caesar chat` once per post, read or claim, so its start-up is on their path every time, and each
  * of these was measured there (bench/chat): loading every command's code and zod; ES modules
  * (linking them costs Node more than one CommonJS file); a piped stdout's Node stream and `node:tty` (descriptor-stdio.ts, chat-input.ts); commander

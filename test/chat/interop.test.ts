@@ -528,6 +528,7 @@ function defineInteropSuite(ref: Reference): void {
       expect(woke.stdout).toContain("status: approved");
       expect(woke.stdout).toContain("reply_to: 4");
       expect(woke.stdout).toContain("ship it");
-    });
+      // A dozen processes of two interpreters, one after the other: generous on a loaded 2-core machine.
+    }, 180_000);
   });
 }
