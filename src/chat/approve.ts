@@ -1,12 +1,12 @@
 import { CaesarError } from "../support/errors.js";
-import { openChannel } from "./channel.js";
+import { type ChannelRef, openChannel } from "./channel.js";
 import type { ChatContext } from "./context.js";
 import { APPROVED, isMaintainer, NEEDS_APPROVAL, NOTIFY, notMaintainerError, VETOED } from "./governance.js";
 import type { ChatMessage } from "./message.js";
 import { readMeta } from "./meta.js";
 import { validateName } from "./names.js";
 import { type PostResult, postMessage } from "./post.js";
-import { loadMessages } from "./read.js";
+import { loadAll } from "./read.js";
 import { scanChannel } from "./scan.js";
 
 export interface ApproveOptions {
@@ -35,7 +35,7 @@ export async function approveMessage(
   const channel = await openChannel(ctx, channelName);
   const meta = await readMeta(channel.dir, channel.name);
   if (!isMaintainer(meta, agent)) throw notMaintainerError(channel.name, agent, meta);
-  const { target, messages } = await findMessage(ctx, channel.name, seq);
+  const { target, messages } = findMessage(ctx, channel, seq);
   const warnings: string[] = [];
   if (target.status !== NEEDS_APPROVAL && target.status !== NOTIFY)
     warnings.push(
@@ -87,7 +87,7 @@ export async function getApprovalStatus(
 ): Promise<ApprovalStatus> {
   const channel = await openChannel(ctx, channelName);
   const meta = await readMeta(channel.dir, channel.name);
-  const { target, messages } = await findMessage(ctx, channel.name, seq);
+  const { target, messages } = findMessage(ctx, channel, seq);
   const action = target.extra.action;
   const base = { seq, ...(action === undefined ? {} : { action }) };
   const decision = meta.maintainer === undefined ? undefined : decisionOn(messages, seq, meta.maintainer);
@@ -105,19 +105,17 @@ function decisionOn(messages: ChatMessage[], seq: number, maintainer: string): C
   return messages.find(
     (message) =>
       message.reply_to === seq &&
-      message.from.toLowerCase() === maintainer.toLowerCase() &&
+      message.from === maintainer &&
       (message.status === APPROVED || message.status === VETOED),
   );
 }
 
-async function findMessage(
+function findMessage(
   ctx: ChatContext,
-  channelName: string,
+  channel: ChannelRef,
   seq: number,
-): Promise<{ target: ChatMessage; messages: ChatMessage[] }> {
-  const channel = await openChannel(ctx, channelName);
-  const scan = await scanChannel(channel.dir);
-  const { messages, skipped } = await loadMessages(channel, scan.entries, () => true);
+): { target: ChatMessage; messages: ChatMessage[] } {
+  const { messages, skipped } = loadAll(ctx, channel, scanChannel(channel.dir).entries);
   const target = messages.find((message) => message.seq === seq);
   if (target) return { target, messages };
   const broken = skipped.find((file) => file.seq === seq);

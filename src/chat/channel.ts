@@ -1,11 +1,10 @@
-import { lstat, mkdir } from "node:fs/promises";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { errnoOf } from "../support/errors.js";
 import { formatTimestamp } from "./clock.js";
 import type { ChatContext } from "./context.js";
 import { channelExistsError, channelNotFoundError, invalidArgumentError } from "./errors.js";
 import { writeFileExclusive } from "./exclusive-file.js";
-import { type ApprovalBand, type ChannelMeta, META_FILE } from "./meta.js";
+import { type ApprovalBand, type ChannelMeta, META_FILE, parseMeta, readMetaText } from "./meta.js";
 import { validateName } from "./names.js";
 
 /** A channel known to exist: its name and folder. */
@@ -16,16 +15,19 @@ export interface ChannelRef {
 
 /** The channel `name` in the context's root; an error when it has no `_meta.json` (then it does not exist). */
 export async function openChannel(ctx: ChatContext, name: string): Promise<ChannelRef> {
+  return openChannelWithMeta(ctx, name).channel;
+}
+
+/** The channel and its metadata, read in one go (a post needs both). */
+export function openChannelWithMeta(
+  ctx: ChatContext,
+  name: string,
+): { channel: ChannelRef; meta: ChannelMeta } {
   validateName(name, "channel");
   const dir = join(ctx.root, name);
-  try {
-    const stats = await lstat(join(dir, META_FILE));
-    if (stats.isFile()) return { name, dir };
-  } catch (error) {
-    const code = errnoOf(error);
-    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
-  }
-  throw channelNotFoundError(name, ctx.root);
+  const text = readMetaText(dir);
+  if (text === undefined) throw channelNotFoundError(name, ctx.root);
+  return { channel: { name, dir }, meta: parseMeta(text, dir, name) };
 }
 
 export interface InitOptions {
@@ -45,8 +47,9 @@ export const DEFAULT_APPROVAL_BANDS: Record<string, ApprovalBand> = {
 export const DEFAULT_VETO_WINDOW_S = 600;
 
 /**
- * Create a channel: its folder (and the root) as needed, then `_meta.json`, created exclusively so
- * that of several processes racing to create the same channel exactly one succeeds.
+ * Create a channel: its folder (and the root) as needed, `.cursors/` as the reference does, then
+ * `_meta.json`, created exclusively so that of several processes racing to create the same channel
+ * exactly one succeeds.
  */
 export async function initChannel(
   ctx: ChatContext,
@@ -72,8 +75,8 @@ export async function initChannel(
     );
   }
   const dir = join(ctx.root, name);
-  await mkdir(dir, { recursive: true });
-  const created = await writeFileExclusive(join(dir, META_FILE), `${JSON.stringify(meta, null, 2)}\n`);
-  if (!created) throw channelExistsError(name, ctx.root);
+  mkdirSync(join(dir, ".cursors"), { recursive: true });
+  if (!writeFileExclusive(join(dir, META_FILE), `${JSON.stringify(meta, null, 2)}\n`))
+    throw channelExistsError(name, ctx.root);
   return { channel: { name, dir }, meta };
 }

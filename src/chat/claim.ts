@@ -1,35 +1,44 @@
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { lstatSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { errnoOf } from "../support/errors.js";
-import { randomHex } from "../support/random.js";
 import { openChannel } from "./channel.js";
 import { formatTimestamp } from "./clock.js";
 import type { ChatContext } from "./context.js";
-import { isValidName, validateName } from "./names.js";
+import { validateName } from "./names.js";
+import { withSeqLock } from "./seq-lock.js";
+import { claimedFileName, normalizeTaskMarker, parseClaimedFileName } from "./task-marker.js";
 
 /**
- * Claims: `_claims/<marker>/claim.json` in the channel. A claimer builds its own marker folder under a
- * hidden temp name (the claim file inside), then renames it to `_claims/<marker>`. Renaming a folder
- * onto an existing non-empty folder fails (ENOTEMPTY/EEXIST on POSIX, EPERM on Windows), so of any
- * number of racing claimers exactly one rename succeeds; the others observe the failure, and the
- * winner's name is in the file.
+ * Claims, as the reference implementation makes them: a claimable task is a marker file
+ * `task-<id>.md` in the channel; claiming renames it to `task-<id>.CLAIMED-<agent slug>.md`. The
+ * rename is atomic, so of any number of claimers exactly one moves the marker; the others find it gone
+ * and lose. Like the reference, caesar claims under the channel's `_seq.lock`, so a claimer of either
+ * tool also sees the other's finished claim before it tries.
+ *
+ * A claim fails (never "succeeds again") when the marker is already claimed — by another agent or by
+ * the claimer itself — or when there is no such marker (it was never opened, or was claimed and
+ * renamed). Older caesar versions recorded claims as `_claims/<marker>/claim.json` without a marker
+ * file; such a claim still counts as taken.
  */
-export const CLAIMS_DIR = "_claims";
-const CLAIM_FILE = "claim.json";
+export const LEGACY_CLAIMS_DIR = "_claims";
 
 export interface ClaimHolder {
+  /** The holder's slug, as the claimed file's name carries it (its name for a legacy claim). */
   agent: string;
+  /** When it was claimed (the claimed file's change time), ISO-8601. */
   ts: string;
 }
 
 export interface ClaimResult {
   channel: string;
+  /** The task marker, `task-<id>.md`. */
   marker: string;
-  /** True when `as` holds the marker (just won it, or already held it). */
+  /** True when `as` just took the marker. */
   claimed: boolean;
-  /** True when `as` held it before this call. */
-  already: boolean;
-  /** Who holds it (undefined only if the holder's file cannot be read). */
+  /** Why the claim failed: the marker is held (`holder` says by whom), or there is no such marker. */
+  reason?: "claimed" | "missing";
+  /** The claimed file's name (`task-<id>.CLAIMED-<agent>.md`), when someone holds the marker. */
+  file?: string;
   holder?: ClaimHolder;
 }
 
@@ -39,67 +48,126 @@ export async function claimTask(
   rawMarker: string,
   options: { as: string },
 ): Promise<ClaimResult> {
-  const marker = validateName(rawMarker, "task marker");
+  const marker = normalizeTaskMarker(rawMarker);
   const agent = validateName(options.as, "agent");
   const channel = await openChannel(ctx, channelName);
-  const claims = join(channel.dir, CLAIMS_DIR);
-  await mkdir(claims, { recursive: true });
-  const mine: ClaimHolder = { agent, ts: formatTimestamp(ctx.now()) };
-  const temp = join(claims, `.${marker}.${agent}.${process.pid}.${randomHex(4)}.tmp`);
-  await mkdir(temp);
-  const target = join(claims, marker);
-  try {
-    await writeFile(join(temp, CLAIM_FILE), `${JSON.stringify({ marker, ...mine }, null, 2)}\n`, {
-      flush: true,
-    });
-    await rename(temp, target);
-    return { channel: channel.name, marker, claimed: true, already: false, holder: mine };
-  } catch (error) {
-    if (!(await isTakenError(error, target))) throw error;
-  } finally {
-    await rm(temp, { recursive: true, force: true });
-  }
-  const holder = await readHolder(target);
-  const already = holder !== undefined && holder.agent === agent;
-  return { channel: channel.name, marker, claimed: already, already, ...(holder ? { holder } : {}) };
+  const lost = (found: ClaimedTask | undefined): ClaimResult => ({
+    channel: channel.name,
+    marker,
+    claimed: false,
+    reason: found === undefined ? "missing" : "claimed",
+    ...(found === undefined ? {} : { file: found.file, holder: found.holder }),
+  });
+  return withSeqLock(channel.dir, { staleMs: ctx.lockStaleMs }, () => {
+    const legacy = findLegacyClaim(channel.dir, marker);
+    if (legacy !== undefined) return lost(legacy);
+    const target = claimedFileName(marker, agent);
+    if (exists(join(channel.dir, target))) return lost(claimedTask(channel.dir, target));
+    if (!isRegularFile(join(channel.dir, marker))) return lost(findClaim(channel.dir, marker));
+    try {
+      renameSync(join(channel.dir, marker), join(channel.dir, target));
+    } catch (error) {
+      // Taken by a claimer that did not wait for the lock (rename is the atomic step).
+      if (errnoOf(error) === "ENOENT") return lost(findClaim(channel.dir, marker));
+      throw error;
+    }
+    const holder = { agent: parseClaimedFileName(target)!.agent, ts: formatTimestamp(ctx.now()) };
+    return { channel: channel.name, marker, claimed: true, file: target, holder };
+  });
 }
 
-async function isTakenError(error: unknown, target: string): Promise<boolean> {
-  const code = errnoOf(error);
-  if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") return true;
-  if (code !== "EPERM") return false;
-  // Windows answers EPERM when the target folder exists.
-  return stat(target).then(
-    () => true,
-    () => false,
+export interface ClaimedTask {
+  marker: string;
+  file: string;
+  holder: ClaimHolder;
+}
+
+/** Who holds `marker`, when someone does (an older caesar's claim included). */
+export function findClaim(channelDir: string, marker: string): ClaimedTask | undefined {
+  const prefix = `${marker.slice(0, -".md".length)}.CLAIMED-`;
+  const file = readdirSync(channelDir).find(
+    (name) => name.startsWith(prefix) && parseClaimedFileName(name)?.marker === marker,
   );
+  return file === undefined ? findLegacyClaim(channelDir, marker) : claimedTask(channelDir, file);
 }
 
-async function readHolder(markerDir: string): Promise<ClaimHolder | undefined> {
+/** Every claim in a channel folder (`task-*.CLAIMED-*.md`, then legacy `_claims/`), by marker. */
+export function listClaims(channelDir: string): ClaimedTask[] {
+  const claims: ClaimedTask[] = [];
+  for (const file of readdirSync(channelDir).sort()) {
+    if (parseClaimedFileName(file) !== undefined) claims.push(claimedTask(channelDir, file));
+  }
+  return [...claims, ...listLegacyClaims(channelDir)];
+}
+
+function claimedTask(channelDir: string, file: string): ClaimedTask {
+  const parsed = parseClaimedFileName(file)!;
+  return {
+    marker: parsed.marker,
+    file,
+    holder: { agent: parsed.agent, ts: changeTime(join(channelDir, file)) },
+  };
+}
+
+function changeTime(path: string): string {
   try {
-    const raw = JSON.parse(await readFile(join(markerDir, CLAIM_FILE), "utf8")) as Partial<ClaimHolder>;
-    if (typeof raw.agent === "string")
-      return { agent: raw.agent, ts: typeof raw.ts === "string" ? raw.ts : "" };
+    return formatTimestamp(lstatSync(path).ctime);
   } catch {
-    // Written by another tool, or damaged: the marker is taken all the same.
+    return "";
+  }
+}
+
+/** A claim an older caesar made for this marker (`_claims/<id>`, `_claims/task-<id>` or `_claims/task-<id>.md`). */
+function findLegacyClaim(channelDir: string, marker: string): ClaimedTask | undefined {
+  const id = marker.slice("task-".length, -".md".length);
+  for (const name of [id, `task-${id}`, marker]) {
+    const claim = readLegacyClaim(channelDir, name, marker);
+    if (claim !== undefined) return claim;
   }
   return undefined;
 }
 
-/** Every claim in a channel folder, by marker name. */
-export async function listClaims(channelDir: string): Promise<(ClaimHolder & { marker: string })[]> {
+function listLegacyClaims(channelDir: string): ClaimedTask[] {
   let names: string[];
   try {
-    names = await readdir(join(channelDir, CLAIMS_DIR));
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return [];
-    throw error;
+    names = readdirSync(join(channelDir, LEGACY_CLAIMS_DIR));
+  } catch {
+    return [];
   }
-  const claims: (ClaimHolder & { marker: string })[] = [];
-  for (const marker of names.sort()) {
-    if (!isValidName(marker, "task marker")) continue;
-    const holder = await readHolder(join(channelDir, CLAIMS_DIR, marker));
-    claims.push({ marker, agent: holder?.agent ?? "?", ts: holder?.ts ?? "" });
+  return names
+    .sort()
+    .filter((name) => !name.startsWith("."))
+    .map((name) => readLegacyClaim(channelDir, name, name))
+    .filter((claim): claim is ClaimedTask => claim !== undefined);
+}
+
+function readLegacyClaim(channelDir: string, name: string, marker: string): ClaimedTask | undefined {
+  const dir = join(channelDir, LEGACY_CLAIMS_DIR, name);
+  if (!exists(dir)) return undefined;
+  let holder: ClaimHolder = { agent: "?", ts: "" };
+  try {
+    const raw = JSON.parse(readFileSync(join(dir, "claim.json"), "utf8")) as Partial<ClaimHolder>;
+    if (typeof raw.agent === "string")
+      holder = { agent: raw.agent, ts: typeof raw.ts === "string" ? raw.ts : "" };
+  } catch {
+    // Damaged: the marker is taken all the same.
   }
-  return claims;
+  return { marker, file: join(LEGACY_CLAIMS_DIR, name), holder };
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
 }

@@ -11,6 +11,12 @@ export interface ChatContext {
   rootOrigin: ChatRootOrigin;
   /** Stale-steal timeout of the sequence lock, in ms. */
   lockStaleMs: number;
+  /**
+   * How long a message file that is not whole yet (empty, cut short) may stay so before readers give
+   * up on it: until then they hold their cursor below it. The lock's stale timeout by default, since
+   * its writer holds the lock while it writes.
+   */
+  settleMs: number;
   /** `wait` sleep-polls instead of watching the folder. */
   forcePoll: boolean;
   now: () => Date;
@@ -18,6 +24,7 @@ export interface ChatContext {
 
 export interface ChatContextOptions extends ChatRootSource {
   lockStaleMs?: number;
+  settleMs?: number;
   forcePoll?: boolean;
   now?: () => Date;
 }
@@ -29,10 +36,12 @@ export interface ChatContextOptions extends ChatRootSource {
 export function makeChatContext(options: ChatContextOptions = {}): ChatContext {
   const env = options.env ?? process.env;
   const root = resolveChatRoot({ ...options, env });
+  const lockStaleMs = options.lockStaleMs ?? parseStaleMs(env.CAESAR_CHAT_LOCK_STALE_MS);
   return {
     root: root.dir,
     rootOrigin: root.origin,
-    lockStaleMs: options.lockStaleMs ?? parseStaleMs(env.CAESAR_CHAT_LOCK_STALE_MS),
+    lockStaleMs,
+    settleMs: options.settleMs ?? lockStaleMs,
     forcePoll: options.forcePoll ?? isTruthy(env.CAESAR_CHAT_POLL),
     now: options.now ?? (() => new Date()),
   };

@@ -1,50 +1,99 @@
-import { link, rename, rm, stat } from "node:fs/promises";
-import { writeTempBeside } from "../support/atomic-file.js";
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { errnoOf } from "../support/errors.js";
+import { randomHex } from "../support/random.js";
 
 /**
- * Files that must appear whole and never overwrite anything (`_meta.json`, message files): the
- * content goes to a hidden temp file in the same folder, is flushed, then is hard-linked to its
- * name. `link` fails with EEXIST instead of replacing, and the name shows the whole file or nothing.
+ * Files that must appear whole and never overwrite anything (`_meta.json`, message files, task
+ * markers): the content goes to a hidden temp file in the same folder, is flushed to disk, then is
+ * hard-linked to its name. `link` fails with EEXIST instead of replacing, and the name shows the whole
+ * file or nothing — also after a crash, since the content reached the disk before the name existed.
+ *
+ * Synchronous on purpose: a post does about ten of these calls while it holds the channel's lock, and
+ * each asynchronous call would cost a thread-pool round trip (measured in bench/chat).
  */
 
 /** Write `content` to a hidden temp file beside `path` (its name starts with `.`, so never a message). */
-export const writeTempFile: (path: string, content: string) => Promise<string> = writeTempBeside;
+export function writeTempFile(path: string, content: string): string {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
+  const fd = openSync(temp, "wx", 0o644);
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkQuietly(temp);
+    throw error;
+  }
+  closeSync(fd);
+  return temp;
+}
 
 // File systems without hard links answer one of these.
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
 
 /**
- * Give the temp file its final name; false when a file of that name already exists. The temp file
- * is gone afterwards either way.
+ * Give the temp file its final name: true when done, false when a file of that name already exists,
+ * undefined when the temp file is gone (removed as stale by another writer: the caller starts over).
+ * The temp file is gone afterwards in every case.
  */
-export async function commitTempFile(temp: string, path: string): Promise<boolean> {
+export function commitTempFile(temp: string, path: string): boolean | undefined {
   try {
-    await link(temp, path);
+    linkSync(temp, path);
     return true;
   } catch (error) {
     const code = errnoOf(error);
     if (code === "EEXIST") return false;
+    if (code === "ENOENT") return undefined;
     if (code !== undefined && NO_LINKS.has(code)) return renameUnlessExists(temp, path);
     throw error;
   } finally {
-    await rm(temp, { force: true });
+    unlinkQuietly(temp);
   }
 }
 
 // Without hard links, check-then-rename: exclusive only under a lock the caller holds.
-async function renameUnlessExists(temp: string, path: string): Promise<boolean> {
+function renameUnlessExists(temp: string, path: string): boolean {
   try {
-    await stat(path);
+    statSync(path);
     return false;
   } catch (error) {
     if (errnoOf(error) !== "ENOENT") throw error;
   }
-  await rename(temp, path);
+  renameSync(temp, path);
   return true;
 }
 
 /** Create `path` with `content`, whole or not at all; false (and nothing written) when it exists. */
-export async function writeFileExclusive(path: string, content: string): Promise<boolean> {
-  return commitTempFile(await writeTempFile(path, content), path);
+export function writeFileExclusive(path: string, content: string): boolean {
+  return commitTempFile(writeTempFile(path, content), path) === true;
+}
+
+export function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Remove a temp file left behind by a writer that died, once it is older than `staleMs`. */
+export function removeIfStale(path: string, staleMs: number): boolean {
+  try {
+    if (Date.now() - lstatSync(path).mtimeMs <= staleMs) return false;
+  } catch {
+    return false;
+  }
+  unlinkQuietly(path);
+  return true;
 }

@@ -1,89 +1,74 @@
 /**
- * The frontmatter of a message: a `---` line, simple `key: value` lines, a `---` line, then the body.
- * Written as plain lines (quoted only where a YAML reader would misread the value); read leniently,
- * because message files come from other implementations and other people: the reader never throws.
+ * The frontmatter of a message: a `---` line, `key: value` lines, a `---` line, then the body.
+ *
+ * Written and read the way the reference implementation (`chat.py`) does, so that both tools see the
+ * same fields in every file: values are written plain, never quoted (a quote would be read as part of
+ * the value), with line breaks folded to spaces; a line is split at its first `:`, key and value
+ * trimmed, a later line overriding an earlier one. The reader never throws: message files come from
+ * other tools and other people.
  */
 
 export type FrontmatterResult =
   | { ok: true; fields: Record<string, string>; body: string }
   | { ok: false; problem: string };
 
-const KEY = /^([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*))?$/;
-
-/** Split `text` into its frontmatter fields (values unquoted, keys as written) and its body. */
+/** Split `text` into its frontmatter fields (values trimmed, as written) and its body. */
 export function parseFrontmatter(text: string): FrontmatterResult {
+  // A BOM is skipped (chat.py would not see the frontmatter behind one; caesar is lenient there).
   const normalized = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   const lines = normalized.split("\n");
-  if (lines[0]?.trimEnd() !== "---")
+  if (!lines[0]?.startsWith("---"))
     return { ok: false, problem: "does not start with a `---` frontmatter line" };
   const fields: Record<string, string> = {};
   for (let index = 1; index < lines.length; index++) {
     const line = lines[index]!;
-    if (line.trimEnd() === "---" || line.trimEnd() === "...") {
-      return { ok: true, fields, body: lines.slice(index + 1).join("\n") };
-    }
     const trimmed = line.trim();
-    if (trimmed === "" || trimmed.startsWith("#")) continue;
-    const match = KEY.exec(line);
-    // A line that is not `key: value` (a YAML list item, a continuation) is ignored, not fatal.
-    if (!match) continue;
-    const key = match[1]!;
-    if (!Object.hasOwn(fields, key)) fields[key] = unquote((match[2] ?? "").trim());
+    if (trimmed === "---") return { ok: true, fields, body: lines.slice(index + 1).join("\n") };
+    const colon = line.indexOf(":");
+    // A line without `:` (a YAML list item, a continuation) or a comment is ignored, not fatal.
+    if (colon === -1 || trimmed.startsWith("#")) continue;
+    const key = line.slice(0, colon).trim();
+    if (key !== "") fields[key] = line.slice(colon + 1).trim();
   }
   return { ok: false, problem: "has no closing `---` line after its frontmatter" };
 }
 
-/** The value of a quoted scalar (`"…"` with JSON escapes, `'…'` with `''`), else `raw` as is. */
-function unquote(raw: string): string {
-  if (raw.startsWith('"')) {
-    const end = closingDoubleQuote(raw);
-    if (end > 0) {
-      try {
-        return JSON.parse(raw.slice(0, end + 1)) as string;
-      } catch {
-        return raw.slice(1, end);
-      }
-    }
-    return raw;
-  }
-  if (raw.startsWith("'")) {
-    const match = /^'((?:[^']|'')*)'/.exec(raw);
-    return match ? match[1]!.replace(/''/g, "'") : raw;
-  }
-  return raw;
-}
-
-function closingDoubleQuote(raw: string): number {
-  for (let index = 1; index < raw.length; index++) {
-    if (raw[index] === "\\") index++;
-    else if (raw[index] === '"') return index;
-  }
-  return -1;
-}
-
-/** A plain value with a YAML-style trailing comment (`bob   # the reviewer`) removed. */
+/**
+ * A structured value (`seq`, `from`, `to`, `reply_to`, `ts`, `channel`, `status`) without a YAML-style
+ * trailing comment (`bob   # the reviewer`), as the spec's own example writes them.
+ */
 export function stripComment(value: string): string {
   const index = value.search(/\s#/);
   return (index === -1 ? value : value.slice(0, index)).trim();
 }
 
-// Plain scalars a YAML reader would take for something else, or cut short.
-const NEEDS_QUOTES =
-  /^[\s"'[\]{}>|*&!%@`#,?:-]|^(true|false|yes|no|on|off|null|~)$|\s$|: |:$| #|[\u0000-\u001f\u007f]/i;
+/**
+ * A name as written in `from` or `to`: a whole value in matching quotes (`"no"`, written by older
+ * caesar versions and by YAML tools) is unquoted. Unambiguous, since no valid agent name starts or ends
+ * with a quote.
+ */
+export function unquoteName(raw: string): string {
+  const match = /^"(.*)"$|^'(.*)'$/.exec(raw);
+  if (!match) return raw;
+  if (match[2] !== undefined) return match[2].replace(/''/g, "'");
+  try {
+    return JSON.parse(raw) as string;
+  } catch {
+    return match[1]!;
+  }
+}
 
-/** `value` as written after `key: `: plain when a YAML reader would read it back unchanged, else quoted. */
+/** A value as written after `key: `: on one line, as chat.py writes it (line breaks become spaces). */
 export function formatValue(value: string): string {
-  return NEEDS_QUOTES.test(value) || value === "" ? JSON.stringify(value) : value;
+  return value.replace(/[\r\n]+/g, " ");
 }
 
 /** A message file's text: the frontmatter (entries in order, undefined ones left out), then the body. */
 export function formatFrontmatter(entries: [string, string | number | undefined][], body: string): string {
-  const lines = ["---"];
+  let text = "---\n";
   for (const [key, value] of entries) {
-    if (value === undefined) continue;
-    lines.push(`${key}: ${typeof value === "number" ? String(value) : formatValue(value)}`);
+    if (value !== undefined) text += `${key}: ${typeof value === "number" ? value : formatValue(value)}\n`;
   }
-  lines.push("---");
-  const text = body === "" || body.endsWith("\n") ? body : `${body}\n`;
-  return `${lines.join("\n")}\n${text}`;
+  text += "---\n";
+  return body === "" || body.endsWith("\n") ? text + body : `${text + body}\n`;
 }

@@ -33,8 +33,9 @@ export function bandOf(meta: ChannelMeta, action: string): ApprovalBand {
   return meta.approval_bands?.[action] ?? meta.approval_bands?.["*"] ?? "auto";
 }
 
+/** Names compare exactly, as everywhere in agent-chat. */
 export function isMaintainer(meta: ChannelMeta, agent: string): boolean {
-  return meta.maintainer !== undefined && meta.maintainer.toLowerCase() === agent.toLowerCase();
+  return meta.maintainer !== undefined && meta.maintainer === agent;
 }
 
 export function notMaintainerError(channel: string, agent: string, meta: ChannelMeta): CaesarError {

@@ -1,12 +1,12 @@
 import { formatTimestamp, isTimestampWithOffset } from "./clock.js";
-import { formatFrontmatter, parseFrontmatter, stripComment } from "./frontmatter.js";
-import { BROADCAST_NAMES } from "./names.js";
+import { formatFrontmatter, parseFrontmatter, stripComment, unquoteName } from "./frontmatter.js";
 
 /** One message as caesar hands it out: the frontmatter fields, the body, and where it came from. */
 export interface ChatMessage {
   seq: number;
+  /** The sender as written (empty, with a warning, when the file has no `from`). */
   from: string;
-  /** Recipients as written; `["all"]` for a broadcast (`to` absent, `all` or `*`). */
+  /** Recipients as written; `["all"]` for a broadcast (`to` absent, empty, `all`, `*` or `[]`). */
   to: string[];
   reply_to?: number;
   channel: string;
@@ -26,16 +26,22 @@ export type ParsedMessage = { ok: true; message: ChatMessage } | { ok: false; pr
 
 const KNOWN_KEYS = new Set(["seq", "from", "to", "reply_to", "channel", "ts", "status", "title"]);
 export const DEFAULT_STATUS = "discussion";
+const BROADCAST_VALUES = new Set(["", "all", "*", "[]"]);
 
-/** `to` as a list: a single name, a comma list (`bob, carol`), a YAML flow list (`[bob, carol]`), or broadcast. */
+/**
+ * `to` as a list, read as the reference reads it: empty, `all`, `*` or `[]` is a broadcast; otherwise
+ * the names between commas (a YAML flow list's brackets dropped). A trailing comment is dropped, and
+ * a quoted name unquoted (older caesar versions quoted `yes`, `no`, `on`…).
+ */
 export function parseRecipients(raw: string | undefined): string[] {
-  const value = stripComment(raw ?? "").replace(/^\[(.*)\]$/, "$1");
+  const value = unquoteName(stripComment(raw ?? ""));
+  if (BROADCAST_VALUES.has(value)) return ["all"];
   const names = value
-    .split(/[,\s]+/)
-    .map((name) => name.replace(/^["']|["']$/g, ""))
+    .replace(/^\[+|\]+$/g, "")
+    .split(",")
+    .map((name) => unquoteName(name.trim()))
     .filter((name) => name !== "");
-  if (names.length === 0 || names.some((name) => BROADCAST_NAMES.has(name.toLowerCase()))) return ["all"];
-  return names;
+  return names.length === 0 ? ["all"] : names;
 }
 
 export function isBroadcast(to: string[]): boolean {
@@ -44,15 +50,19 @@ export function isBroadcast(to: string[]): boolean {
 
 /**
  * Is the message for `agent`? Broadcast or addressed to it, and not its own (an agent is never woken
- * by its own message). Names compare case-insensitively, so `to: Bob` from another tool reaches `bob`.
+ * by its own message). Names compare exactly, as in the reference implementation, so that both tools
+ * deliver the same messages to the same agent.
  */
 export function isRelevantTo(message: Pick<ChatMessage, "from" | "to">, agent: string): boolean {
-  const me = agent.toLowerCase();
-  if (message.from.toLowerCase() === me) return false;
-  return isBroadcast(message.to) || message.to.some((name) => name.toLowerCase() === me);
+  if (message.from === agent) return false;
+  return isBroadcast(message.to) || message.to.includes(agent);
 }
 
-/** Read a message file's text. Never throws: a file that cannot be a message gives a problem instead. */
+/**
+ * Read a message file's text. Never throws: a file that cannot be a message gives a problem instead.
+ * Anything with a frontmatter block is delivered (as the reference does); missing or odd fields
+ * become warnings.
+ */
 export function parseMessage(
   text: string,
   file: string,
@@ -63,9 +73,9 @@ export function parseMessage(
   const parsed = parseFrontmatter(text);
   if (!parsed.ok) return parsed;
   const fields = parsed.fields;
-  const from = stripComment(fields.from ?? "");
-  if (from === "") return { ok: false, problem: "has no `from` field" };
+  const from = unquoteName(stripComment(fields.from ?? ""));
   const warnings: string[] = [];
+  if (from === "") warnings.push("no `from` field");
   const rawSeq = stripComment(fields.seq ?? "");
   if (rawSeq === "") warnings.push("no `seq` field");
   else if (Number(rawSeq) !== seqFromName)

@@ -1,31 +1,50 @@
 import { UsageError } from "../support/errors.js";
 
 /** What a name is used for, for the error message. */
-export type NameKind = "agent" | "channel" | "task marker";
+export type NameKind = "agent" | "channel";
 
 /**
- * Names that become file or folder names (agents, channels, task markers): lower-case ASCII letters
- * and digits, then also `.`, `_` or `-`, at most 64 characters. Lower case only, so that two names
- * never collide on a case-insensitive file system (macOS, Windows).
+ * Names follow the reference implementation (`chat.py`), so that whatever one tool accepts the other
+ * reads: case is kept (`Review`, `Alice`), and only what could leave a folder or not survive a
+ * frontmatter line is refused.
+ *
+ * - A channel is a folder: no `/`, `\` or `:`, not `.` or `..`, not starting with `.` or `_` (those
+ *   are the channel's own files), no control characters.
+ * - An agent is a frontmatter value and, through its slug, part of file names: no control
+ *   characters (a newline would forge a field), no `,` (it separates recipients), no ` #` (it starts
+ *   a comment), no surrounding spaces, quotes or brackets (readers strip them), not `all` or `*`
+ *   (they mean everyone).
  */
-const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-// Device names Windows refuses as file names, whatever the extension.
-const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/;
-/** Values of `to` that mean "everyone in the channel". */
+const MAX_LENGTH = 200;
+// C0 controls and DEL: a newline forges a frontmatter field, a NUL makes the file binary.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Values of `to` that mean "everyone in the channel" (besides an empty one and `[]`). */
 export const BROADCAST_NAMES = new Set(["all", "*"]);
 
 /** The problem with `raw` as a name, or undefined when it is fine. */
 export function explainBadName(raw: string, kind: NameKind): string | undefined {
-  if (raw === "") return `the ${kind} name is empty`;
-  if (raw.length > 64) return `the ${kind} name is longer than 64 characters`;
-  if (raw !== raw.toLowerCase() && NAME_PATTERN.test(raw.toLowerCase()))
-    return `the ${kind} name ${JSON.stringify(raw)} has upper-case letters (names are lower-case: ${raw.toLowerCase()})`;
-  if (!NAME_PATTERN.test(raw))
-    return `the ${kind} name ${JSON.stringify(raw)} may only hold a-z, 0-9, '.', '_' and '-', and must start with a letter or digit`;
-  if (raw.includes("..")) return `the ${kind} name ${JSON.stringify(raw)} contains ".."`;
-  if (raw.endsWith(".")) return `the ${kind} name ${JSON.stringify(raw)} ends with "."`;
-  if (WINDOWS_RESERVED.test(raw)) return `${JSON.stringify(raw)} is a reserved device name on Windows`;
-  if (kind === "agent" && BROADCAST_NAMES.has(raw)) return `"${raw}" means everyone and cannot name an agent`;
+  const quoted = JSON.stringify(raw);
+  if (raw.trim() === "") return `the ${kind} name is empty`;
+  if (raw.length > MAX_LENGTH) return `the ${kind} name is longer than ${MAX_LENGTH} characters`;
+  if (CONTROL.test(raw)) return `the ${kind} name ${quoted} contains a control character`;
+  if (raw !== raw.trim()) return `the ${kind} name ${quoted} starts or ends with a space`;
+  return kind === "channel" ? explainBadChannel(raw, quoted) : explainBadAgent(raw, quoted);
+}
+
+function explainBadChannel(raw: string, quoted: string): string | undefined {
+  if (/[/\\:]/.test(raw)) return `the channel name ${quoted} contains '/', '\\' or ':'`;
+  if (raw === "." || raw === "..") return `the channel name ${quoted} is not a folder name`;
+  if (raw.startsWith(".") || raw.startsWith("_"))
+    return `the channel name ${quoted} starts with '.' or '_' (reserved for the channel's own files)`;
+  return undefined;
+}
+
+function explainBadAgent(raw: string, quoted: string): string | undefined {
+  if (BROADCAST_NAMES.has(raw)) return `${quoted} means everyone and cannot name an agent`;
+  if (raw.includes(",")) return `the agent name ${quoted} contains ',' (it separates recipients)`;
+  if (/\s#/.test(raw)) return `the agent name ${quoted} contains ' #' (it starts a comment)`;
+  if (/^["'[]|["'\]]$/.test(raw))
+    return `the agent name ${quoted} starts or ends with a quote or a bracket (readers strip them)`;
   return undefined;
 }
 
@@ -35,7 +54,9 @@ export function validateName(raw: string, kind: NameKind): string {
   if (problem === undefined) return raw;
   throw new UsageError("invalid_name", `Invalid ${kind} name: ${problem}.`, {
     detail:
-      "Names that become file names are 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit.",
+      kind === "channel"
+        ? "A channel is a folder: any name without '/', '\\', ':' or control characters, not starting with '.' or '_'."
+        : "An agent name is any one-line text without ',' or ' #', not 'all' or '*', without surrounding spaces, quotes or brackets.",
   });
 }
 
@@ -46,20 +67,15 @@ export function isValidName(raw: string, kind: NameKind): boolean {
 const SLUG_MAX = 40;
 
 /**
- * The `<slug>` of a message file name, from its title: lower-case ASCII words joined by `-`,
- * accents dropped, at most 40 characters (cut at a word boundary when one is near), `message` when
- * nothing is left.
+ * The reference implementation's slug, used wherever a name or a title becomes part of a file name
+ * (`NNNN-<from>-<title>.md`, `.cursors/<agent>.txt`, `task-<id>.CLAIMED-<agent>.md`): lower case, every
+ * run of characters other than `a-z 0-9` turned into `-`, at most 40 characters, `msg` when nothing is
+ * left. Both tools must compute the same slug, or an agent's cursor splits in two.
  */
-export function slugify(title: string): string {
-  const ascii = title.normalize("NFKD").replace(/[\u0300-\u036f]/g, "");
-  let slug = ascii
+export function slugify(text: string): string {
+  const slug = text
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "");
-  if (slug.length > SLUG_MAX) {
-    const cut = slug.slice(0, SLUG_MAX);
-    const boundary = cut.lastIndexOf("-");
-    slug = boundary >= SLUG_MAX / 2 ? cut.slice(0, boundary) : cut.replace(/-+$/, "");
-  }
-  return slug || "message";
+  return slug.slice(0, SLUG_MAX).replace(/-+$/, "") || "msg";
 }

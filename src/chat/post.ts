@@ -1,16 +1,16 @@
-import { rm } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { CaesarError } from "../support/errors.js";
-import { type ChannelRef, openChannel } from "./channel.js";
+import { type ChannelRef, openChannelWithMeta } from "./channel.js";
 import type { ChatContext } from "./context.js";
 import { invalidArgumentError } from "./errors.js";
-import { commitTempFile, writeTempFile } from "./exclusive-file.js";
-import { formatMessageFileName } from "./filename.js";
+import { commitTempFile, removeIfStale, unlinkQuietly, writeTempFile } from "./exclusive-file.js";
+import { formatMessageFileName, isTempFileName, parseMessageFileName } from "./filename.js";
 import { checkDecisionStatus, type GovernancePlan, planGovernance } from "./governance.js";
 import { DEFAULT_STATUS, formatMessage, isBroadcast } from "./message.js";
-import { type ChannelMeta, readMeta } from "./meta.js";
-import { BROADCAST_NAMES, slugify, validateName } from "./names.js";
-import { scanChannel } from "./scan.js";
+import type { ChannelMeta } from "./meta.js";
+import { BROADCAST_NAMES, validateName } from "./names.js";
+import { MAX_MESSAGE_BYTES } from "./scan.js";
 import { acquireSeqLock } from "./seq-lock.js";
 
 export interface PostInput {
@@ -43,16 +43,16 @@ export interface PostResult {
 const MAX_ATTEMPTS = 5;
 
 /**
- * Post a message: take `_seq.lock`, allocate max(seq)+1 from one scan of the folder, write the file
- * whole under its final name, release the lock. The file exists whole or not at all.
+ * Post a message: take `_seq.lock`, allocate max(seq)+1 from one listing of the folder, write the file
+ * whole under its final name, release the lock. The file exists whole or not at all; its content is on
+ * disk before its name appears.
  */
 export async function postMessage(
   ctx: ChatContext,
   channelName: string,
   input: PostInput,
 ): Promise<PostResult> {
-  const channel = await openChannel(ctx, channelName);
-  const meta = await readMeta(channel.dir, channel.name);
+  const { channel, meta } = openChannelWithMeta(ctx, channelName);
   const from = validateName(input.from, "agent");
   const title = oneLine(input.title);
   if (title === "")
@@ -70,16 +70,23 @@ export async function postMessage(
       `reply_to ${input.replyTo} is not a sequence number.`,
       "Pass a positive integer.",
     );
+  const body = input.body ?? "";
+  if (body.includes("\u0000"))
+    throw invalidArgumentError(
+      "The body contains NUL characters: a chat message is text.",
+      "Post text; put binary content in a file and name it in the message.",
+    );
   const warnings = rosterWarnings(meta, from, to);
+  const ts = ctx.now();
 
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const lock = await acquireSeqLock(channel.dir, { staleMs: ctx.lockStaleMs });
     try {
-      const scan = await scanChannel(channel.dir);
-      const seq = scan.maxSeq + 1;
-      if (input.replyTo !== undefined && !scan.entries.some((entry) => entry.seq === input.replyTo))
+      const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
+      const seq = listing.maxSeq + 1;
+      if (input.replyTo !== undefined && !listing.hasReplyTarget)
         warnings.push(`reply_to ${input.replyTo}: no such message in ${channel.name}`);
-      const file = formatMessageFileName(seq, from, slugify(title));
+      const file = formatMessageFileName(seq, from, title);
       const path = join(channel.dir, file);
       const text = formatMessage({
         seq,
@@ -87,26 +94,64 @@ export async function postMessage(
         to,
         ...(input.replyTo === undefined ? {} : { reply_to: input.replyTo }),
         channel: channel.name,
-        ts: ctx.now(),
+        ts,
         status,
         title,
-        body: input.body ?? "",
+        body,
         extra: governance?.extra ?? [],
       });
-      const temp = await writeTempFile(path, text);
+      const bytes = Buffer.byteLength(text);
+      if (bytes > MAX_MESSAGE_BYTES) throw messageTooLargeError(bytes);
+      const temp = writeTempFile(path, text);
       // Taken for dead while writing: the thief may hand out the same sequence, so start over.
-      if (!(await lock.stillHeld())) {
-        await rm(temp, { force: true });
+      if (!lock.stillHeld()) {
+        unlinkQuietly(temp);
         continue;
       }
-      if (await commitTempFile(temp, path)) {
+      if (commitTempFile(temp, path) === true) {
         return { channel: channel.name, seq, file, path, from, to, status, title, governance, warnings };
       }
     } finally {
-      await lock.release();
+      lock.release();
     }
   }
   throw postFailedError(channel);
+}
+
+/**
+ * One listing of the channel, under the lock: the highest sequence among every `NNNN-….md` name
+ * (whatever the entry is), whether the replied-to message exists, and temp files left by writers that
+ * died (removed once stale: their writer no longer holds the lock).
+ */
+function listForPost(
+  dir: string,
+  replyTo: number | undefined,
+  staleMs: number,
+): { maxSeq: number; hasReplyTarget: boolean } {
+  let maxSeq = 0;
+  let hasReplyTarget = false;
+  for (const name of readdirSync(dir)) {
+    const seq = parseMessageFileName(name);
+    if (seq !== undefined) {
+      if (seq > maxSeq) maxSeq = seq;
+      if (seq === replyTo) hasReplyTarget = true;
+    } else if (name.charCodeAt(0) === 46 && isTempFileName(name)) {
+      removeIfStale(join(dir, name), staleMs);
+    }
+  }
+  return { maxSeq, hasReplyTarget };
+}
+
+function messageTooLargeError(bytes: number): CaesarError {
+  return new CaesarError(
+    "message_too_large",
+    `The message is ${bytes} bytes; a chat message is at most ${MAX_MESSAGE_BYTES} bytes (1 MiB).`,
+    {
+      detail:
+        "Put the large content in a file (in the repository, say) and post its path, or split it into several messages.",
+      data: { bytes, limit: MAX_MESSAGE_BYTES },
+    },
+  );
 }
 
 function postFailedError(channel: ChannelRef): CaesarError {
@@ -119,8 +164,9 @@ function postFailedError(channel: ChannelRef): CaesarError {
   );
 }
 
+/** A title or a status on one line, as the reference writes it: line breaks and other controls become spaces. */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, " ").trim();
+  return text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
 }
 
 function normalizeRecipients(raw: string[]): string[] {
@@ -134,7 +180,7 @@ function normalizeRecipients(raw: string[]): string[] {
 
 function rosterWarnings(meta: ChannelMeta, from: string, to: string[]): string[] {
   if (meta.members.length === 0) return [];
-  const members = new Set([...meta.members, meta.maintainer ?? ""].map((member) => member.toLowerCase()));
+  const members = new Set([...meta.members, meta.maintainer ?? ""]);
   const strangers = [from, ...(isBroadcast(to) ? [] : to)].filter((name) => !members.has(name));
   return [...new Set(strangers)].map((name) => `${name} is not a member of ${meta.channel}`);
 }

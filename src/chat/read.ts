@@ -28,15 +28,22 @@ export interface ReadResult {
   /** The highest sequence seen in the scan that delivered these messages. */
   max_seq: number;
   messages: ChatMessage[];
+  /** Files passed over for good (not messages, or unreadable past the settle time). */
   skipped: SkippedFile[];
+  /**
+   * A file still being written (empty or cut short, and young): delivery stopped before it and the
+   * cursor stays below it, so the next read or wait picks it up once whole.
+   */
+  pending?: SkippedFile;
   warnings: string[];
 }
 
 /**
  * Deliver the messages after the agent's cursor that concern it, then move the cursor to the highest
  * sequence of the same scan: a message that arrives meanwhile is left for the next read, never
- * skipped unseen (see `scanForRead` for why a scan may be taken twice). Malformed files are reported in `skipped` (and passed by the cursor, so a broken
- * file is reported once, not forever).
+ * skipped unseen (see `scanForRead` for why a scan may be taken twice). A file caught while being
+ * written stops the delivery, and the cursor stays below it. Files that are not messages for good are
+ * reported in `skipped` and passed over, so each is reported once, not forever.
  */
 export async function readMessages(
   ctx: ChatContext,
@@ -46,19 +53,21 @@ export async function readMessages(
   const agent = validateName(options.as, "agent");
   const channel = await openChannel(ctx, channelName);
   const cursor = await readCursor(channel.dir, agent);
-  const scan = await scanForRead(channel.dir, cursor.seq);
+  const scan = scanForRead(channel.dir, cursor.seq);
   const fresh = scan.entries.filter((entry) => entry.seq > cursor.seq);
-  const { messages, skipped } = await loadMessages(channel, fresh, (message) =>
+  const loaded = loadMessages(ctx, channel, fresh, (message) =>
     options.all === true ? true : isRelevantTo(message, agent),
   );
-  const after = options.peek === true ? cursor.seq : await advanceCursor(channel.dir, agent, scan.maxSeq);
+  const top = loaded.pending === undefined ? scan.maxSeq : loaded.pending.seq - 1;
+  const after = options.peek === true ? cursor.seq : await advanceCursor(channel.dir, agent, top);
   return {
     channel: channel.name,
     as: agent,
     cursor: { before: cursor.seq, after },
     max_seq: scan.maxSeq,
-    messages,
-    skipped,
+    messages: loaded.messages,
+    skipped: loaded.skipped,
+    ...(loaded.pending === undefined ? {} : { pending: loaded.pending }),
     warnings: cursor.problem === undefined ? [] : [`cursor ignored: ${cursor.problem}`],
   };
 }
@@ -72,14 +81,14 @@ export async function readMessages(
  * order), so the second listing has them all. Entries above the first listing's top are dropped and
  * left for the next read, and the cursor stops at that top.
  */
-export async function scanForRead(dir: string, cursor: number, scan = scanChannel): Promise<ChannelScan> {
-  const first = await scan(dir);
+export function scanForRead(dir: string, cursor: number, scan = scanChannel): ChannelScan {
+  const first = scan(dir);
   const top = first.maxSeq;
   const seen = new Set(first.entries.map((entry) => entry.seq));
   let complete = true;
   for (let seq = cursor + 1; seq <= top && complete; seq++) complete = seen.has(seq);
   if (complete) return first;
-  const second = await scan(dir);
+  const second = scan(dir);
   return { entries: second.entries.filter((entry) => entry.seq <= top), maxSeq: top };
 }
 
@@ -87,6 +96,7 @@ export interface PeekResult {
   channel: string;
   max_seq: number;
   messages: ChatMessage[];
+  /** Files among the last `limit` that are not messages, or not whole yet. */
   skipped: SkippedFile[];
 }
 
@@ -97,24 +107,48 @@ export async function peekMessages(
   limit: number,
 ): Promise<PeekResult> {
   const channel = await openChannel(ctx, channelName);
-  const scan = await scanChannel(channel.dir);
+  const scan = scanChannel(channel.dir);
   const last = scan.entries.slice(Math.max(0, scan.entries.length - Math.max(0, limit)));
-  const { messages, skipped } = await loadMessages(channel, last, () => true);
+  const { messages, skipped } = loadAll(ctx, channel, last);
   return { channel: channel.name, max_seq: scan.maxSeq, messages, skipped };
 }
 
-/** Load `entries` in order, keeping the messages `keep` accepts and reporting the unreadable ones. */
-export async function loadMessages(
+/**
+ * Load `entries` in order, keeping the messages `keep` accepts and reporting what is not a message;
+ * stop at the first file still being written (`pending`).
+ */
+export function loadMessages(
+  ctx: ChatContext,
   channel: ChannelRef,
   entries: MessageEntry[],
   keep: (message: ChatMessage) => boolean,
-): Promise<{ messages: ChatMessage[]; skipped: SkippedFile[] }> {
+): { messages: ChatMessage[]; skipped: SkippedFile[]; pending?: SkippedFile } {
   const messages: ChatMessage[] = [];
   const skipped: SkippedFile[] = [];
+  const clock = { now: Date.now(), settleMs: ctx.settleMs };
   for (const entry of entries) {
-    const parsed = await loadMessage(channel.dir, entry, channel.name);
-    if (!parsed.ok) skipped.push({ seq: entry.seq, file: entry.file, problem: parsed.problem });
-    else if (keep(parsed.message)) messages.push(parsed.message);
+    const loaded = loadMessage(channel.dir, entry, channel.name, clock);
+    if (loaded.state === "pending")
+      return { messages, skipped, pending: { seq: entry.seq, file: entry.file, problem: loaded.problem } };
+    if (loaded.state === "skip") skipped.push({ seq: entry.seq, file: entry.file, problem: loaded.problem });
+    else if (keep(loaded.message)) messages.push(loaded.message);
+  }
+  return { messages, skipped };
+}
+
+/** Every message of `entries` as it is now, a file still being written reported as skipped (no cursor). */
+export function loadAll(
+  ctx: ChatContext,
+  channel: ChannelRef,
+  entries: MessageEntry[],
+): { messages: ChatMessage[]; skipped: SkippedFile[] } {
+  const messages: ChatMessage[] = [];
+  const skipped: SkippedFile[] = [];
+  const clock = { now: Date.now(), settleMs: ctx.settleMs };
+  for (const entry of entries) {
+    const loaded = loadMessage(channel.dir, entry, channel.name, clock);
+    if (loaded.state === "ok") messages.push(loaded.message);
+    else skipped.push({ seq: entry.seq, file: entry.file, problem: loaded.problem });
   }
   return { messages, skipped };
 }

@@ -1,16 +1,16 @@
-import type { Dirent } from "node:fs";
-import { lstat, readdir } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { errnoOf, isCaesarError } from "../support/errors.js";
-import { openChannel } from "./channel.js";
+import { openChannelWithMeta } from "./channel.js";
 import { type ClaimHolder, listClaims } from "./claim.js";
 import type { ChatContext } from "./context.js";
 import { listCursors, readCursor } from "./cursor.js";
 import { isRelevantTo } from "./message.js";
-import { type ChannelMeta, META_FILE, readMeta } from "./meta.js";
-import { isValidName, validateName } from "./names.js";
-import { loadMessages } from "./read.js";
+import { type ChannelMeta, parseMeta, readMetaText } from "./meta.js";
+import { explainBadName, validateName } from "./names.js";
+import { loadAll, loadMessages } from "./read.js";
 import { scanChannel } from "./scan.js";
+import { isTaskMarker } from "./task-marker.js";
 
 export interface ChannelSummary {
   channel: string;
@@ -23,26 +23,26 @@ export interface ChannelSummary {
   last?: { seq: number; from: string; title: string; ts: string };
   /** With `as`: messages after its cursor that concern it. */
   unread?: number;
-  /** Set when `_meta.json` cannot be read (the channel is listed all the same). */
+  /** Set when the channel cannot be used as it is (its `_meta.json` or its name); it is listed all the same. */
   problem?: string;
 }
 
-/** Every channel of the root (folders holding `_meta.json`), by name; an absent root has none. */
+/** Every channel of the root (folders holding `_meta.json`, as the reference lists them), by name. */
 export async function listChannels(
   ctx: ChatContext,
   options: { as?: string } = {},
 ): Promise<ChannelSummary[]> {
   const agent = options.as === undefined ? undefined : validateName(options.as, "agent");
-  let dirents: Dirent[];
+  let names: string[];
   try {
-    dirents = await readdir(ctx.root, { withFileTypes: true });
+    names = readdirSync(ctx.root);
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return [];
     throw error;
   }
-  const names = dirents.filter((d) => d.isDirectory() && isValidName(d.name, "channel")).map((d) => d.name);
   const summaries: ChannelSummary[] = [];
-  for (const name of names.sort()) {
+  // Hidden folders are not channels for the reference either (its glob skips them).
+  for (const name of names.filter((name) => !name.startsWith(".")).sort()) {
     const summary = await summarize(ctx, name, agent);
     if (summary) summaries.push(summary);
   }
@@ -55,25 +55,31 @@ async function summarize(
   agent?: string,
 ): Promise<ChannelSummary | undefined> {
   const dir = join(ctx.root, name);
-  if (!(await isFile(join(dir, META_FILE)))) return undefined;
-  let meta: ChannelMeta;
-  let problem: string | undefined;
+  let text: string | undefined;
   try {
-    meta = await readMeta(dir, name);
+    text = readMetaText(dir);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) return undefined;
+  let meta: ChannelMeta = { channel: name, members: [], topic: "", created: "" };
+  let problem = explainBadName(name, "channel");
+  if (problem !== undefined) problem = `caesar cannot use this channel: ${problem}`;
+  try {
+    meta = parseMeta(text, dir, name);
   } catch (error) {
     if (!isCaesarError(error)) throw error;
-    problem = error.summary;
-    meta = { channel: name, members: [], topic: "", created: "" };
+    problem ??= error.summary;
   }
-  const scan = await scanChannel(dir);
+  const scan = scanChannel(dir);
   const channel = { name, dir };
   const lastEntry = scan.entries.at(-1);
-  const last = lastEntry ? (await loadMessages(channel, [lastEntry], () => true)).messages[0] : undefined;
+  const last = lastEntry ? loadAll(ctx, channel, [lastEntry]).messages[0] : undefined;
   let unread: number | undefined;
-  if (agent !== undefined) {
+  if (agent !== undefined && problem === undefined) {
     const cursor = (await readCursor(dir, agent)).seq;
     const fresh = scan.entries.filter((entry) => entry.seq > cursor);
-    unread = (await loadMessages(channel, fresh, (message) => isRelevantTo(message, agent))).messages.length;
+    unread = loadMessages(ctx, channel, fresh, (message) => isRelevantTo(message, agent)).messages.length;
   }
   return {
     channel: name,
@@ -89,13 +95,6 @@ async function summarize(
   };
 }
 
-async function isFile(path: string): Promise<boolean> {
-  return lstat(path).then(
-    (stats) => stats.isFile(),
-    () => false,
-  );
-}
-
 export interface Roster {
   channel: string;
   topic: string;
@@ -105,18 +104,19 @@ export interface Roster {
   veto_window_s?: number;
   /** Messages posted, by sender (members or not). */
   posters: Record<string, number>;
-  /** Last sequence read, by agent. */
+  /** Last sequence read, by cursor file (the agent's slug). */
   cursors: Record<string, number>;
+  /** Task markers waiting to be claimed (`task-<id>.md`). */
+  tasks: string[];
   claims: (ClaimHolder & { marker: string })[];
   max_seq: number;
 }
 
-/** Who is in a channel: its declared members, who posted, who reads (and how far), who claimed what. */
+/** Who is in a channel: its declared members, who posted, who reads (and how far), open and claimed tasks. */
 export async function getRoster(ctx: ChatContext, channelName: string): Promise<Roster> {
-  const channel = await openChannel(ctx, channelName);
-  const meta = await readMeta(channel.dir, channel.name);
-  const scan = await scanChannel(channel.dir);
-  const { messages } = await loadMessages(channel, scan.entries, () => true);
+  const { channel, meta } = openChannelWithMeta(ctx, channelName);
+  const scan = scanChannel(channel.dir);
+  const { messages } = loadAll(ctx, channel, scan.entries);
   const posters: Record<string, number> = {};
   for (const message of messages) posters[message.from] = (posters[message.from] ?? 0) + 1;
   return {
@@ -131,8 +131,9 @@ export async function getRoster(ctx: ChatContext, channelName: string): Promise<
           veto_window_s: meta.veto_window_s,
         }),
     posters,
-    cursors: await listCursors(channel.dir),
-    claims: await listClaims(channel.dir),
+    cursors: await listCursors(channel.dir, ctx.lockStaleMs),
+    tasks: readdirSync(channel.dir).filter(isTaskMarker).sort(),
+    claims: listClaims(channel.dir).map((claim) => ({ marker: claim.marker, ...claim.holder })),
     max_seq: scan.maxSeq,
   };
 }

@@ -1,4 +1,4 @@
-import { mkdir, rm, rmdir, stat } from "node:fs/promises";
+import { mkdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { errnoOf } from "../support/errors.js";
@@ -7,11 +7,15 @@ import { lockTimeoutError } from "./errors.js";
 /**
  * The spec's sequence lock: an empty directory `_seq.lock` in the channel, created with `mkdir`
  * (atomic everywhere), removed when the sequence is allocated and the message written. It stays an
- * empty directory so that another implementation's `rmdir` can release or steal it.
+ * empty directory so that another implementation's `rmdir` can release or steal it. The reference
+ * implementation takes the same lock, for posts and for claims, so the two tools exclude each other.
  *
  * A lock unchanged for `staleMs` belongs to a poster that died; it is stolen. Stealers take turns
  * through a second lock (`_seq.lock.steal`) and re-check, under it, that the lock they remove is the
  * very one they saw go stale (same inode, same mtime), so two stealers never both win.
+ *
+ * The file-system calls are synchronous: the lock is held for about a millisecond, and an asynchronous
+ * call would cost a thread-pool round trip each. Only the waits between attempts yield.
  */
 export const SEQ_LOCK = "_seq.lock";
 const STEAL_LOCK = "_seq.lock.steal";
@@ -27,9 +31,9 @@ export interface SeqLockOptions {
 
 export interface SeqLock {
   /** Is the lock still ours (not stolen by someone who took us for dead)? */
-  stillHeld(): Promise<boolean>;
+  stillHeld(): boolean;
   /** Remove the lock if it is still ours. */
-  release(): Promise<void>;
+  release(): void;
 }
 
 interface Identity {
@@ -44,12 +48,12 @@ export async function acquireSeqLock(channelDir: string, options: SeqLockOptions
   let backoff = 1;
   for (;;) {
     try {
-      await mkdir(lockDir);
-      return heldLock(lockDir, await identityOf(lockDir));
+      mkdirSync(lockDir);
+      return heldLock(lockDir, identityOrUndefined(lockDir));
     } catch (error) {
       if (errnoOf(error) !== "EEXIST") throw error;
     }
-    const current = await identityOrUndefined(lockDir);
+    const current = identityOrUndefined(lockDir);
     if (current === undefined) continue;
     const age = Date.now() - current.mtimeMs;
     if (age > options.staleMs) {
@@ -64,17 +68,19 @@ export async function acquireSeqLock(channelDir: string, options: SeqLockOptions
 }
 
 function heldLock(lockDir: string, mine: Identity | undefined): SeqLock {
-  const stillHeld = async () => {
-    const current = await identityOrUndefined(lockDir);
+  const stillHeld = () => {
+    const current = identityOrUndefined(lockDir);
     return mine !== undefined && current !== undefined && sameIdentity(current, mine);
   };
   return {
     stillHeld,
-    async release() {
-      if (!(await stillHeld())) return;
-      await rmdir(lockDir).catch((error) => {
+    release() {
+      if (!stillHeld()) return;
+      try {
+        rmdirSync(lockDir);
+      } catch (error) {
         if (errnoOf(error) !== "ENOENT") throw error;
-      });
+      }
     },
   };
 }
@@ -84,24 +90,32 @@ async function stealIfStale(channelDir: string, seen: Identity, staleMs: number)
   const lockDir = join(channelDir, SEQ_LOCK);
   const stealDir = join(channelDir, STEAL_LOCK);
   try {
-    await mkdir(stealDir);
+    mkdirSync(stealDir);
   } catch (error) {
     if (errnoOf(error) !== "EEXIST") throw error;
     // Someone else is stealing; a steal lock left by a stealer that died is itself removed when stale.
-    const steal = await identityOrUndefined(stealDir);
-    if (steal !== undefined && Date.now() - steal.mtimeMs > staleMs) await rmdir(stealDir).catch(() => {});
+    const steal = identityOrUndefined(stealDir);
+    if (steal !== undefined && Date.now() - steal.mtimeMs > staleMs) removeQuietly(stealDir);
     else await sleep(1);
     return false;
   }
   try {
-    const current = await identityOrUndefined(lockDir);
+    const current = identityOrUndefined(lockDir);
     if (current === undefined || !sameIdentity(current, seen) || Date.now() - current.mtimeMs <= staleMs)
       return false;
     // Another implementation may keep an owner file inside its lock: a stale lock goes whole.
-    await rm(lockDir, { recursive: true, force: true });
+    rmSync(lockDir, { recursive: true, force: true });
     return true;
   } finally {
-    await rmdir(stealDir).catch(() => {});
+    removeQuietly(stealDir);
+  }
+}
+
+function removeQuietly(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Gone already, or someone else's by now.
   }
 }
 
@@ -109,16 +123,26 @@ function sameIdentity(a: Identity, b: Identity): boolean {
   return a.ino === b.ino && a.mtimeMs === b.mtimeMs;
 }
 
-async function identityOf(path: string): Promise<Identity | undefined> {
-  const stats = await stat(path);
-  return { ino: stats.ino, mtimeMs: stats.mtimeMs };
-}
-
-async function identityOrUndefined(path: string): Promise<Identity | undefined> {
+function identityOrUndefined(path: string): Identity | undefined {
   try {
-    return await identityOf(path);
+    const stats = statSync(path);
+    return { ino: stats.ino, mtimeMs: stats.mtimeMs };
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return undefined;
     throw error;
+  }
+}
+
+/** Run `action` under the channel's sequence lock (posts, claims and task markers take turns on it). */
+export async function withSeqLock<T>(
+  channelDir: string,
+  options: SeqLockOptions,
+  action: (lock: SeqLock) => T,
+): Promise<T> {
+  const lock = await acquireSeqLock(channelDir, options);
+  try {
+    return action(lock);
+  } finally {
+    lock.release();
   }
 }

@@ -8,7 +8,7 @@ import { channelNotFoundError } from "./errors.js";
 import { isRelevantTo } from "./message.js";
 import { validateName } from "./names.js";
 import { type ReadResult, readMessages } from "./read.js";
-import { loadMessage, scanChannel } from "./scan.js";
+import { type ChannelScan, loadMessage, scanChannel } from "./scan.js";
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 300_000;
 export const DEFAULT_POLL_INTERVAL_MS = 2_000;
@@ -61,7 +61,7 @@ export async function waitForMessages(
   for (;;) {
     const cursor = (await readCursor(channel.dir, agent)).seq;
     const remaining = timeoutMs - (Date.now() - started);
-    const outcome = await sleepUntilRelevant(channel.dir, channel.name, agent, cursor, {
+    const outcome = await sleepUntilRelevant(ctx, channel.dir, channel.name, agent, cursor, {
       ...options,
       timeoutMs: Math.max(0, remaining),
       intervalMs: Math.max(MIN_INTERVAL_MS, options.intervalMs ?? DEFAULT_POLL_INTERVAL_MS),
@@ -86,6 +86,7 @@ interface SleepOptions extends WaitOptions {
 }
 
 function sleepUntilRelevant(
+  ctx: ChatContext,
   dir: string,
   channel: string,
   agent: string,
@@ -95,6 +96,8 @@ function sleepUntilRelevant(
   return new Promise((resolve, reject) => {
     // What each file said, so that a rescan parses only files it has not seen.
     const verdicts = new Map<string, boolean>();
+    // A file still being written holds the wait like it holds a read: look again once it may have settled.
+    let settling: NodeJS.Timeout | undefined;
     let mode = options.mode;
     let watcher: FSWatcher | undefined;
     let settled = false;
@@ -110,22 +113,32 @@ function sleepUntilRelevant(
       clearInterval(interval);
       clearTimeout(deadline);
       clearTimeout(coalescing);
+      clearTimeout(settling);
       options.signal?.removeEventListener("abort", onAbort);
       if (error !== undefined) reject(error);
       else resolve({ found, mode });
     };
+    // The same verdict a read would reach: a relevant message before any file still being written.
     const check = async (): Promise<boolean> => {
-      const scan = await scanChannel(dir).catch((error) => {
+      let scan: ChannelScan;
+      try {
+        scan = scanChannel(dir);
+      } catch (error) {
         throw errnoOf(error) === "ENOENT" ? channelNotFoundError(channel, dirname(dir)) : error;
-      });
+      }
+      const clock = { now: Date.now(), settleMs: ctx.settleMs };
       for (const entry of scan.entries) {
         if (entry.seq <= cursor) continue;
         let relevant = verdicts.get(entry.file);
         if (relevant === undefined) {
-          const parsed = await loadMessage(dir, entry, channel);
-          relevant = parsed.ok && isRelevantTo(parsed.message, agent);
-          // A file that vanished or could not be read may be readable later: ask again next scan.
-          if (parsed.ok) verdicts.set(entry.file, relevant);
+          const loaded = loadMessage(dir, entry, channel, clock);
+          if (loaded.state === "pending") {
+            clearTimeout(settling);
+            settling = setTimeout(rescan, Math.max(0, loaded.settleAt - clock.now) + 1);
+            return false;
+          }
+          relevant = loaded.state === "ok" && isRelevantTo(loaded.message, agent);
+          verdicts.set(entry.file, relevant);
         }
         if (relevant) return true;
       }

@@ -3,6 +3,7 @@ import type {
   ChannelSummary,
   ChatMessage,
   ClaimResult,
+  OpenTaskResult,
   PostResult,
   Roster,
   SkippedFile,
@@ -28,8 +29,13 @@ export function renderMessages(messages: ChatMessage[]): string {
   return messages.map(renderMessage).join("\n\n");
 }
 
-export function renderSkipped(skipped: SkippedFile[]): string[] {
-  return skipped.map((file) => `skipped ${file.file}: it ${file.problem}`);
+export function renderSkipped(skipped: SkippedFile[], pending?: SkippedFile): string[] {
+  const lines = skipped.map((file) => `skipped ${file.file}: it ${file.problem}`);
+  if (pending !== undefined)
+    lines.push(
+      `waiting for ${pending.file}: it ${pending.problem}; the next read delivers it and what follows`,
+    );
+  return lines;
 }
 
 export function renderPost(result: PostResult): string {
@@ -63,18 +69,24 @@ export function renderRoster(roster: Roster): string {
   lines.push(`  posted: ${posters.join(", ") || "(nobody yet)"}`);
   const cursors = Object.entries(roster.cursors).map(([agent, seq]) => `${agent} at #${seq}`);
   lines.push(`  read: ${cursors.join(", ") || "(nobody yet)"}`);
+  if (roster.tasks.length > 0) lines.push(`  open tasks: ${roster.tasks.join(", ")}`);
   for (const claim of roster.claims)
     lines.push(`  claim: ${claim.marker} by ${claim.agent} ${claim.ts}`.trimEnd());
   return lines.join("\n");
 }
 
 export function renderClaim(result: ClaimResult, as: string): string {
-  if (result.claimed && result.already) return `${as} already holds ${result.marker} in ${result.channel}.`;
-  if (result.claimed) return `${as} claimed ${result.marker} in ${result.channel}.`;
+  if (result.claimed) return `${as} claimed ${result.marker} in ${result.channel} (now ${result.file}).`;
+  if (result.reason === "missing")
+    return `Lost: there is no ${result.marker} in ${result.channel} (never opened, or claimed and renamed). Open it with \`caesar chat task ${result.channel} ${result.marker}\`, or pick another task.`;
   const holder = result.holder
     ? `${result.holder.agent}${result.holder.ts ? ` (${result.holder.ts})` : ""}`
     : "someone";
   return `Lost: ${result.marker} in ${result.channel} is already claimed by ${holder}. Pick another task.`;
+}
+
+export function renderOpenTask(result: OpenTaskResult): string {
+  return `Opened ${result.marker} in ${result.channel}; an agent takes it with \`caesar chat claim ${result.channel} ${result.marker} --as <agent>\`.`;
 }
 
 export function renderApprove(result: ApproveResult): string {

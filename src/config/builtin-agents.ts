@@ -11,4 +11,10 @@ export const BUILTIN_AGENT_IDS = [
   "gemini",
   "copilot",
   "antigravity",
+  // The same CLIs driven over the Agent Client Protocol (agents/acp/clis.ts).
+  "gemini-acp",
+  "opencode-acp",
+  "copilot-acp",
+  "codex-acp",
+  "claude-acp",
 ] as const;

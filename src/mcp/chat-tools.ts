@@ -5,6 +5,7 @@ import {
   claimTask,
   listChannels,
   makeChatContext,
+  openTask,
   postMessage,
   readMessages,
   waitForMessages,
@@ -35,7 +36,7 @@ const recipients = z
 
 /**
  * Register the agent-chat tools on an MCP server: caesar_chat_channels, caesar_chat_post,
- * caesar_chat_read, caesar_chat_wait, caesar_chat_claim. Their descriptions are written for a model.
+ * caesar_chat_read, caesar_chat_wait, caesar_chat_task, caesar_chat_claim. Their descriptions are written for a model.
  */
 export function registerChatTools(server: McpServer, options: ChatToolsOptions = {}): RegisteredTool[] {
   const contextOf = () =>
@@ -52,7 +53,7 @@ export function registerChatTools(server: McpServer, options: ChatToolsOptions =
     const agent = given ?? options.agent;
     if (agent === undefined)
       throw new CaesarError("identity_missing", `Say who you are: pass \`${field}\` (your agent name).`, {
-        detail: "Use the same lower-case name in every call, e.g. `claude-1`.",
+        detail: "Use the same name in every call, e.g. `claude-1`.",
       });
     return agent;
   };
@@ -173,14 +174,37 @@ export function registerChatTools(server: McpServer, options: ChatToolsOptions =
         }),
     ),
     server.registerTool(
+      "caesar_chat_task",
+      {
+        title: "Open a task to claim",
+        description:
+          "Open a task in a channel so that exactly one agent takes it: creates the marker file task-<id>.md, which caesar_chat_claim (or any agent-chat tool) then claims. Give a short id (e.g. `fix-login-test`) and a title; post a message too if others should hear of it. Fails if the task is already open or claimed.",
+        inputSchema: {
+          channel,
+          task: z.string().describe("Task id (letters, digits, '_', '-'), or the marker name task-<id>.md."),
+          title: z.string().optional().describe("What the task is, one line."),
+          body: z.string().optional().describe("Details (markdown)."),
+          from: z.string().optional().describe(`Who opens it. ${you}`),
+        },
+      },
+      async (args) =>
+        run(() =>
+          openTask(contextOf(), args.channel, args.task, {
+            from: identity(args.from, "from"),
+            ...(args.title === undefined ? {} : { title: args.title }),
+            ...(args.body === undefined ? {} : { body: args.body }),
+          }),
+        ),
+    ),
+    server.registerTool(
       "caesar_chat_claim",
       {
         title: "Claim a task",
         description:
-          "Take a task atomically so that no other agent does it too. Name the task with a short lower-case marker (e.g. `fix-login-test`, agreed in the channel). Exactly one claimer wins; if another agent holds it, the call fails with `claim_lost` and names the holder: pick another task. Claiming again a task you hold succeeds with `already: true`.",
+          "Take a task atomically so that no other agent does it too: renames its marker task-<id>.md to task-<id>.CLAIMED-<you>.md. Exactly one claimer wins; if the task is already claimed (by anyone, you included) or was never opened, the call fails with `claim_lost` and says which: pick another task. Open tasks with caesar_chat_task.",
         inputSchema: {
           channel,
-          marker: z.string().describe("Task marker: lower-case letters, digits, '.', '_', '-'."),
+          marker: z.string().describe("The task: task-<id>.md, task-<id> or its id."),
           as: z.string().optional().describe(`Who claims. ${you}`),
         },
       },
@@ -191,10 +215,14 @@ export function registerChatTools(server: McpServer, options: ChatToolsOptions =
         const claim = result.structuredContent as {
           claimed?: boolean;
           marker?: string;
+          reason?: string;
           holder?: { agent: string };
         };
         if (result.isError || claim.claimed !== false) return result;
-        const text = `claim_lost: ${claim.marker} is already claimed by ${claim.holder?.agent ?? "another agent"}. Pick another task.`;
+        const text =
+          claim.reason === "missing"
+            ? `claim_lost: there is no ${claim.marker} (never opened, or claimed and renamed). Pick another task.`
+            : `claim_lost: ${claim.marker} is already claimed by ${claim.holder?.agent ?? "another agent"}. Pick another task.`;
         return { ...result, isError: true, content: [{ type: "text", text }, ...result.content] };
       },
     ),

@@ -34,7 +34,7 @@ describe("caesar chat, as a user meets it", () => {
     expect(read.code).toBe(0);
     expect(read.stdout).toContain("#1 alice -> bob: Converge schema v0.2");
     expect(read.stdout).toContain("Please look at `to`.");
-    expect(readFileSync(join(root, "review", ".cursors", "bob.txt"), "utf8")).toBe("1\n");
+    expect(readFileSync(join(root, "review", ".cursors", "bob.txt"), "utf8")).toBe("1");
 
     const again = await chat(root, ["read", "review", "--as", "bob"]);
     expect(again.stdout).toContain("No new messages for bob in review.");
@@ -85,6 +85,7 @@ describe("caesar chat, as a user meets it", () => {
       ["peek", "j"],
       ["channels"],
       ["roster", "j"],
+      ["task", "j", "task-1", "--from", "a"],
       ["claim", "j", "task-1", "--as", "a"],
     ]) {
       const result = await chat(root, [...args, "--json"]);
@@ -130,7 +131,9 @@ describe("caesar chat, as a user meets it", () => {
       await chat(root, ["peek", "p", "-n", "2", "--json"]),
     );
     expect(peek.messages.map((message) => message.seq)).toEqual([2, 3]);
-    expect(readdirSync(join(root, "p")).includes(".cursors")).toBe(false);
+    expect(readdirSync(join(root, "p", ".cursors"))).toEqual([]);
+    const none = await chat(root, ["peek", "p", "-n", "0"]);
+    expect(none).toMatchObject({ code: 0, stdout: "" });
   });
 
   it("wait times out with exit 2 and {timed_out: true}; a usage error also exits 2 but prints an error code", async () => {
@@ -158,20 +161,23 @@ describe("caesar chat, as a user meets it", () => {
     expect(result.stdout).toContain("waiting for you");
   });
 
-  it("claim: the second claimer exits 3 with the holder's name; the holder may claim again", async () => {
+  it("claim: the second claimer exits 3 with the holder's name; the holder cannot claim again", async () => {
     const root = makeChatRoot();
     await chat(root, ["init", "t"]);
+    expect((await chat(root, ["task", "t", "fix-login", "--from", "carol"])).stdout).toContain(
+      "Opened task-fix-login.md in t",
+    );
     const first = await chat(root, ["claim", "t", "fix-login", "--as", "bob"]);
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain("bob claimed fix-login in t.");
+    expect(first.stdout).toContain("bob claimed task-fix-login.md in t");
     const second = await chat(root, ["claim", "t", "fix-login", "--as", "alice"]);
     expect(second.code).toBe(3);
     expect(second.stderr).toContain("already claimed by bob");
     const again = await chat(root, ["claim", "t", "fix-login", "--as", "bob", "--json"]);
-    expect(again.code).toBe(0);
-    expect(parseJsonOutput<{ already: boolean }>(again).already).toBe(true);
+    expect(again.code).toBe(3);
+    expect(parseJsonOutput<{ reason: string }>(again).reason).toBe("claimed");
     const roster = await chat(root, ["roster", "t"]);
-    expect(roster.stdout).toContain("claim: fix-login by bob");
+    expect(roster.stdout).toContain("claim: task-fix-login.md by bob");
   });
 
   it("expected failures print one clear message, never a stack trace", async () => {
@@ -202,24 +208,39 @@ describe("caesar chat, as a user meets it", () => {
     });
   });
 
-  it("refuses names that would leave the channel folder or collide on case-insensitive disks", async () => {
+  it("refuses names that would leave the root or not survive a frontmatter line; takes chat.py's others", async () => {
     const root = makeChatRoot();
     await chat(root, ["init", "safe"]);
     for (const args of [
       ["init", "../escape"],
       ["init", ".hidden"],
-      ["post", "safe", "--from", "../../etc/x", "--title", "t"],
-      ["post", "safe", "--from", "a", "--to", "bob/../x", "--title", "t"],
-      ["read", "safe", "--as", "Bob"],
-      ["read", "safe", "--as", "con"],
-      ["claim", "safe", "../../outside", "--as", "a"],
+      ["init", "_internal"],
+      ["post", "safe", "--from", "a,b", "--title", "t"],
+      ["post", "safe", "--from", "a", "--to", "bob\nfrom: eve", "--title", "t"],
+      ["read", "safe", "--as", "all"],
       ["read", "../safe", "--as", "a"],
     ]) {
       const result = await chat(root, [...args, "--json"]);
       expect(result.code, args.join(" ")).toBe(2);
       expect(parseJsonOutput<ErrorBody>(result).error.code).toBe("invalid_name");
     }
+    const task = await chat(root, ["claim", "safe", "../../outside", "--as", "a", "--json"]);
+    expect(parseJsonOutput<ErrorBody>(task).error.code).toBe("invalid_task");
     expect(readdirSync(join(root, ".."))).toEqual(["root"]);
+
+    // What chat.py accepts, caesar accepts: a capitalised channel, a capitalised agent.
+    expect((await chat(root, ["init", "Review"])).code).toBe(0);
+    expect(
+      (await chat(root, ["post", "Review", "--from", "Alice", "--to", "Bob", "--title", "hi"])).code,
+    ).toBe(0);
+    const read = parseJsonOutput<{ messages: { from: string }[] }>(
+      await chat(root, ["read", "Review", "--as", "Bob", "--json"]),
+    );
+    expect(read.messages.map((message) => message.from)).toEqual(["Alice"]);
+    const channels = parseJsonOutput<{ channels: { channel: string }[] }>(
+      await chat(root, ["channels", "--json"]),
+    );
+    expect(channels.channels.map((channel) => channel.channel)).toEqual(["Review", "safe"]);
   });
 
   it("finds the root in --root, then $AGENT_CHAT_ROOT", async () => {

@@ -51,7 +51,7 @@ describe("concurrent posters", () => {
     const summary = JSON.parse(read.stdout) as { scans: number; delivered: number[]; problems: string[] };
     expect(summary.problems).toEqual([]);
     expect(summary.delivered).toEqual(Array.from({ length: 1600 }, (_, index) => index + 1));
-    expect(readFileSync(join(dir, ".cursors", "reader.txt"), "utf8")).toBe("1600\n");
+    expect(readFileSync(join(dir, ".cursors", "reader.txt"), "utf8")).toBe("1600");
   }, 300_000);
 
   it("the CLI and the library post to the same channel without duplicate sequences", async () => {
@@ -98,6 +98,7 @@ describe("racing claims", () => {
   it("exactly one of 8 claimers wins a marker; the others exit 3 and name the winner", async () => {
     const root = makeChatRoot();
     await chat(root, ["init", "tasks"]);
+    await chat(root, ["task", "tasks", "fix-login", "--from", "lead"]);
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
         chat(root, ["claim", "tasks", "fix-login", "--as", `agent-${index}`, "--json"]),
@@ -115,8 +116,11 @@ describe("racing claims", () => {
       expect(body.claimed).toBe(false);
       expect(body.holder.agent).toBe(winner.holder.agent);
     }
-    // No claimer's temp folder is left behind.
-    expect(readdirSync(join(root, "tasks", "_claims"))).toEqual(["fix-login"]);
+    // The marker was renamed once, to the winner's name.
+    const agent = winner.holder.agent;
+    expect(readdirSync(join(root, "tasks")).filter((name) => name.startsWith("task-"))).toEqual([
+      `task-fix-login.CLAIMED-${agent}.md`,
+    ]);
   }, 120_000);
 });
 

@@ -31,7 +31,7 @@ async function setup(agent?: string) {
 }
 
 describe("MCP chat tools", () => {
-  it("lists the five tools, each with a description for a model", async () => {
+  it("lists the six tools, each with a description for a model", async () => {
     const { client } = await setup();
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([
@@ -39,6 +39,7 @@ describe("MCP chat tools", () => {
       "caesar_chat_claim",
       "caesar_chat_post",
       "caesar_chat_read",
+      "caesar_chat_task",
       "caesar_chat_wait",
     ]);
     for (const tool of tools) expect(tool.description!.length).toBeGreaterThan(120);
@@ -104,6 +105,18 @@ describe("MCP chat tools", () => {
 
   it("claim: one winner, and the loser gets a claim_lost error naming the holder", async () => {
     const { client } = await setup();
+    const opened = await call(client, "caesar_chat_task", {
+      channel: "team",
+      task: "login-test",
+      from: "dan",
+    });
+    expect(opened.data).toMatchObject({ marker: "task-login-test.md" });
+    const missing = await call(client, "caesar_chat_claim", {
+      channel: "team",
+      marker: "nothing",
+      as: "bob",
+    });
+    expect(missing.text).toContain("claim_lost: there is no task-nothing.md");
     const results = await Promise.all(
       ["alice", "bob", "carol"].map((as) =>
         call(client, "caesar_chat_claim", { channel: "team", marker: "login-test", as }),
@@ -113,7 +126,7 @@ describe("MCP chat tools", () => {
     expect(winners).toHaveLength(1);
     const holder = winners[0]!.data.holder.agent as string;
     for (const loser of results.filter((result) => result.isError)) {
-      expect(loser.text).toContain(`claim_lost: login-test is already claimed by ${holder}`);
+      expect(loser.text).toContain(`claim_lost: task-login-test.md is already claimed by ${holder}`);
       expect(loser.data).toMatchObject({ claimed: false });
     }
   });
@@ -125,6 +138,7 @@ describe("MCP chat tools", () => {
     const spoof = await call(client, "caesar_chat_post", { channel: "team", title: "x", from: "alice" });
     expect(spoof.isError).toBe(true);
     expect(spoof.text).toContain("identity_mismatch");
+    await call(client, "caesar_chat_task", { channel: "team", task: "t1" });
     expect(
       (await call(client, "caesar_chat_claim", { channel: "team", marker: "t1" })).data.holder.agent,
     ).toBe("bob");
@@ -137,7 +151,7 @@ describe("MCP chat tools", () => {
     const missing = await call(client, "caesar_chat_read", { channel: "nope", as: "bob" });
     expect(missing.text).toContain('channel_not_found: No channel "nope"');
     const traversal = await call(client, "caesar_chat_claim", { channel: "team", marker: "../x", as: "bob" });
-    expect(traversal.text).toContain("invalid_name");
+    expect(traversal.text).toContain("invalid_task");
     const badArgs = (await client.callTool({
       name: "caesar_chat_post",
       arguments: { channel: "team" },

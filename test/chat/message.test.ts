@@ -18,7 +18,7 @@ describe("message files", () => {
       body: "Body\n---\nwith a rule\n",
     });
     expect(text).toContain("to: bob, carol\n");
-    expect(text).toContain('title: "Converge: \\"schema\\" v0.2 #12"\n');
+    expect(text).toContain('title: Converge: "schema" v0.2 #12\n');
     const parsed = parseMessage(text, "0012-alice-x.md", 12, "review");
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
@@ -62,27 +62,37 @@ describe("message files", () => {
     });
   });
 
-  it("reads what other writers produce: CRLF, a BOM, flow lists, single quotes, extra keys", () => {
+  it("reads what other writers produce: CRLF, a BOM, flow lists, quoted names, extra keys", () => {
     const text =
-      "\uFEFF---\r\nseq: 3\r\nfrom: Bob\r\nto: [alice, 'carol']\r\nchannel: c\r\nts: 2026-01-01T00:00:00Z\r\ntitle: 'It''s done'\r\npriority: high\r\n---\r\nbody\r\n";
+      "\uFEFF---\r\nseq: 3\r\nfrom: \"Bob\"\r\nto: [alice, 'carol']\r\nchannel: c\r\nts: 2026-01-01T00:00:00Z\r\ntitle: 'It''s done'\r\npriority:high\r\n---\r\nbody\r\n";
     const parsed = parseMessage(text, "0003-bob-done.md", 3, "c");
     expect(parsed).toMatchObject({
       ok: true,
       message: {
         from: "Bob",
         to: ["alice", "carol"],
-        title: "It's done",
+        // A title is text, read as chat.py reads it: quotes and all.
+        title: "'It''s done'",
         extra: { priority: "high" },
         body: "body\n",
       },
     });
   });
 
+  it("reads a frontmatter line as chat.py does: split at the first ':', the last of a key wins", () => {
+    const parsed = parseMessage(
+      "---\nseq: 4\nfrom: alice\ntitle: first\ntitle: Time: 10:30\n---\n",
+      "0004-alice-x.md",
+      4,
+      "c",
+    );
+    expect(parsed).toMatchObject({ ok: true, message: { title: "Time: 10:30" } });
+  });
+
   it("never throws on a malformed file, and says what is wrong", () => {
     const cases: [string, RegExp][] = [
       ["no frontmatter at all", /does not start/],
       ["---\nseq: 1\nfrom: a\ntitle: never closed\n", /no closing/],
-      ["---\nseq: 1\ntitle: who?\n---\n", /no `from`/],
       ["---\n\u0000\u0001binary\n---\n", /not a text file/],
       ["", /does not start/],
     ];
@@ -107,19 +117,32 @@ describe("message files", () => {
     expect(parsed.message.warnings.join("\n")).toMatch(/no `title` field/);
     expect(parsed.message.warnings.join("\n")).toMatch(/not an ISO-8601 time/);
     expect(parsed.message.warnings.join("\n")).toMatch(/reply_to: soon/);
+    // No `from`: delivered all the same (chat.py does), with a warning.
+    const anonymous = parseMessage("---\nseq: 1\ntitle: who?\n---\n", "0001-x-y.md", 1, "c");
+    expect(anonymous).toMatchObject({
+      ok: true,
+      message: { from: "", warnings: ["no `from` field", expect.anything(), expect.anything()] },
+    });
   });
 
-  it("quotes only values a YAML reader would misread", () => {
+  it("writes values plain, as chat.py reads them: never quoted, one line", () => {
     expect(formatValue("plain title")).toBe("plain title");
-    expect(formatValue("bob, carol")).toBe("bob, carol");
-    expect(formatValue("a: b")).toBe('"a: b"');
-    expect(formatValue("fix #12")).toBe('"fix #12"');
-    expect(formatValue("- list")).toBe('"- list"');
-    expect(formatValue("yes")).toBe('"yes"');
-    expect(formatValue("")).toBe('""');
-    expect(parseFrontmatter(`---\nk: ${formatValue('say "hi": now')}\n---\n`)).toMatchObject({
+    expect(formatValue("no")).toBe("no");
+    expect(formatValue("fix #12: a: b")).toBe("fix #12: a: b");
+    expect(formatValue("Status\nfrom: mallory\r\nto: eve")).toBe("Status from: mallory to: eve");
+    const text = formatMessage({
+      seq: 1,
+      from: "no",
+      to: ["on", "yes"],
+      channel: "c",
+      status: "null",
+      title: '"quoted"',
+      body: "",
+    });
+    expect(text).toContain("\nfrom: no\nto: on, yes\n");
+    expect(parseFrontmatter(text)).toMatchObject({
       ok: true,
-      fields: { k: 'say "hi": now' },
+      fields: { from: "no", to: "on, yes", title: '"quoted"' },
     });
   });
 });
@@ -129,16 +152,24 @@ describe("recipients and relevance", () => {
     expect(parseRecipients(undefined)).toEqual(["all"]);
     expect(parseRecipients("")).toEqual(["all"]);
     expect(parseRecipients("*")).toEqual(["all"]);
-    expect(parseRecipients("ALL")).toEqual(["all"]);
+    expect(parseRecipients("[]")).toEqual(["all"]);
+    expect(parseRecipients("all   # everyone")).toEqual(["all"]);
     expect(parseRecipients("bob,carol")).toEqual(["bob", "carol"]);
+    expect(parseRecipients("Alice Smith, bob")).toEqual(["Alice Smith", "bob"]);
+    // As chat.py: only these spellings are a broadcast; `ALL` is someone's name.
+    expect(parseRecipients("ALL")).toEqual(["ALL"]);
+    // Older caesar versions quoted names a YAML reader would misread.
+    expect(parseRecipients('"on"')).toEqual(["on"]);
   });
 
   it("is relevant when broadcast or addressed, never when it is one's own", () => {
     expect(isRelevantTo({ from: "alice", to: ["all"] }, "bob")).toBe(true);
-    expect(isRelevantTo({ from: "alice", to: ["Bob"] }, "bob")).toBe(true);
+    expect(isRelevantTo({ from: "alice", to: ["Bob"] }, "Bob")).toBe(true);
+    // Names compare exactly, as in chat.py, so both tools deliver the same messages.
+    expect(isRelevantTo({ from: "alice", to: ["Bob"] }, "bob")).toBe(false);
     expect(isRelevantTo({ from: "alice", to: ["carol"] }, "bob")).toBe(false);
     expect(isRelevantTo({ from: "bob", to: ["all"] }, "bob")).toBe(false);
-    expect(isRelevantTo({ from: "Bob", to: ["bob"] }, "bob")).toBe(false);
+    expect(isRelevantTo({ from: "null", to: ["all"] }, "null")).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
@@ -21,21 +21,27 @@ beforeEach(async () => {
   dir = (await initChannel(ctx, "c", { members: ["alice", "bob"] })).channel.dir;
 });
 
+/** A file another tool wrote, finished a minute ago (so no reader takes it for one still being written). */
 function foreign(name: string, text: string): void {
   writeFileSync(join(dir, name), text);
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(join(dir, name), past, past);
 }
 
 describe("read", () => {
-  it("never treats _ or . files, folders, or other names as messages", async () => {
+  it("never treats _ or . files, or other names, as messages; a folder named like one is passed over", async () => {
     foreign("_notes.md", "---\nfrom: x\n---\n");
     foreign(".0005-x-y.md", "---\nfrom: x\n---\n");
     foreign("README.md", "---\nfrom: x\n---\n");
     foreign("0006-x-y.md.tmp", "---\nfrom: x\n---\n");
+    foreign("task-1.md", "---\nfrom: x\n---\n");
     mkdirSync(join(dir, "0007-x-folder.md"));
     const read = await readMessages(ctx, "c", { as: "bob" });
     expect(read.messages).toEqual([]);
-    expect(read.skipped).toEqual([]);
-    expect(read.max_seq).toBe(0);
+    expect(read.skipped).toEqual([
+      { seq: 7, file: "0007-x-folder.md", problem: "is a folder, not a message" },
+    ]);
+    expect(read.max_seq).toBe(7);
   });
 
   it("reports a malformed message once, delivers the rest, and passes the cursor over it", async () => {
@@ -51,20 +57,32 @@ describe("read", () => {
     expect((await readMessages(ctx, "c", { as: "bob" })).skipped).toEqual([]);
   });
 
-  it("does not follow a symbolic link posing as a message, nor read a huge file", async () => {
+  it("does not follow a symbolic link posing as a message", async () => {
     const outside = join(dir, "..", "..", "secret.txt");
     writeFileSync(outside, "---\nfrom: root\ntitle: secret\n---\nsecret\n");
     symlinkSync(outside, join(dir, "0001-x-link.md"));
-    foreign("0002-x-huge.md", `---\nfrom: x\ntitle: big\n---\n${"x".repeat(1024 * 1024 + 1)}`);
     const read = await readMessages(ctx, "c", { as: "bob" });
     expect(read.messages).toEqual([]);
-    expect(read.skipped.map((file) => file.problem)).toEqual([expect.stringContaining("larger than")]);
+    expect(read.skipped).toEqual([{ seq: 1, file: "0001-x-link.md", problem: "is a symbolic link" }]);
+    expect(read.cursor.after).toBe(1);
+  });
+
+  it("delivers another tool's message larger than 1 MiB with its body cut, and says so", async () => {
+    foreign("0001-x-huge.md", `---\nfrom: x\ntitle: big\n---\n${"x".repeat(2 * 1024 * 1024)}\n`);
+    const read = await readMessages(ctx, "c", { as: "bob" });
+    expect(read.skipped).toEqual([]);
+    expect(read.messages).toHaveLength(1);
+    expect(read.messages[0]!.title).toBe("big");
+    expect(read.messages[0]!.body.length).toBeLessThan(1024 * 1024);
+    expect(read.messages[0]!.warnings).toContainEqual(
+      expect.stringMatching(/0001-x-huge\.md is 2097\d+ bytes: its body is cut/),
+    );
   });
 
   it("accepts messages written by another implementation, and sequences continue after them", async () => {
     foreign(
       "0001-Codex-hi.md",
-      "---\nseq: 1\nfrom: Codex\nto: Bob\nchannel: c\nts: 2026-07-17T14:03:22+07:00\ntitle: hi\n---\n",
+      "---\nseq: 1\nfrom: Codex\nto: bob,Alice\nchannel: c\nts: 2026-07-17T14:03:22+07:00\ntitle: hi\n---\n",
     );
     foreign(
       "0010-gemini-jump.md",
@@ -89,7 +107,8 @@ describe("read", () => {
     const garbled = await readMessages(ctx, "c", { as: "bob" });
     expect(garbled.messages.map((message) => message.title)).toEqual(["one"]);
     expect(garbled.warnings[0]).toMatch(/cursor ignored/);
-    expect(readFileSync(join(dir, ".cursors", "bob.txt"), "utf8")).toBe("1\n");
+    // Written as chat.py writes it.
+    expect(readFileSync(join(dir, ".cursors", "bob.txt"), "utf8")).toBe("1");
   });
 });
 
@@ -102,7 +121,7 @@ describe("a listing taken while posters write", () => {
   it("is taken again when it shows a gap, and the second one is trusted only up to the first one's top", async () => {
     const listings = [listing(1, 3), listing(1, 2, 3, 4)];
     const calls: string[] = [];
-    const scan = await scanForRead("dir", 0, async (dir) => {
+    const scan = scanForRead("dir", 0, (dir) => {
       calls.push(dir);
       return listings.shift()!;
     });
@@ -113,7 +132,7 @@ describe("a listing taken while posters write", () => {
 
   it("is taken once when it has no gap above the cursor", async () => {
     let calls = 0;
-    const scan = await scanForRead("dir", 2, async () => {
+    const scan = scanForRead("dir", 2, () => {
       calls++;
       return listing(1, 3, 4, 5);
     });
@@ -145,9 +164,13 @@ describe("peek, channels and roster", () => {
     mkdirSync(join(ctx.root, "not-a-channel"));
     mkdirSync(join(ctx.root, "broken"));
     writeFileSync(join(ctx.root, "broken", "_meta.json"), "{ nope");
+    // chat.py's `channels` lists every */_meta.json; caesar lists one it cannot use, with the problem.
+    mkdirSync(join(ctx.root, "_private"));
+    writeFileSync(join(ctx.root, "_private", "_meta.json"), "{}");
     const channels = await listChannels(ctx);
-    expect(channels.map((channel) => channel.channel)).toEqual(["broken", "c"]);
-    expect(channels[0]!.problem).toMatch(/not JSON/);
+    expect(channels.map((channel) => channel.channel)).toEqual(["_private", "broken", "c"]);
+    expect(channels[0]!.problem).toMatch(/caesar cannot use this channel: .*starts with '.' or '_'/);
+    expect(channels[1]!.problem).toMatch(/not JSON/);
   });
 
   it("an absent root has no channels", async () => {

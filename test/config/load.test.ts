@@ -66,6 +66,7 @@ describe("configuration files", () => {
       bin: "my-agent.sh",
       args: ["{{prompt}}"],
       cwd_mode: "process",
+      protocol: "oacp",
     });
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CaesarMcp, connectCaesar, dataOf, textOf } from "../helpers/mcp.js";
+import { type CaesarMcp, connectCaesar, dataOf, resultOf, textOf } from "../helpers/mcp.js";
 import { makeRepo, writeConfig } from "../helpers/repo.js";
 
 interface View {
@@ -42,9 +42,13 @@ describe("checks over MCP (caesar mcp serve, the SDK's client)", () => {
         acceptance_criteria: ["run: sh test.sh"],
       }),
     );
-    const waited = dataOf<{ status: string; completed: number; failed: string[]; results: View[] }>(
-      await mcp.call("caesar_await", { task_ids: [fixed.task_id, broken.task_id], timeout_ms: 120_000 }),
-    );
+    const call = await mcp.call("caesar_await", {
+      task_ids: [fixed.task_id, broken.task_id],
+      timeout_ms: 120_000,
+    });
+    // A failing check fails the task, and caesar_await is then an error — with its whole result.
+    expect(call.isError).toBe(true);
+    const waited = resultOf<{ status: string; completed: number; failed: string[]; results: View[] }>(call);
     expect(waited.status).toBe("complete");
     const [first, second] = waited.results;
     expect(first).toMatchObject({ checks: { total: 1, passed: 1, state: "passed" }, attempts: 2 });

@@ -69,6 +69,7 @@ describe("caesar mcp serve, driven by the MCP SDK client over stdio", () => {
       "caesar_chat_claim",
       "caesar_chat_post",
       "caesar_chat_read",
+      "caesar_chat_task",
       "caesar_chat_wait",
     ]);
     const own = tools.filter((tool) => !tool.name.startsWith("caesar_chat_"));
