@@ -313,6 +313,9 @@ export class AcpClientSession implements SessionDriver {
 
   private cancel(): void {
     if (this.connection && this.sessionId && this.prompting) {
+      // A tool still running now is interrupted by caesar, whatever the agent later says of it (gemini
+      // reports a killed command as completed): it ends failed, and a later update for it is ignored.
+      this.emit(this.events.state.tools.closeAll("interrupted: caesar cancelled the session"));
       this.host.note("session/cancel sent");
       void this.connection
         .notify(acp.methods.agent.session.cancel, { sessionId: this.sessionId })
