@@ -290,6 +290,8 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
       {
         tool: { toolCallId: "s1", title: "long build", kind: "execute", rawInput: { command: "make" } },
         sleep: 120_000,
+        // As gemini-cli does: the interrupted command is reported completed. caesar interrupted it: failed.
+        cancelledAs: "completed",
       },
       { message: "never" },
     ]);
