@@ -182,6 +182,19 @@ describe("deciding a race", () => {
     expect(tie.ranking.map((entry) => entry.task_id)).toEqual(["t_b", "t_c", "t_a"]);
   });
 
+  it("ranks a loser that ran to its end before a quicker one that was cancelled", () => {
+    const decision = decideRace(
+      race("first"),
+      [
+        row("t_w", 1, 1, 1, 10),
+        row("t_c", 0, 1, 0, 5, { outcome: "cancelled", status: null }),
+        row("t_f", 0, 1, 0, 50),
+      ],
+      { task_id: "t_w", at: "x" },
+    );
+    expect(decision.ranking.map((entry) => entry.task_id)).toEqual(["t_w", "t_f", "t_c"]);
+  });
+
   it("best waits for all; and its best must pass every check to win", () => {
     expect(
       decideRace(race("best"), [row("t_a", 1, 1, 1, 1), row("t_b", 0, 1, 1, 1, { phase: "running" })]).state,

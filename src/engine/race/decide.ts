@@ -107,6 +107,8 @@ function rank(rows: ContenderRow[], winner: ContenderRow | undefined, record: Ra
     }
     return (
       b.row.checks.passed - a.row.checks.passed ||
+      // At equal evidence, one that ran to its end before one cancelled or stopped at its deadline.
+      Number(ranToEnd(b.row)) - Number(ranToEnd(a.row)) ||
       (a.lines ?? Number.MAX_SAFE_INTEGER) - (b.lines ?? Number.MAX_SAFE_INTEGER) ||
       (a.row.duration_ms ?? Number.MAX_SAFE_INTEGER) - (b.row.duration_ms ?? Number.MAX_SAFE_INTEGER) ||
       a.order - b.order
@@ -149,4 +151,9 @@ function time(iso: string | null): number {
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** Did the contender run to its own end (not cancelled, not stopped at its deadline, not running)? */
+function ranToEnd(row: ContenderRow): boolean {
+  return row.phase === "finished" && row.outcome !== "cancelled" && row.outcome !== "timed_out";
 }
