@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { nkeys } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterAccess, connectCluster } from "../../src/cluster/connection.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
@@ -174,5 +175,134 @@ describe.skipIf(!NATS_SERVER)("NATS authentication and TLS, as NATS clients take
     });
     expect(worker.code).not.toBe(0);
     expect(worker.stderr + worker.stdout).toContain("nats_auth_refused");
+  });
+});
+
+/** A client certificate signed by the same CA (for a server that verifies its clients). */
+function makeClientCertificate(dir: string): { cert: string; key: string } {
+  const at = (name: string) => join(dir, name);
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
+  openssl(
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-subj",
+    "/CN=caesar worker",
+    "-keyout",
+    at("client.key"),
+    "-out",
+    at("client.csr"),
+  );
+  writeFileSync(at("client.ext"), "extendedKeyUsage=clientAuth\n");
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    at("client.csr"),
+    "-CA",
+    at("ca.pem"),
+    "-CAkey",
+    at("ca.key"),
+    "-CAcreateserial",
+    "-out",
+    at("client.pem"),
+    "-days",
+    "2",
+    "-extfile",
+    at("client.ext"),
+  );
+  return { cert: at("client.pem"), key: at("client.key") };
+}
+
+/** Connect, use JetStream once (a KV round trip), close. */
+async function useJetStream(access: ClusterAccess): Promise<string | undefined> {
+  const cluster = await connectCluster(access, "test");
+  try {
+    await ensureInfrastructure(cluster);
+    const kv = await cluster.bucket("caesar-control");
+    await kv.put("probe", "authenticated");
+    return new TextDecoder().decode((await kv.get("probe"))?.value);
+  } finally {
+    await cluster.close();
+  }
+}
+
+describe.skipIf(!NATS_SERVER)("NATS token, nkey and mutual TLS, each against a real nats-server", () => {
+  it("a token read from token_file; a wrong one is refused", async () => {
+    const dir = tempDir("caesar-nats-token-");
+    const server = new NatsServer(NATS_SERVER!, await freePort(), dir, ["--auth", "t0ken-for-caesar"]);
+    await server.start();
+    try {
+      const token = join(dir, "token");
+      writeFileSync(token, "t0ken-for-caesar\n", { mode: 0o600 });
+      expect(await useJetStream({ ...NO_ACCESS, servers: [server.url], token_file: token })).toBe(
+        "authenticated",
+      );
+      const wrong = join(dir, "wrong-token");
+      writeFileSync(wrong, "not-the-token\n", { mode: 0o600 });
+      await expect(
+        connectCluster({ ...NO_ACCESS, servers: [server.url], token_file: wrong }, "test"),
+      ).rejects.toMatchObject({ code: "nats_auth_refused" });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("an nkey seed read from a file: the server knows only the public key; another seed is refused", async () => {
+    const dir = tempDir("caesar-nats-nkey-");
+    const user = nkeys.createUser();
+    const config = join(dir, "server.conf");
+    writeFileSync(config, `authorization { users = [ { nkey: "${user.getPublicKey()}" } ] }\n`);
+    const server = new NatsServer(NATS_SERVER!, await freePort(), dir, ["-c", config]);
+    await server.start();
+    try {
+      const seed = join(dir, "user.nk");
+      writeFileSync(seed, `${new TextDecoder().decode(user.getSeed())}\n`, { mode: 0o600 });
+      expect(await useJetStream({ ...NO_ACCESS, servers: [server.url], nkey: seed })).toBe("authenticated");
+      const other = join(dir, "other.nk");
+      writeFileSync(other, `${new TextDecoder().decode(nkeys.createUser().getSeed())}\n`, { mode: 0o600 });
+      await expect(
+        connectCluster({ ...NO_ACCESS, servers: [server.url], nkey: other }, "test"),
+      ).rejects.toMatchObject({ code: "nats_auth_refused" });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("mutual TLS: a client certificate the server's CA signed gets in; without one, nothing", async () => {
+    const dir = tempDir("caesar-nats-mtls-");
+    const certs = makeCertificates(dir);
+    const client = makeClientCertificate(dir);
+    const port = await freePort();
+    const server = new NatsServer(NATS_SERVER!, port, dir, [
+      "--tlsverify",
+      "--tlscert",
+      certs.cert,
+      "--tlskey",
+      certs.key,
+      "--tlscacert",
+      certs.ca,
+    ]);
+    await server.start();
+    const url = `tls://127.0.0.1:${port}`;
+    try {
+      expect(
+        await useJetStream({
+          ...NO_ACCESS,
+          servers: [url],
+          tls_ca: certs.ca,
+          tls_cert: client.cert,
+          tls_key: client.key,
+        }),
+      ).toBe("authenticated");
+      await expect(
+        connectCluster({ ...NO_ACCESS, servers: [url], tls_ca: certs.ca }, "test"),
+      ).rejects.toMatchObject({ code: expect.stringMatching(/^nats_(unreachable|auth_refused)$/) });
+    } finally {
+      await server.stop();
+    }
   });
 });
