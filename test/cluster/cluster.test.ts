@@ -480,6 +480,37 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
   );
 
   it(
+    "cancels a remote task's sub-tasks with it: a child it started in the cluster is cancelled, not left to run",
+    async () => {
+      const objective = JSON.stringify({
+        name: "parent of a long child",
+        calls: [{ agent: "long", objective: "a long child, cancelled with its parent" }],
+      });
+      const id = await submit("delegator", objective);
+      const { worker } = await runningOnAWorker(id);
+      // The child is recorded in the parent's worker clone, and runs on some worker of the cluster.
+      const childOf = () => readStates(worker.clone).find((state) => state.parent_id === id);
+      await eventually(
+        () => Boolean(childOf()?.remote?.agent_pid),
+        2 * MINUTE,
+        () => `a child of ${id} to run: ${JSON.stringify(childOf())}\n${workerLogs()}`,
+      );
+      const child = childOf()!;
+      const cancelled = await caesar(["cancel", id, "--json"]);
+      expect(parseJsonOutput<{ cancelled: boolean }>(cancelled).cancelled).toBe(true);
+      // The child naps 60 s: without the cascade it would end `succeeded` after that.
+      await eventually(
+        () => readState(worker.clone, child.id).phase === "finished",
+        50_000,
+        () => `${child.id} to end with its parent: ${JSON.stringify(readState(worker.clone, child.id))}`,
+      );
+      expect(readState(worker.clone, child.id).outcome).toBe("cancelled");
+      expect(completedRuns(runs).get(child.id)).toBeUndefined();
+    },
+    6 * MINUTE,
+  );
+
+  it(
     "serves remote tasks to MCP clients and the dashboard like local ones, [cluster] nats making the cluster the default",
     async () => {
       const root = cloneOf(remote, join(lab, "submitter-mcp"));

@@ -221,6 +221,7 @@ export function completedRuns(runs: string): Map<string, string[]> {
 
 export interface StateFile {
   id: string;
+  parent_id: string | null;
   phase: string;
   outcome: string | null;
   report_status: string | null;

@@ -1,3 +1,4 @@
+import { cancelDescendants } from "../../engine/lifecycle/cancel.js";
 import { answerQuestion } from "../../engine/questions/questions.js";
 import { isValidQuestionId } from "../../protocol/ids.js";
 import { AnswerSchema } from "../../protocol/questions.js";
@@ -30,7 +31,9 @@ export async function followControl(
           if (entry.operation !== "PUT") continue;
           if (entry.key === cancelKey(id)) {
             context.log(`[worker] ${id}: cancel received`);
+            task.cancelled = true;
             task.abort.abort();
+            cascadeCancel(context, id, localId);
             continue;
           }
           const questionId = entry.key.slice(`${id}.answer.`.length);
@@ -56,4 +59,20 @@ export async function followControl(
     stopped = true;
     watch?.stop();
   };
+}
+
+/**
+ * The sub-tasks a cancelled remote task started from this worker (recorded in this clone, most of them
+ * remote tasks of their own) are cancelled with it, as a local task's are. In the background: a remote
+ * child's cancel waits for its cluster to confirm, and the watch must go on.
+ */
+export function cascadeCancel(context: WorkerContext, id: string, localId: string): void {
+  void cancelDescendants(context.root, localId, `cancel of ${id} from the cluster`)
+    .then((cascaded) => {
+      if (cascaded.length > 0)
+        context.log(`[worker] ${id}: cancelled with it: ${cascaded.map((child) => child.id).join(", ")}`);
+    })
+    .catch((error: unknown) =>
+      context.log(`[worker] ${id}: could not cancel its sub-tasks: ${(error as Error).message}`),
+    );
 }

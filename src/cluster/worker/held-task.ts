@@ -7,6 +7,8 @@ export class HeldTask {
   readonly abort = new AbortController();
   /** The worker is stopping without finishing it: publish nothing, let the queue give it to another. */
   abandoned = false;
+  /** Its submitter cancelled it: its sub-tasks are cancelled with it. */
+  cancelled = false;
   constructor(public msg: JsMsg) {}
 }
 

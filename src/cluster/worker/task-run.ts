@@ -17,7 +17,7 @@ import { Outbox } from "../outbox.js";
 import { type Claim, decode, type Final, type TaskMessage, TaskMessageSchema } from "../wire.js";
 import { refusalOf, subjectAgent } from "./admit.js";
 import { remotePlanFor, type WorkerContext } from "./context.js";
-import { followControl } from "./control.js";
+import { cascadeCancel, followControl } from "./control.js";
 import { HeldTask, retrying } from "./held-task.js";
 import { clearEarlierAttempt, localIdFor } from "./local-store.js";
 import { ackFor, emptyFinal, finalOf, publishFinal, pushResultFenced } from "./publish-final.js";
@@ -190,6 +190,8 @@ async function runAttempt(
     stopControl();
     await publisher.finish().catch(() => undefined);
   }
+  // Again once its agent is gone: a sub-task it was starting when the cancel came exists by now.
+  if (task.cancelled) cascadeCancel(context, id, localId);
   if (fenced || task.abandoned) {
     outbox.close();
     if (task.abandoned) task.msg.nak();

@@ -42,15 +42,31 @@ export async function cancelTask(
   return governed(caller, action, async () => {
     await assertWithinSubtree(caller, record.id, "cancel");
     const own = await cancelOne(record.dir, by);
-    const descendants = await descendantsOf(root, record.id, { boundedOnly: true });
-    const cascaded = await Promise.all(
-      descendants.map(async ({ id }) => {
-        const result = await cancelOne(taskDirOf(root, id), `${by}, with its ancestor ${record.id}`);
-        return { id, changed: result.changed, phase: result.state.phase, outcome: result.state.outcome };
-      }),
-    );
-    return { ...own, cascaded };
+    return { ...own, cascaded: await cancelDescendants(root, record.id, by) };
   });
+}
+
+/**
+ * Cancel a task's bounded descendants, the task itself being stopped by whoever runs it: a cluster
+ * worker whose remote task is cancelled stops it in its own process, and its sub-tasks with this.
+ */
+export async function cancelDescendants(
+  root: string,
+  id: string,
+  by: string,
+): Promise<CancelOutcome["cascaded"]> {
+  const descendants = await descendantsOf(root, id, { boundedOnly: true });
+  return Promise.all(
+    descendants.map(async (descendant) => {
+      const result = await cancelOne(taskDirOf(root, descendant.id), `${by}, with its ancestor ${id}`);
+      return {
+        id: descendant.id,
+        changed: result.changed,
+        phase: result.state.phase,
+        outcome: result.state.outcome,
+      };
+    }),
+  );
 }
 
 async function cancelOne(dir: string, by: string): Promise<{ state: TaskState; changed: boolean }> {
