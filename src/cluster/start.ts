@@ -1,6 +1,10 @@
 import type { PreparedConductor } from "../engine/conductor/launch.js";
+import { admitAll } from "../engine/lifecycle/admit.js";
+import { type Caller, governed } from "../engine/lifecycle/caller.js";
+import type { DelegationRequest } from "../engine/lifecycle/request.js";
 import { startTask, startTasks } from "../engine/lifecycle/start.js";
-import type { TaskPlan } from "../engine/store/task-plan.js";
+import { startRace } from "../engine/race/race.js";
+import type { RaceMode, TaskPlan } from "../engine/store/task-plan.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 
@@ -36,4 +40,36 @@ export async function startPlannedTasks(
     });
   const { submitRemoteTasks } = await import("./submit.js");
   return submitRemoteTasks(plans, options);
+}
+
+/**
+ * Start a race for a proven caller, as every front end does: admit each contender (all or none, under
+ * the caller's governance), then start them all where their plans say, the race's record naming them all
+ * before any runs.
+ */
+export function startGovernedRace(input: {
+  context: { root: string; env?: NodeJS.ProcessEnv; cwd?: string };
+  caller: Caller;
+  action: string;
+  objective: string;
+  agents: string[];
+  mode: RaceMode;
+  requestFor: (agent: string) => DelegationRequest;
+}): ReturnType<typeof startRace> {
+  const { context, caller, objective } = input;
+  return governed(caller, input.action, async () => {
+    const plans = await admitAll(
+      input.agents.map((agent) => ({
+        objective: `${agent}: ${objective}`,
+        build: () => input.requestFor(agent),
+      })),
+      context,
+      caller,
+    );
+    return startRace(
+      context.root,
+      { plans: plans.map(({ plan }) => plan), mode: input.mode, objective },
+      startPlannedTasks,
+    );
+  });
 }

@@ -1,11 +1,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { startPlannedTasks } from "../cluster/start.js";
+import { startGovernedRace } from "../cluster/start.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
-import { admitAll } from "../engine/lifecycle/admit.js";
-import { governed } from "../engine/lifecycle/caller.js";
 import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
-import { lookAtRace, RACE_MAX_AGENTS, startRace } from "../engine/race/race.js";
+import { lookAtRace, RACE_MAX_AGENTS } from "../engine/race/race.js";
 import { readPlan } from "../engine/store/task-plan.js";
 import { loadTask, type TaskRecord, taskDirOf } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
@@ -84,24 +82,14 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
           const action = `caesar_race of ${args.agents.join(", ")}`;
           const caller = await callerOf(context, action);
           const objective = args.objective;
-          const started = await governed(caller, action, async () => {
-            const plans = await admitAll(
-              args.agents!.map((agent) => ({
-                objective: `${agent}: ${objective}`,
-                build: () => toDelegationRequest({ ...args, objective, agent, isolation: "worktree" }),
-              })),
-              context,
-              caller,
-            );
-            return startRace(
-              context.root,
-              {
-                plans: plans.map(({ plan }) => plan),
-                mode: args.best ? "best" : "first",
-                objective,
-              },
-              startPlannedTasks,
-            );
+          const started = await startGovernedRace({
+            context,
+            caller,
+            action,
+            objective,
+            agents: args.agents,
+            mode: args.best ? "best" : "first",
+            requestFor: (agent) => toDelegationRequest({ ...args, objective, agent, isolation: "worktree" }),
           });
           ids = started.records.map((record) => record.id);
         }

@@ -1,8 +1,7 @@
-import { startPlannedTasks } from "../../cluster/start.js";
-import { admitAll } from "../../engine/lifecycle/admit.js";
-import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
+import { startGovernedRace } from "../../cluster/start.js";
+import { identifyCaller } from "../../engine/lifecycle/caller.js";
 import type { RaceDecision } from "../../engine/race/decide.js";
-import { lookAtRace, RACE_MAX_AGENTS, type RaceLook, startRace } from "../../engine/race/race.js";
+import { lookAtRace, RACE_MAX_AGENTS, type RaceLook } from "../../engine/race/race.js";
 import { waitForChange } from "../../engine/store/change-watch.js";
 import { taskDirOf } from "../../engine/store/task-store.js";
 import { UsageError } from "../../support/errors.js";
@@ -25,24 +24,14 @@ export async function raceFromCli(ctx: CommandContext, objective: string): Promi
   const base = await requestFromOptions(ctx, objective, []);
   const action = `caesar race of ${agents.join(", ")}`;
   const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
-  const { race } = await governed(caller, action, async () => {
-    const plans = await admitAll(
-      agents.map((agent) => ({
-        objective: `${agent}: ${objective}`,
-        build: () => ({ ...base, agent, isolation: "worktree" as const }),
-      })),
-      { root: ctx.root, cwd: ctx.cwd },
-      caller,
-    );
-    return startRace(
-      ctx.root,
-      {
-        plans: plans.map(({ plan }) => plan),
-        mode: ctx.options.best === true ? "best" : "first",
-        objective,
-      },
-      startPlannedTasks,
-    );
+  const { race } = await startGovernedRace({
+    context: { root: ctx.root, cwd: ctx.cwd },
+    caller,
+    action,
+    objective,
+    agents,
+    mode: ctx.options.best === true ? "best" : "first",
+    requestFor: (agent) => ({ ...base, agent, isolation: "worktree" }),
   });
   if (ctx.options.detach === true) {
     ctx.out.result({ race_id: race.id, task_ids: race.members }, () =>
