@@ -251,7 +251,12 @@ async function connectWithRetry(
     } catch (error) {
       // Wrong credentials do not get better by waiting: say so and stop, as for any bad configuration.
       const code = (error as { code?: string }).code;
-      if (code === "nats_auth_refused" || code === "nats_credentials_unreadable") throw error;
+      if (
+        code === "nats_auth_refused" ||
+        code === "nats_credentials_unreadable" ||
+        code === "nats_credentials_invalid"
+      )
+        throw error;
       log(`[worker] ${messageOf(error)} (retrying in ${Math.round(delay / 1000)} s)`);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
