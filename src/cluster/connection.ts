@@ -71,7 +71,7 @@ export async function connectCluster(access: ClusterAccess, name: string): Promi
         "nats_auth_refused",
         `The NATS server at ${access.servers.join(", ")} refused caesar's credentials.`,
         {
-          detail: `${messageOf(error)}. Check the credentials file, nkey, token or user and password_file in [cluster] (or --creds), and that this user may use JetStream (see docs/cluster.md).`,
+          detail: `${messageOf(error)} (caesar presented ${presentedBy(access)}).${expiryOf(access.credentials)} Check the credentials file, nkey, token or user and password_file in [cluster] (or --creds), and that this user may use JetStream (see docs/cluster.md).`,
           cause: error,
         },
       );
@@ -93,9 +93,12 @@ export async function connectCluster(access: ClusterAccess, name: string): Promi
     await nc.close().catch(() => {});
     throw new CaesarError(
       "jetstream_unavailable",
-      `The NATS server at ${access.servers.join(", ")} has no JetStream.`,
+      `The NATS server at ${access.servers.join(", ")} has no JetStream for caesar.`,
       {
-        detail: `${messageOf(error)}. Start nats-server with -js (or jetstream {} in its configuration).`,
+        // A server with JetStream says "not enabled for account" when it is the user's account that lacks it.
+        detail: /account/i.test(messageOf(error))
+          ? `${messageOf(error)}. The account these credentials belong to may not use JetStream: give it JetStream limits (operator mode: nsc edit account --js-disk-storage -1 --js-mem-storage -1 --js-streams -1 --js-consumer -1; a server configuration: jetstream: enabled in the account), or use credentials of an account that has them (see docs/cluster.md).`
+          : `${messageOf(error)}. Start nats-server with -js (or jetstream {} in its configuration).`,
         cause: error,
       },
     );
@@ -143,15 +146,80 @@ function readSecret(path: string, what: string): string {
   }
 }
 
+/** What caesar showed the server, for a refusal's message: the files, never what they hold. */
+function presentedBy(access: ClusterAccess): string {
+  const shown = [
+    access.credentials ? `the credentials file ${access.credentials}` : "",
+    access.nkey ? `the nkey seed in ${access.nkey}` : "",
+    access.token_file ? `the token in ${access.token_file}` : "",
+    access.user
+      ? `user ${access.user}${access.password_file ? ` with the password in ${access.password_file}` : ""}`
+      : "",
+    access.tls_cert ? `the client certificate ${access.tls_cert}` : "",
+  ].filter(Boolean);
+  return shown.length > 0 ? shown.join(", ") : "no credentials";
+}
+
+/**
+ * Why a server may have refused a credentials file, when its user JWT says it: the server answers only
+ * "Authorization Violation". Judged by this machine's clock, so it is a hint after a refusal, never a
+ * reason to refuse.
+ */
+function expiryOf(credentials: string | null): string {
+  if (!credentials) return "";
+  try {
+    const jwt = /BEGIN NATS USER JWT-+\s+(\S+)/.exec(readFileSync(credentials, "utf8"))?.[1];
+    const claims: unknown = JSON.parse(Buffer.from(jwt?.split(".")[1] ?? "", "base64url").toString("utf8"));
+    const exp = (claims as { exp?: unknown }).exp;
+    if (typeof exp === "number" && exp * 1000 < Date.now()) {
+      return ` The user JWT in ${credentials} expired at ${new Date(exp * 1000).toISOString()}: make new credentials (nsc generate creds).`;
+    }
+  } catch {
+    // Not a JWT we can read: the server's word is all there is.
+  }
+  return "";
+}
+
+/**
+ * Sign a nonce once, here: the client would only parse the file during the handshake, where a
+ * malformed one looks like a server out of reach. `expected` says what the file should hold.
+ */
+function checkedAuthenticator(
+  authenticator: Authenticator,
+  path: string,
+  what: string,
+  expected: string,
+): Authenticator {
+  try {
+    authenticator("caesar");
+  } catch (error) {
+    throw new CaesarError("nats_credentials_invalid", `The NATS ${what} file ${path} is not usable.`, {
+      detail: `${messageOf(error)}. It should hold ${expected}; fix the file or the path in [cluster] (see docs/cluster.md).`,
+    });
+  }
+  return authenticator;
+}
+
 function authOptions(access: ClusterAccess): Partial<ConnectionOptions> {
   const authenticators: Authenticator[] = [];
   if (access.credentials) {
-    const creds = new TextEncoder().encode(readSecret(access.credentials, "credentials"));
-    authenticators.push(credsAuthenticator(creds));
+    // The client's parser wants "\n" after each marker line, the seed's last one too: what `trim`
+    // removed is put back (and CRLF line ends made LF), so a file `nsc` wrote is read as it is.
+    const text = `${readSecret(access.credentials, "credentials").replace(/\r\n/g, "\n")}\n`;
+    authenticators.push(
+      checkedAuthenticator(
+        credsAuthenticator(new TextEncoder().encode(text)),
+        access.credentials,
+        "credentials",
+        "a user JWT and its nkey seed between their marker lines, as `nsc generate creds` writes them",
+      ),
+    );
   }
   if (access.nkey) {
     const seed = new TextEncoder().encode(readSecret(access.nkey, "nkey seed"));
-    authenticators.push(nkeyAuthenticator(seed));
+    authenticators.push(
+      checkedAuthenticator(nkeyAuthenticator(seed), access.nkey, "nkey seed", "a user nkey seed (SU…)"),
+    );
   }
   if (access.token_file) authenticators.push(tokenAuthenticator(readSecret(access.token_file, "token")));
   if (access.user) {

@@ -16,24 +16,36 @@ const ALIVE_PERIODS = 3;
  * that (the holder could not send one). Taking the task over then would run it twice: a redelivery only
  * counts as a lost worker when the registry agrees. A worker really gone stops refreshing its record
  * (or, restarted, lists no such task), so the task is taken over a few registry periods later.
+ *
+ * The record's age is judged on the server's clock alone: the time the server stored the holder's last
+ * refresh against `serverNow`, a time the server stamped just now. Machines' clocks differ; a worker
+ * whose clock runs a minute behind is not taken for dead, nor one whose clock runs ahead for alive.
  */
 export async function isHolderAlive(
   claims: KV,
   workers: KV,
   taskId: string,
   msgSeq: number,
-  now = Date.now(),
+  serverNow: () => Promise<number>,
 ): Promise<boolean> {
   const held = await readClaim(claims, taskId);
   if (held?.claim.state !== "running" || held.claim.msg_seq !== msgSeq) return false;
   const entry = await liveEntry(workers, held.claim.worker.id);
   const record = entry && decode(WorkerRecordSchema, entry.value);
-  if (!record) return false;
+  if (!entry || !record) return false;
   const { worker } = held.claim;
-  return (
-    record.pid === worker.pid &&
-    record.host === worker.host &&
-    record.running.includes(taskId) &&
-    now - Date.parse(record.heartbeat_at) < ALIVE_PERIODS * record.heartbeat_ms
-  );
+  if (record.pid !== worker.pid || record.host !== worker.host || !record.running.includes(taskId))
+    return false;
+  return (await serverNow()) - entry.created.getTime() < ALIVE_PERIODS * record.heartbeat_ms;
+}
+
+/**
+ * The NATS server's time now, as it stamps what it stores: write `value` under `key` and read back when
+ * the server stored it. (A later write of the same key is as good: it is later still.)
+ */
+export async function serverTimeOf(kv: KV, key: string, value: string): Promise<number> {
+  const revision = await kv.put(key, value);
+  const entry = (await kv.get(key, { revision })) ?? (await kv.get(key));
+  if (!entry) throw new Error(`${key} was deleted as it was written`);
+  return entry.created.getTime();
 }

@@ -267,6 +267,15 @@ describe.skipIf(!NATS_SERVER)("NATS token, nkey and mutual TLS, each against a r
       await expect(
         connectCluster({ ...NO_ACCESS, servers: [server.url], nkey: other }, "test"),
       ).rejects.toMatchObject({ code: "nats_auth_refused" });
+      // A public key where the seed should be: said before anything is sent, naming the file.
+      const notSeed = join(dir, "public.nk");
+      writeFileSync(notSeed, `${user.getPublicKey()}\n`, { mode: 0o600 });
+      await expect(
+        connectCluster({ ...NO_ACCESS, servers: [server.url], nkey: notSeed }, "test"),
+      ).rejects.toMatchObject({
+        code: "nats_credentials_invalid",
+        message: expect.stringContaining(notSeed),
+      });
     } finally {
       await server.stop();
     }

@@ -9,7 +9,7 @@ import {
   takeClaim,
 } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
-import { isHolderAlive } from "../../src/cluster/holder.js";
+import { isHolderAlive, serverTimeOf } from "../../src/cluster/holder.js";
 import { clusterLedger, reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
 import { BUDGETS_BUCKET, CLAIMS_BUCKET, WORKERS_BUCKET } from "../../src/cluster/names.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
@@ -95,40 +95,50 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
     expect(await takeClaim(kv, "t_claim01", 7, worker(3), retry)).toMatchObject({ kind: "finished" });
   });
 
-  it("counts a redelivered task's holder as lost only when the registry agrees it is gone", async () => {
+  it("counts a redelivered task's holder as lost only when the registry agrees it is gone, by the server's clock alone", async () => {
     const claims = await cluster.bucket(CLAIMS_BUCKET);
     const workers = await cluster.bucket(WORKERS_BUCKET);
     const taken = await takeClaim(claims, "t_holder01", 7, worker(1), retry);
     expect(taken.kind).toBe("run");
-    const now = Date.parse("2030-01-01T00:01:00.000Z");
     const record = (over: Partial<WorkerRecord>): WorkerRecord => ({
       ...worker(1),
       queue: "q",
       agents: ["nap"],
       max_parallel: 4,
       running: ["t_holder01"],
-      started_at: "2030-01-01T00:00:00.000Z",
-      heartbeat_at: "2030-01-01T00:00:55.000Z",
-      heartbeat_ms: 5_000,
+      started_at: new Date().toISOString(),
+      heartbeat_at: new Date().toISOString(),
+      // Three periods of a minute: "refreshed just now" holds however loaded the machine is.
+      heartbeat_ms: 60_000,
       draining: false,
       ...over,
     });
-    const alive = () => isHolderAlive(claims, workers, "t_holder01", 7, now);
+    // The judge: another worker, stamping the server's time by refreshing its own record.
+    const serverNow = () =>
+      serverTimeOf(workers, "w9", encode(record({ ...worker(9), running: [], heartbeat_ms: 5_000 })));
+    const alive = () => isHolderAlive(claims, workers, "t_holder01", 7, serverNow);
     // No record at all: gone.
     expect(await alive()).toBe(false);
-    await workers.put("w1", encode(record({})));
+    // Refreshed just now by a holder whose clock runs ten minutes behind the judge's: alive.
+    const tenMinutesAgo = new Date(Date.now() - 600_000).toISOString();
+    await workers.put("w1", encode(record({ heartbeat_at: tenMinutesAgo, started_at: tenMinutesAgo })));
     expect(await alive()).toBe(true);
     // Another message for the task, not the one its claim holds: not this holder's concern.
-    expect(await isHolderAlive(claims, workers, "t_holder01", 8, now)).toBe(false);
-    // Silent for three periods, restarted (another pid), or no longer listing the task: gone.
-    await workers.put("w1", encode(record({ heartbeat_at: "2030-01-01T00:00:44.000Z" })));
-    expect(await alive()).toBe(false);
+    expect(await isHolderAlive(claims, workers, "t_holder01", 8, serverNow)).toBe(false);
+    // Restarted (another pid), or no longer listing the task: gone.
     await workers.put("w1", encode(record({ pid: 4242 })));
     expect(await alive()).toBe(false);
     await workers.put("w1", encode(record({ running: [] })));
     expect(await alive()).toBe(false);
+    // Silent for more than three periods of one second, by the server's clock — though its own clock,
+    // an hour ahead, says it refreshed in the future: gone.
+    const anHourAhead = new Date(Date.now() + 3_600_000).toISOString();
+    await workers.put("w1", encode(record({ heartbeat_at: anHourAhead, heartbeat_ms: 1_000 })));
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    expect(await alive()).toBe(false);
     // Finished: nothing to leave to anyone.
     await workers.put("w1", encode(record({})));
+    expect(await alive()).toBe(true);
     if (taken.kind !== "run") throw new Error("not taken");
     expect(await finishClaim(claims, taken.claim, taken.token, final)).toBe(true);
     expect(await alive()).toBe(false);

@@ -22,6 +22,8 @@ export interface WorkerContext {
   config: EffectiveConfig;
   claims: KV;
   control: KV;
+  /** The NATS server's time now (this worker's registry record refreshed, and when the server stored it). */
+  serverNow(): Promise<number>;
   log(line: string): void;
 }
 

@@ -57,7 +57,10 @@ export async function handleDelivery(
   }
   // Redelivered while its holder still runs it (a server restart outlasted the ack wait): not lost.
   const workers = await context.cluster.bucket(WORKERS_BUCKET).catch(() => undefined);
-  if (workers && (await isHolderAlive(context.claims, workers, id, msg.seq).catch(() => false))) {
+  if (
+    workers &&
+    (await isHolderAlive(context.claims, workers, id, msg.seq, context.serverNow).catch(() => false))
+  ) {
     context.log(`[worker] ${id}: redelivered, but its worker still runs it; leaving it there`);
     msg.nak(context.heartbeatMs);
     return;

@@ -9,6 +9,7 @@ import { CaesarError, messageOf, UsageError } from "../../support/errors.js";
 import { gitOut } from "../../workspace/git.js";
 import { claimsBucket } from "../claims.js";
 import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
+import { serverTimeOf } from "../holder.js";
 import { CONTROL_BUCKET, queueNameOf, TASKS_STREAM, WORKERS_BUCKET, workerIdOf } from "../names.js";
 import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
 import { encode, type WorkerRecord } from "../wire.js";
@@ -75,28 +76,6 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const capacity = new Capacity(options.maxParallel);
   try {
     await ensureInfrastructure(cluster, options.replicas);
-    const context: WorkerContext = {
-      cluster,
-      access: options.access,
-      root,
-      top,
-      gitRemote: options.gitRemote,
-      queue,
-      queueOverride: options.queueOverride,
-      replicas: options.replicas,
-      heartbeatMs: options.heartbeatMs,
-      me,
-      agents,
-      config: options.config,
-      claims: await claimsBucket(cluster),
-      control: await cluster.bucket(CONTROL_BUCKET),
-      log,
-    };
-    const consumers: { agent: string; consumer: Consumer }[] = [];
-    for (const agent of agents) {
-      const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
-      consumers.push({ agent, consumer: await cluster.js.consumers.get(TASKS_STREAM, name) });
-    }
     const startedAt = new Date().toISOString();
     const record = (draining: boolean): WorkerRecord => ({
       id,
@@ -112,6 +91,29 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       draining,
     });
     const workers = await cluster.bucket(WORKERS_BUCKET);
+    const context: WorkerContext = {
+      cluster,
+      access: options.access,
+      root,
+      top,
+      gitRemote: options.gitRemote,
+      queue,
+      queueOverride: options.queueOverride,
+      replicas: options.replicas,
+      heartbeatMs: options.heartbeatMs,
+      me,
+      agents,
+      config: options.config,
+      claims: await claimsBucket(cluster),
+      control: await cluster.bucket(CONTROL_BUCKET),
+      serverNow: () => serverTimeOf(workers, id, encode(record(options.drain.aborted))),
+      log,
+    };
+    const consumers: { agent: string; consumer: Consumer }[] = [];
+    for (const agent of agents) {
+      const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
+      consumers.push({ agent, consumer: await cluster.js.consumers.get(TASKS_STREAM, name) });
+    }
     const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     await register();
     const registry = setInterval(register, REGISTRY_EVERY_MS);
@@ -251,7 +253,12 @@ async function connectWithRetry(
     } catch (error) {
       // Wrong credentials do not get better by waiting: say so and stop, as for any bad configuration.
       const code = (error as { code?: string }).code;
-      if (code === "nats_auth_refused" || code === "nats_credentials_unreadable") throw error;
+      if (
+        code === "nats_auth_refused" ||
+        code === "nats_credentials_unreadable" ||
+        code === "nats_credentials_invalid"
+      )
+        throw error;
       log(`[worker] ${messageOf(error)} (retrying in ${Math.round(delay / 1000)} s)`);
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
