@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { CaesarError } from "../support/errors.js";
+import { type PinnedWorktree, pinnedWorktreeOf } from "./pinned-worktree.js";
 
 export interface GitOptions {
   env?: NodeJS.ProcessEnv;
@@ -25,13 +26,22 @@ export const CAESAR_GIT_IDENTITY = {
 
 /** Run git in `cwd`. Failures become a CaesarError carrying git's own message. */
 export function git(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  // In a task's worktree, git is told its registered git dir: the worktree's `.git` file is the agent's.
+  let pinned: PinnedWorktree | undefined;
+  try {
+    pinned = pinnedWorktreeOf(cwd);
+  } catch (error) {
+    if (!options.allowFailure) return Promise.reject(error);
+    return Promise.resolve({ stdout: "", stderr: (error as Error).message, code: 128 });
+  }
+  const worktree = pinned ? { GIT_DIR: pinned.gitDir, GIT_WORK_TREE: pinned.top } : {};
   return new Promise((resolve, reject) => {
     const child = execFile(
       "git",
       args,
       {
         cwd,
-        env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...options.env },
+        env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C", ...worktree, ...options.env },
         maxBuffer: options.maxBuffer ?? 256 * 1024 * 1024,
         encoding: "utf8",
       },

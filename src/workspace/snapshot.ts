@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { errnoOf } from "../support/errors.js";
 import { randomHex } from "../support/random.js";
 import { CAESAR_GIT_IDENTITY, git, gitOut } from "./git.js";
+import { pinnedWorktreeOf } from "./pinned-worktree.js";
 
 /** caesar's own folders (of this project, or of any project nested in the work tree): never part of a change. */
 export const CAESAR_OWN_PATHS = [".caesar/tasks", ".caesar/wt", ".caesar/state", ".caesar/chat"];
@@ -12,11 +13,13 @@ const ADD_ATTEMPTS = 3;
 const VANISHED = /unable to stat|unable to index|No such file or directory/;
 
 /**
- * The index file of the work tree whose top is `workdir`: `.git/index`, or for a linked worktree the
- * `index` of the git dir its `.git` file points to. Read directly (one process less per snapshot); git is
+ * The index file of the work tree whose top is `workdir`: `.git/index`, a task worktree's registered git
+ * dir's `index`, or for another linked worktree the `index` of the git dir its `.git` file points to. Read directly (one process less per snapshot); git is
  * asked only for layouts this does not recognise.
  */
 async function indexPath(workdir: string): Promise<string> {
+  const pinned = pinnedWorktreeOf(workdir);
+  if (pinned) return join(pinned.gitDir, "index");
   const dotGit = join(workdir, ".git");
   try {
     const info = await stat(dotGit);

@@ -1,4 +1,4 @@
-import { relative } from "node:path";
+import { join, relative } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
 import { settleBudget } from "../../policy/budget.js";
 import type { Attempt, CheckResult } from "../../protocol/checks.js";
@@ -7,6 +7,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { readFileTail } from "../../support/output-tail.js";
 import { trace } from "../../support/trace.js";
 import { changedFiles, isPristine, type ObservedChange } from "../../workspace/changes.js";
+import { restoreWorktreePointer } from "../../workspace/pinned-worktree.js";
 import { recordResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import { controlPaths } from "../store/control.js";
@@ -54,7 +55,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   // Before anything rewrites them: did someone else rewrite caesar's records in the task directory?
   await auditMirrors(dir).catch(() => undefined);
   const before = await updateState(dir, (state) => ({ ...state, phase: "finishing" }));
-  const end = await observeChanges(before, plan);
+  const end = await observeChanges(before, plan, dir);
   const observed = end?.changes;
   trace("finish: changes observed");
   const recovered = await recoverReport({
@@ -78,6 +79,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
       ...(input.findings ?? []),
       ...(input.stream.findings ?? []),
       ...recovered.findings,
+      ...(end?.findings ?? []),
       ...(await governanceFindings(plan.root, before.id).catch(() => [])),
     ],
     ...(input.stream.usage ? { usage: input.stream.usage } : {}),
@@ -132,16 +134,33 @@ interface EndOfTask {
   tree: string;
   commit: string | null;
   changes: ObservedChange[];
+  /** What caesar found wrong with the worktree itself (its `.git` pointer). */
+  findings: Finding[];
 }
 
-async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTask | undefined> {
+/** A worktree whose `.git` the agent re-pointed is put back, and the report says so. */
+async function pointerFindings(worktree: string, dir: string): Promise<Finding[]> {
+  const aside = join(dir, `replaced-dot-git-${Date.now()}`);
+  const found = await restoreWorktreePointer(worktree, aside).catch(() => undefined);
+  if (found === undefined) return [];
+  return [
+    {
+      severity: "high",
+      title: "The worktree's .git was re-pointed during the task",
+      detail: `caesar found ${found} instead of its pointer to the git dir the project registered, and put the pointer back. caesar's own git commands never followed it.`,
+    },
+  ];
+}
+
+async function observeChanges(state: TaskState, plan: TaskPlan, dir: string): Promise<EndOfTask | undefined> {
   // A remote task's workspace is on its worker: nothing here shows what it changed.
   if (state.remote) return undefined;
   const top = state.worktree ?? plan.repo_top;
   if (!top || !state.start_tree) return undefined;
+  const findings = state.worktree ? await pointerFindings(state.worktree, dir) : [];
   // A fresh worktree starts at its base: when git sees it untouched, the end tree is the start tree.
   if (state.worktree && state.base_ref && (await isPristine(top, state.base_ref)))
-    return { tree: state.start_tree, commit: null, changes: [] };
+    return { tree: state.start_tree, commit: null, changes: [], findings };
   let tree: string;
   let changes: ObservedChange[];
   try {
@@ -168,7 +187,7 @@ async function observeChanges(state: TaskState, plan: TaskPlan): Promise<EndOfTa
       path: relative(plan.repo_prefix, change.path),
       ...(change.from ? { from: relative(plan.repo_prefix, change.from) } : {}),
     }));
-  return { tree, commit, changes };
+  return { tree, commit, changes, findings };
 }
 
 function whyChecksDidNotRun(ending: Ending): string {

@@ -1,0 +1,79 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { git as runGit } from "../../src/workspace/git.js";
+import { pinnedWorktreeOf } from "../../src/workspace/pinned-worktree.js";
+import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { FIXTURE_BIN, git, makeRepo, tempDir, writeFiles } from "../helpers/repo.js";
+
+interface RunJson {
+  task_id: string;
+  state: { outcome: string; worktree: string | null };
+  report: {
+    changes_verified_by: string;
+    changes: { path: string; action: string }[];
+    findings: { severity: string; title: string; detail?: string }[];
+  };
+}
+
+function hijackProject(): { root: string; marks: string } {
+  const root = makeRepo({ "README.md": "# the user's project\n" });
+  const marks = tempDir("caesar-marks-");
+  writeFiles(root, {
+    ".caesar/config.toml": [
+      '[[agent]]\nid = "hijacker"',
+      `bin = "${join(FIXTURE_BIN, "git-hijacker.sh")}"`,
+      'args = ["{{prompt}}"]',
+      `env = { HIJACK_MARKS = "${marks}" }`,
+    ].join("\n"),
+  });
+  git(root, "add", ".caesar/config.toml");
+  git(root, "commit", "-qm", "caesar config");
+  return { root, marks };
+}
+
+describe("a task's worktree is read through the git dir its project registered", () => {
+  it("an agent that points its worktree's .git at a git dir of its making gets none of its commands run by caesar, and its change is still verified", async () => {
+    const { root, marks } = hijackProject();
+    const result = await runCaesar(
+      ["run", "--json", "--agent", "hijacker", "--isolation", "worktree", "write changed.txt"],
+      { cwd: root, timeoutMs: 90_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const body = parseJsonOutput<RunJson>(result);
+    // caesar's snapshot (git add, git status) ran in that worktree: neither the hook nor the filter ran.
+    expect(existsSync(join(marks, "fsmonitor-ran"))).toBe(false);
+    expect(existsSync(join(marks, "filter-ran"))).toBe(false);
+    expect(body.report.changes_verified_by).toBe("git");
+    expect(body.report.changes.map((change) => change.path).sort()).toEqual([
+      ".gitattributes",
+      "changed.txt",
+    ]);
+    // The worktree's pointer is put back, and the report says what the agent did to it.
+    const worktree = body.state.worktree!;
+    const pinned = pinnedWorktreeOf(worktree)!;
+    expect(readFileSync(join(worktree, ".git"), "utf8")).toBe(`gitdir: ${pinned.gitDir}\n`);
+    const finding = body.report.findings.find((f) => f.title.includes(".git"));
+    expect(finding?.severity).toBe("high");
+    expect(finding?.detail).toContain("fake-repo");
+
+    // Reading the task's change later goes through the registered git dir as well.
+    writeFileSync(join(worktree, ".git"), `gitdir: ${join(marks, "fake-repo", ".git")}\n`);
+    const diff = await runCaesar(["diff", body.task_id], { cwd: root });
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain("changed.txt");
+    expect(existsSync(join(marks, "fsmonitor-ran"))).toBe(false);
+    expect(existsSync(join(marks, "filter-ran"))).toBe(false);
+  });
+
+  it("runs git in the project itself as before, and refuses a worktree path its project never registered", async () => {
+    const root = makeRepo({ "README.md": "x\n" });
+    expect(pinnedWorktreeOf(root)).toBeUndefined();
+    expect((await runGit(root, ["rev-parse", "--show-toplevel"])).stdout.trim()).toBe(root);
+    const forged = join(root, ".caesar", "wt", "t_00000000");
+    writeFiles(forged, { ".git": `gitdir: ${join(root, ".git")}\n` });
+    expect(() => pinnedWorktreeOf(forged)).toThrow(/not a worktree its project's git knows of/);
+    await expect(runGit(forged, ["status"])).rejects.toMatchObject({ code: "worktree_unregistered" });
+    expect((await runGit(forged, ["status"], { allowFailure: true })).code).toBe(128);
+  });
+});
