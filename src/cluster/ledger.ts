@@ -14,7 +14,8 @@ import {
 } from "../policy/budget.js";
 import { updateWithCas } from "./cas.js";
 import type { Cluster } from "./connection.js";
-import { BUDGETS_BUCKET, budgetKey } from "./names.js";
+import { serverTimeOf } from "./holder.js";
+import { BUDGETS_BUCKET, budgetKey, CLOCK_KEY } from "./names.js";
 
 /**
  * A delegation tree's budget when the tree spans machines: the same ledger as on one machine
@@ -25,14 +26,17 @@ async function withClusterLedger(
   cluster: Cluster,
   queue: string,
   tree: string,
-  change: (ledger: Ledger) => void,
+  change: (ledger: Ledger, now: number) => void,
 ): Promise<void> {
   const kv = await cluster.bucket(BUDGETS_BUCKET);
+  // Submitters on many machines stamp and judge the same entries: the hour and the day are the server's,
+  // or a machine whose clock runs a day ahead would find every place free (and one behind, none).
+  const now = await serverTimeOf(kv, CLOCK_KEY, String(process.pid));
   await updateWithCas(kv, budgetKey(queue, tree), (entry) => {
     const ledger: Ledger = entry ? (entry.json<Ledger>() ?? { tree, entries: [] }) : { tree, entries: [] };
     if (!Array.isArray(ledger.entries)) ledger.entries = [];
-    change(ledger);
-    pruneLedger(ledger);
+    change(ledger, now);
+    pruneLedger(ledger, now);
     return JSON.stringify(ledger);
   });
 }
@@ -67,7 +71,9 @@ export async function reserveClusterBudget(
   limits: BudgetLimits,
   existing: boolean,
 ): Promise<void> {
-  await withClusterLedger(cluster, queue, tree, (ledger) => reserveIn(ledger, taskIds, limits, existing));
+  await withClusterLedger(cluster, queue, tree, (ledger, now) =>
+    reserveIn(ledger, taskIds, limits, existing, now),
+  );
 }
 
 export async function settleClusterBudget(

@@ -18,6 +18,8 @@ export const CONTROL_BUCKET = "caesar-control";
 export const WORKERS_BUCKET = "caesar-workers";
 /** The delegation trees' budget ledgers, `<queue>.<tree>`. */
 export const BUDGETS_BUCKET = "caesar-budgets";
+/** The key of `caesar-budgets` written to read the server's time (no dot: never a `<queue>.<tree>`). */
+export const CLOCK_KEY = "clock";
 
 export const LOG_KINDS = ["event", "raw", "state", "question"] as const;
 export type LogKind = (typeof LOG_KINDS)[number];

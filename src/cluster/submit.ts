@@ -11,7 +11,7 @@ import { withFileLock } from "../support/file-lock.js";
 import { type Cluster, connectCluster } from "./connection.js";
 import { pushStart } from "./git-refs.js";
 import { clusterLedger, settleClusterBudget } from "./ledger.js";
-import { queueNameOf, taskSubject } from "./names.js";
+import { LOG_STREAM, queueNameOf, taskSubject } from "./names.js";
 import { concludeHere } from "./relay/conclude-here.js";
 import { ensureInfrastructure } from "./setup.js";
 import { encode, type TaskMessage } from "./wire.js";
@@ -57,6 +57,7 @@ export async function submitRemoteTasks(
       start_ref: null,
       submitted_at: null,
       queue_seq: null,
+      log_seq_before: null,
       worker: null,
       attempt: 0,
       agent_pid: null,
@@ -110,6 +111,7 @@ async function sendOnce(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">
   if (!state.remote) throw new CaesarError("not_remote", `Task ${record.id} is not a remote task.`);
   if (state.remote.submitted_at !== null || state.phase === "finished") return;
   const startRef = await pushStart(plan.repo_top!, remote.git_remote, record.id, plan.base_commit!);
+  await recordLogStart(cluster, record.dir, state.remote.log_seq_before);
   const message: TaskMessage = {
     protocol: "caesar.cluster.task/v1",
     task_id: record.id,
@@ -137,6 +139,22 @@ async function sendOnce(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">
             queue_seq: ack.seq,
           },
         }
+      : undefined,
+  );
+}
+
+/**
+ * Record where the task's log will start, before the task is first published: a worker can only publish
+ * its log after taking the message, so every message of it comes after this sequence. Kept from the first
+ * attempt: a publish whose reply was lost may have reached a worker already, whose log a later reading
+ * would skip.
+ */
+async function recordLogStart(cluster: Cluster, dir: string, recorded: number | null): Promise<void> {
+  if (recorded !== null) return;
+  const { state } = await cluster.jsm.streams.info(LOG_STREAM);
+  await updateState(dir, (current) =>
+    current.remote && current.remote.log_seq_before === null
+      ? { ...current, remote: { ...current.remote, log_seq_before: state.last_seq } }
       : undefined,
   );
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type ClaimDecision,
   finishClaim,
@@ -209,6 +209,65 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
         code: "budget_cost",
       },
     );
+  });
+});
+
+describe.skipIf(!NATS_SERVER)("the cluster's budget windows, on the server's clock", () => {
+  const HOUR = 3_600_000;
+  let server: NatsServer;
+  let cluster: Cluster;
+  beforeAll(async () => {
+    server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-ledger-clock-"));
+    await server.start();
+    cluster = await connectCluster(access(server.url), "test");
+    await ensureInfrastructure(cluster);
+  });
+  afterAll(async () => {
+    vi.useRealTimers();
+    await cluster?.close();
+    await server?.stop();
+  });
+
+  /** Run `fn` as on a machine whose clock is `offsetMs` off the real time (only Date is shifted). */
+  async function withClockOff<T>(offsetMs: number, fn: () => Promise<T>): Promise<T> {
+    vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
+    vi.setSystemTime(Date.now() + offsetMs);
+    try {
+      return await fn();
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  async function entriesOf(tree: string) {
+    const entry = await (await cluster.bucket(BUDGETS_BUCKET)).get(`q.${tree}`);
+    return (JSON.parse(entry!.string()) as { entries: { task_id: string; at: string }[] }).entries;
+  }
+
+  it("refuses a submitter whose clock runs two days ahead the places an hour's tasks took", async () => {
+    const limits = { max_tasks_per_hour: 2, max_cost_per_day: null };
+    await reserveClusterBudget(cluster, "q", "t_clock01", ["t_clock01", "t_clock01a"], limits, true);
+    // By its clock, both places were taken two days ago (and a day-old entry is pruned): the server's
+    // clock says minutes.
+    await expect(
+      withClockOff(2 * 24 * HOUR, () =>
+        reserveClusterBudget(cluster, "q", "t_clock01", ["t_clock01b"], limits, true),
+      ),
+    ).rejects.toMatchObject({ code: "budget_tasks" });
+    expect((await entriesOf("t_clock01")).map((e) => e.task_id)).toEqual(["t_clock01", "t_clock01a"]);
+  });
+
+  it("stamps a reservation with the server's time, not with a submitter's clock two hours behind", async () => {
+    const limits = { max_tasks_per_hour: 1, max_cost_per_day: null };
+    await withClockOff(-2 * HOUR, () =>
+      reserveClusterBudget(cluster, "q", "t_clock02", ["t_clock02"], limits, true),
+    );
+    const [entry] = await entriesOf("t_clock02");
+    expect(Math.abs(Date.parse(entry!.at) - Date.now())).toBeLessThan(HOUR / 2);
+    // So a submitter with the right time finds the hour's one place taken.
+    await expect(
+      reserveClusterBudget(cluster, "q", "t_clock02", ["t_clock02a"], limits, true),
+    ).rejects.toMatchObject({ code: "budget_tasks" });
   });
 });
 

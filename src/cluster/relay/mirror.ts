@@ -1,10 +1,10 @@
 import { setMaxListeners } from "node:events";
 import { mkdir } from "node:fs/promises";
-import { DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
+import type { JsMsg } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import { ChangeWatch } from "../../engine/store/change-watch.js";
 import { EventWriter } from "../../engine/store/event-log.js";
-import type { TaskState } from "../../engine/store/state.js";
+import type { RemoteState } from "../../engine/store/state.js";
 import { loadPlan, type TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, updateState } from "../../engine/store/task-store.js";
 import { taskPaths } from "../../protocol/task-dir.js";
@@ -18,6 +18,7 @@ import { Carrier } from "./carry.js";
 import { concludeHere } from "./conclude-here.js";
 import { finalizeHere } from "./finalize.js";
 import { LogApplier } from "./log-applier.js";
+import { logStartOf } from "./progress.js";
 
 const CLAIM_POLL_MS = 5_000;
 /** After the final claim, how long to wait for log messages still on their way before writing it. */
@@ -58,11 +59,16 @@ export class TaskMirror {
       const plan = await loadPlan(this.dir);
       const state = await readState(this.dir);
       if (state.phase === "finished" || !state.remote) return;
-      if (state.remote.submitted_at === null && !(await this.submit(plan))) return;
+      let remote = state.remote;
+      if (remote.submitted_at === null) {
+        if (!(await this.submit(plan))) return;
+        // Sending it recorded where its log starts.
+        remote = (await readState(this.dir)).remote ?? remote;
+      }
       const claims = await this.cluster.bucket(CLAIMS_BUCKET);
       const control = await this.cluster.bucket(CONTROL_BUCKET);
       await Promise.race([
-        Promise.all([this.followLog(state), this.followClaim(claims, plan), this.followHere(control, plan)]),
+        Promise.all([this.followLog(remote), this.followClaim(claims, plan), this.followHere(control, plan)]),
         new Promise<void>((resolve) =>
           this.stop.signal.addEventListener("abort", () => resolve(), { once: true }),
         ),
@@ -107,20 +113,12 @@ export class TaskMirror {
 
   // ---- the worker's log, into the task directory ----
 
-  private async followLog(state: TaskState): Promise<void> {
+  private async followLog(remote: RemoteState): Promise<void> {
     while (!this.stop.signal.aborted) {
       try {
-        // The first time, start at the task's creation (less a margin for clocks) rather than scan the log.
-        const start =
-          this.applier.progress.log_seq > 0
-            ? { opt_start_seq: this.applier.progress.log_seq + 1 }
-            : {
-                deliver_policy: DeliverPolicy.StartTime,
-                opt_start_time: new Date(Date.parse(state.created_at) - 300_000).toISOString(),
-              };
         const consumer = await this.cluster.js.consumers.get(LOG_STREAM, {
           filter_subjects: logFilter(this.id),
-          ...start,
+          ...logStartOf(this.applier.progress, remote),
         });
         const messages = await consumer.consume();
         const closeOnStop = () => void messages.close();

@@ -1,6 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { DeliverPolicy } from "@nats-io/jetstream";
+import type { RemoteState } from "../../engine/store/state.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 
 /**
@@ -66,4 +68,20 @@ export function alreadyWritten(dir: string, progress: MirrorProgress): { lines: 
     lines: Math.max(0, lines - progress.lines),
     rawBytes: Math.max(0, rawBytes - progress.raw_bytes),
   };
+}
+
+/**
+ * Where the relay's consumer of a task's log starts (filtered on the task's subjects): after the last
+ * message applied; the first time, after the log's last sequence when the task was sent (`remote.
+ * log_seq_before`); for a task sent before caesar recorded it, at the start of its subjects. Sequences
+ * only: a start time would compare the submitter's clock with the server's timestamps.
+ */
+export function logStartOf(
+  progress: Pick<MirrorProgress, "log_seq">,
+  remote: Pick<RemoteState, "log_seq_before">,
+): { deliver_policy: DeliverPolicy; opt_start_seq?: number } {
+  const after = progress.log_seq > 0 ? progress.log_seq : remote.log_seq_before;
+  return after === null
+    ? { deliver_policy: DeliverPolicy.All }
+    : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: after + 1 };
 }

@@ -41,6 +41,13 @@ export const RemoteStateSchema = z.object({
   submitted_at: z.string().nullable().default(null),
   /** The queue message's stream sequence (a cancel before any worker took the task removes it). */
   queue_seq: z.number().int().nullable().default(null),
+  /**
+   * The last sequence of the cluster's log stream just before the task was first sent to the queue: every
+   * log message of the task has a higher one, so the relay starts reading there — no clock involved.
+   * Null: not sent yet, or a state written before caesar recorded it (the relay then reads the task's
+   * whole subject).
+   */
+  log_seq_before: z.number().int().nonnegative().nullable().default(null),
   worker: z.object({ id: z.string(), host: z.string() }).nullable().default(null),
   /** 1 for the first worker that took it; more after a worker was lost. */
   attempt: z.number().int().nonnegative().default(0),
