@@ -4,7 +4,13 @@ import { CaesarError } from "../support/errors.js";
 import { type ChannelRef, openChannelWithMeta } from "./channel.js";
 import type { ChatContext } from "./context.js";
 import { invalidArgumentError } from "./errors.js";
-import { commitTempFile, removeIfStale, unlinkQuietly, writeTempFile } from "./exclusive-file.js";
+import {
+  linkTempFile,
+  removeIfStale,
+  syncDirectory,
+  unlinkQuietly,
+  writeTempFile,
+} from "./exclusive-file.js";
 import { formatMessageFileName, isTempFileName, parseMessageFileName } from "./filename.js";
 import { checkDecisionStatus, type GovernancePlan, planGovernance } from "./governance.js";
 import { DEFAULT_STATUS, formatMessage, isBroadcast } from "./message.js";
@@ -41,11 +47,14 @@ export interface PostResult {
 
 // A poster whose lock was stolen (it was taken for dead) starts over, a few times at most.
 const MAX_ATTEMPTS = 5;
+// Predictions a concurrent post proved wrong, rewritten outside the lock before one is written under it.
+const MAX_REWRITES = 2;
 
 /**
- * Post a message: take `_seq.lock`, allocate max(seq)+1 from one listing of the folder, write the file
- * whole under its final name, release the lock. The file exists whole or not at all; its content is on
- * disk before its name appears.
+ * Post a message: write it to a temp file and flush it, take `_seq.lock`, allocate max(seq)+1 from one
+ * listing of the folder, link the temp file to its final name, release the lock, flush the folder. The
+ * file exists whole or not at all, its content is on disk before its name appears, and its name is on
+ * disk before the post returns.
  */
 export async function postMessage(
   ctx: ChatContext,
@@ -78,44 +87,83 @@ export async function postMessage(
     );
   const warnings = rosterWarnings(meta, from, to);
   const ts = ctx.now();
+  const extra = governance?.extra ?? [];
+  const replyTo = input.replyTo === undefined ? {} : { reply_to: input.replyTo };
+  // The message for a sequence, written and flushed to a temp file (the sequence is in its text).
+  const prepare = (seq: number): Prepared => {
+    const file = formatMessageFileName(seq, from, title);
+    const path = join(channel.dir, file);
+    const text = formatMessage({
+      seq,
+      from,
+      to,
+      ...replyTo,
+      channel: channel.name,
+      ts,
+      status,
+      title,
+      body,
+      extra,
+    });
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_MESSAGE_BYTES) throw messageTooLargeError(bytes);
+    return { seq, file, path, temp: writeTempFile(path, text) };
+  };
 
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const lock = await acquireSeqLock(channel.dir, { staleMs: ctx.lockStaleMs });
-    try {
-      const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
-      const seq = listing.maxSeq + 1;
-      if (input.replyTo !== undefined && !listing.hasReplyTarget)
-        warnings.push(`reply_to ${input.replyTo}: no such message in ${channel.name}`);
-      const file = formatMessageFileName(seq, from, title);
-      const path = join(channel.dir, file);
-      const text = formatMessage({
-        seq,
-        from,
-        to,
-        ...(input.replyTo === undefined ? {} : { reply_to: input.replyTo }),
-        channel: channel.name,
-        ts,
-        status,
-        title,
-        body,
-        extra: governance?.extra ?? [],
-      });
-      const bytes = Buffer.byteLength(text);
-      if (bytes > MAX_MESSAGE_BYTES) throw messageTooLargeError(bytes);
-      const temp = writeTempFile(path, text);
-      // Taken for dead while writing: the thief may hand out the same sequence, so start over.
-      if (!lock.stillHeld()) {
-        unlinkQuietly(temp);
-        continue;
+  // The flush is the slow part of a post, so it happens before the lock, for the sequence the
+  // channel's listing predicts; under the lock the listing is taken again, and when it agrees, only a
+  // link remains. When another post came in between, the message is written again for the new
+  // prediction outside the lock (MAX_REWRITES times), then under it, as a last resort that always ends.
+  let guess = listForPost(channel.dir, undefined, ctx.lockStaleMs).maxSeq + 1;
+  let prepared: Prepared | undefined;
+  let posted: { message: Prepared; hasReplyTarget: boolean } | undefined;
+  let rewrites = 0;
+  try {
+    for (let attempt = 0; posted === undefined && attempt < MAX_ATTEMPTS; ) {
+      if (prepared?.seq !== guess) {
+        if (prepared !== undefined) unlinkQuietly(prepared.temp);
+        prepared = prepare(guess);
       }
-      if (commitTempFile(temp, path) === true) {
-        return { channel: channel.name, seq, file, path, from, to, status, title, governance, warnings };
+      const lock = await acquireSeqLock(channel.dir, { staleMs: ctx.lockStaleMs });
+      try {
+        const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
+        guess = listing.maxSeq + 1;
+        if (prepared.seq !== guess) {
+          if (rewrites++ < MAX_REWRITES) continue;
+          unlinkQuietly(prepared.temp);
+          prepared = prepare(guess);
+        }
+        // Taken for dead meanwhile: the thief may hand out the same sequence, so start over.
+        if (lock.stillHeld()) {
+          const linked = linkTempFile(prepared.temp, prepared.path);
+          if (linked === true) posted = { message: prepared, hasReplyTarget: listing.hasReplyTarget };
+          // Removed as stale by another poster (this one waited past the stale timeout): write it again.
+          else if (linked === undefined) prepared = undefined;
+        }
+        attempt++;
+      } finally {
+        lock.release();
       }
-    } finally {
-      lock.release();
     }
+  } finally {
+    // After a link, the temp file is a second name of the message: removed once the lock is free.
+    if (prepared !== undefined) unlinkQuietly(prepared.temp);
   }
-  throw postFailedError(channel);
+  if (posted === undefined) throw postFailedError(channel);
+  // The name and the temp's removal reach the disk before the post reports success.
+  syncDirectory(channel.dir);
+  const { seq, file, path } = posted.message;
+  if (input.replyTo !== undefined && !posted.hasReplyTarget)
+    warnings.push(`reply_to ${input.replyTo}: no such message in ${channel.name}`);
+  return { channel: channel.name, seq, file, path, from, to, status, title, governance, warnings };
+}
+
+/** A message written and flushed to a temp file, for the sequence it was written for. */
+interface Prepared {
+  seq: number;
+  file: string;
+  path: string;
+  temp: string;
 }
 
 /**
