@@ -47,14 +47,12 @@ export interface PostResult {
 
 // A poster whose lock was stolen (it was taken for dead) starts over, a few times at most.
 const MAX_ATTEMPTS = 5;
-// Predictions a concurrent post proved wrong, rewritten outside the lock before one is written under it.
-const MAX_REWRITES = 2;
 
 /**
- * Post a message: write it to a temp file and flush it, take `_seq.lock`, allocate max(seq)+1 from one
- * listing of the folder, link the temp file to its final name, release the lock, flush the folder. The
- * file exists whole or not at all, its content is on disk before its name appears, and its name is on
- * disk before the post returns.
+ * Post a message: take `_seq.lock`, allocate max(seq)+1 from one listing of the folder, write the file
+ * to a temp file and flush it, link it to its final name, release the lock, flush the folder. The file
+ * exists whole or not at all, its content is on disk before its name appears, and its name is on disk
+ * before the post returns.
  */
 export async function postMessage(
   ctx: ChatContext,
@@ -89,7 +87,10 @@ export async function postMessage(
   const ts = ctx.now();
   const extra = governance?.extra ?? [];
   const replyTo = input.replyTo === undefined ? {} : { reply_to: input.replyTo };
-  // The message for a sequence, written and flushed to a temp file (the sequence is in its text).
+  // The message for a sequence, written and flushed to a temp file (the sequence is in its text), under
+  // the lock. Flushing it before the lock, for a predicted sequence, was measured (bench/chat): one
+  // more listing per post, and with concurrent posters most predictions were overtaken, so the flush
+  // was paid two or three times; docs/chat.md#speed has the numbers.
   const prepare = (seq: number): Prepared => {
     const file = formatMessageFileName(seq, from, title);
     const path = join(channel.dir, file);
@@ -110,37 +111,18 @@ export async function postMessage(
     return { seq, file, path, temp: writeTempFile(path, text) };
   };
 
-  // The flush is the slow part of a post, so it happens before the lock, for the sequence the
-  // channel's listing predicts; under the lock the listing is taken again, and when it agrees, only a
-  // link remains. When another post came in between, the message is written again for the new
-  // prediction outside the lock (MAX_REWRITES times), then under it, as a last resort that always ends.
-  let guess = listForPost(channel.dir, undefined, ctx.lockStaleMs).maxSeq + 1;
   let prepared: Prepared | undefined;
   let posted: { message: Prepared; hasReplyTarget: boolean } | undefined;
-  let rewrites = 0;
   try {
-    for (let attempt = 0; posted === undefined && attempt < MAX_ATTEMPTS; ) {
-      if (prepared?.seq !== guess) {
-        if (prepared !== undefined) unlinkQuietly(prepared.temp);
-        prepared = prepare(guess);
-      }
+    for (let attempt = 0; posted === undefined && attempt < MAX_ATTEMPTS; attempt++) {
       const lock = await acquireSeqLock(channel.dir, { staleMs: ctx.lockStaleMs });
       try {
         const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
-        guess = listing.maxSeq + 1;
-        if (prepared.seq !== guess) {
-          if (rewrites++ < MAX_REWRITES) continue;
-          unlinkQuietly(prepared.temp);
-          prepared = prepare(guess);
-        }
-        // Taken for dead meanwhile: the thief may hand out the same sequence, so start over.
-        if (lock.stillHeld()) {
-          const linked = linkTempFile(prepared.temp, prepared.path);
-          if (linked === true) posted = { message: prepared, hasReplyTarget: listing.hasReplyTarget };
-          // Removed as stale by another poster (this one waited past the stale timeout): write it again.
-          else if (linked === undefined) prepared = undefined;
-        }
-        attempt++;
+        if (prepared !== undefined) unlinkQuietly(prepared.temp);
+        prepared = prepare(listing.maxSeq + 1);
+        // Taken for dead while writing: the thief may hand out the same sequence, so start over.
+        if (lock.stillHeld() && linkTempFile(prepared.temp, prepared.path) === true)
+          posted = { message: prepared, hasReplyTarget: listing.hasReplyTarget };
       } finally {
         lock.release();
       }
@@ -150,9 +132,13 @@ export async function postMessage(
     if (prepared !== undefined) unlinkQuietly(prepared.temp);
   }
   if (posted === undefined) throw postFailedError(channel);
-  // The name and the temp's removal reach the disk before the post reports success.
-  syncDirectory(channel.dir);
   const { seq, file, path } = posted.message;
+  // The name and the temp's removal reach the disk before the post reports success.
+  try {
+    syncDirectory(channel.dir);
+  } catch (error) {
+    throw notFlushedError(channel, file, error);
+  }
   if (input.replyTo !== undefined && !posted.hasReplyTarget)
     warnings.push(`reply_to ${input.replyTo}: no such message in ${channel.name}`);
   return { channel: channel.name, seq, file, path, from, to, status, title, governance, warnings };
@@ -198,6 +184,18 @@ function messageTooLargeError(bytes: number): CaesarError {
       detail:
         "Put the large content in a file (in the repository, say) and post its path, or split it into several messages.",
       data: { bytes, limit: MAX_MESSAGE_BYTES },
+    },
+  );
+}
+
+function notFlushedError(channel: ChannelRef, file: string, cause: unknown): CaesarError {
+  return new CaesarError(
+    "post_not_flushed",
+    `${file} is in "${channel.name}", but the folder could not be flushed to disk: ${(cause as Error).message}`,
+    {
+      detail:
+        "Readers can see the message, but it may not survive a power loss. Check the disk (full, read-only, failing) before relying on it; posting it again would make a second message.",
+      data: { file },
     },
   );
 }
