@@ -273,7 +273,7 @@ async function whereTheTimeGoes(ctx) {
   console.log(`     link to its name + unlink the temp     ${us(parts.link)}`);
   console.log(`     link + fsync of the folder             ${us(parts.folder)}`);
   console.log(
-    "   caesar flushes the message before taking the lock and the folder after releasing it: under the\n   lock, a post lists the folder, links and removes the lock (chat.py writes there, without fsync).",
+    "   under the lock a caesar post lists, writes + fsyncs, links and removes the lock; the folder's fsync\n   comes after the release (chat.py lists and writes under the lock, without any fsync).",
   );
 }
 
