@@ -9,9 +9,10 @@
 //    other, each command a new process with its output piped (as an agent's shell tool runs it):
 //    `caesar chat post` (bin/caesar.js) against `python3 chat.py post`. Rounds in ABBA order.
 // 2. In-process throughput: one process posting <in-process> messages in a loop, caesar's postMessage
-//    against chat.py's cmd_post (the reference's own code, imported), interpreter start excluded.
+//    against chat.py's cmd_post (the reference's own code, imported), interpreter start excluded; then
+//    <writers> such processes at once on one channel, sharing <in-process> posts (starts included).
 // 3. Where the time goes: CPU per process (Node's and Python's own start, caesar chat's code, a whole
-//    post), and the parts of one post (lock, listing, write, fsync, link).
+//    post), and the parts of one post (lock, listing, write, fsync, link, the folder's fsync).
 // 4. Wake-up latency of `wait`: the file watch against sleep-polling.
 // The reference is found as in the tests (AGENT_CHAT_REFERENCE, else ../shared/reference/agent-chat/).
 import { spawn } from "node:child_process";
@@ -163,6 +164,36 @@ async function inProcessThroughput() {
     `\n2. In-process: one process posting ${inProcess} messages (posts/s, median of ${rates.get("caesar chat").length})`,
   );
   report(rates);
+  await concurrentInProcess();
+}
+
+// The same loops, <writers> processes at once on one channel: what the lock's hold time costs them.
+async function concurrentInProcess() {
+  const each = Math.max(1, Math.round(inProcess / writers));
+  const rates = new Map([["caesar chat", []]]);
+  if (!("missing" in ref)) rates.set("chat.py", []);
+  for (let round = 0; round < rounds; round++) {
+    const order = rates.size === 1 ? ["caesar chat"] : ["chat.py", "caesar chat", "caesar chat", "chat.py"];
+    for (const name of order) {
+      const channel = freshChannel();
+      await initChannel(makeChatContext({ root: scratch, env: {} }), channel);
+      const started = now();
+      await Promise.all(
+        Array.from({ length: writers }, () =>
+          name === "chat.py"
+            ? run(ref.python, [join(HERE, "reference-posts.py"), ref.dir, scratch, channel, String(each)])
+            : run(process.execPath, [join(HERE, "worker.mjs"), "posts", scratch, channel, String(each)]),
+        ),
+      );
+      const seconds = (now() - started) / 1000;
+      checkSequences(channel, writers * each, name);
+      rates.get(name).push((writers * each) / seconds);
+    }
+  }
+  console.log(
+    `\n2b. In-process, ${writers} processes at once × ${each} posts each, one channel (posts/s, process starts included, median of ${rates.get("caesar chat").length})`,
+  );
+  report(rates);
 }
 
 // --- 3. Where the time goes -----------------------------------------------------------------------
@@ -240,6 +271,10 @@ async function whereTheTimeGoes(ctx) {
     `     write a temp file + fsync              ${us(parts.fsync)}   (fsync: ${us(parts.fsync - parts.write)})`,
   );
   console.log(`     link to its name + unlink the temp     ${us(parts.link)}`);
+  console.log(`     link + fsync of the folder             ${us(parts.folder)}`);
+  console.log(
+    "   under the lock a caesar post lists, writes + fsyncs, links and removes the lock; the folder's fsync\n   comes after the release (chat.py lists and writes under the lock, without any fsync).",
+  );
 }
 
 // --- 4. Wake-up latency ---------------------------------------------------------------------------

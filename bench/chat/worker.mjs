@@ -1,5 +1,6 @@
 // Child processes of bench/chat (each measurement runs in a fresh process, like an agent's):
 //   posts <root> <channel> <count>                      caesar's postMessage <count> times; prints {"seconds"}
+//                                                       (several of these at once: concurrent posters)
 //   anatomy <root> <channel> <count>                    the parts of a post, timed alone; prints µs per part
 //   wait <root> <channel> <mode> <rounds> <intervalMs>  a waiter for the wake-up latency
 import {
@@ -65,6 +66,13 @@ if (kind === "posts") {
     link: timeEach((index) => {
       linkSync(join(dir, `.bench-${index}.tmp`), join(dir, `.bench-link-${index}.tmp`));
       unlinkSync(join(dir, `.bench-${index}.tmp`));
+    }),
+    // The folder's flush after a new name in it, as a post does once it has released the lock.
+    folder: timeEach((index) => {
+      linkSync(join(dir, `.bench-sync-${index}.tmp`), join(dir, `.bench-named-${index}.tmp`));
+      const fd = openSync(dir, "r");
+      fsyncSync(fd);
+      closeSync(fd);
     }),
   };
   for (const name of readdirSync(dir)) if (name.startsWith(".bench-")) unlinkSync(join(dir, name));

@@ -49,6 +49,18 @@ const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"])
  */
 export function commitTempFile(temp: string, path: string): boolean | undefined {
   try {
+    return linkTempFile(temp, path);
+  } finally {
+    unlinkQuietly(temp);
+  }
+}
+
+/**
+ * As commitTempFile, but the temp file stays (when it was linked, as a second name of the message):
+ * a poster removes it after releasing its lock, so that the unlink is not on the lock's clock.
+ */
+export function linkTempFile(temp: string, path: string): boolean | undefined {
+  try {
     linkSync(temp, path);
     return true;
   } catch (error) {
@@ -57,8 +69,33 @@ export function commitTempFile(temp: string, path: string): boolean | undefined 
     if (code === "ENOENT") return undefined;
     if (code !== undefined && NO_LINKS.has(code)) return renameUnlessExists(temp, path);
     throw error;
+  }
+}
+
+// Answers of systems that cannot open or flush a directory (Windows, some network file systems).
+const NO_DIRECTORY_SYNC = new Set(["EISDIR", "EINVAL", "EPERM", "EACCES", "ENOTSUP", "EOPNOTSUPP", "EBADF"]);
+
+/**
+ * Flush a folder's entries to disk: after it, the names created (or removed) in it survive a power
+ * loss — fsync on the file flushes its content, not the entry that names it. Where the system cannot
+ * flush a directory at all, there is nothing more to do than what it does.
+ */
+export function syncDirectory(dir: string): void {
+  let fd: number;
+  try {
+    fd = openSync(dir, "r");
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code !== undefined && NO_DIRECTORY_SYNC.has(code)) return;
+    throw error;
+  }
+  try {
+    fsyncSync(fd);
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === undefined || !NO_DIRECTORY_SYNC.has(code)) throw error;
   } finally {
-    unlinkQuietly(temp);
+    closeSync(fd);
   }
 }
 

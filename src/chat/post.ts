@@ -4,7 +4,13 @@ import { CaesarError } from "../support/errors.js";
 import { type ChannelRef, openChannelWithMeta } from "./channel.js";
 import type { ChatContext } from "./context.js";
 import { invalidArgumentError } from "./errors.js";
-import { commitTempFile, removeIfStale, unlinkQuietly, writeTempFile } from "./exclusive-file.js";
+import {
+  linkTempFile,
+  removeIfStale,
+  syncDirectory,
+  unlinkQuietly,
+  writeTempFile,
+} from "./exclusive-file.js";
 import { formatMessageFileName, isTempFileName, parseMessageFileName } from "./filename.js";
 import { checkDecisionStatus, type GovernancePlan, planGovernance } from "./governance.js";
 import { DEFAULT_STATUS, formatMessage, isBroadcast } from "./message.js";
@@ -44,8 +50,9 @@ const MAX_ATTEMPTS = 5;
 
 /**
  * Post a message: take `_seq.lock`, allocate max(seq)+1 from one listing of the folder, write the file
- * whole under its final name, release the lock. The file exists whole or not at all; its content is on
- * disk before its name appears.
+ * to a temp file and flush it, link it to its final name, release the lock, flush the folder. The file
+ * exists whole or not at all, its content is on disk before its name appears, and its name is on disk
+ * before the post returns.
  */
 export async function postMessage(
   ctx: ChatContext,
@@ -78,44 +85,71 @@ export async function postMessage(
     );
   const warnings = rosterWarnings(meta, from, to);
   const ts = ctx.now();
+  const extra = governance?.extra ?? [];
+  const replyTo = input.replyTo === undefined ? {} : { reply_to: input.replyTo };
+  // The message for a sequence, written and flushed to a temp file (the sequence is in its text), under
+  // the lock. Flushing it before the lock, for a predicted sequence, was measured (bench/chat): one
+  // more listing per post, and with concurrent posters most predictions were overtaken, so the flush
+  // was paid two or three times; docs/chat.md#speed has the numbers.
+  const prepare = (seq: number): Prepared => {
+    const file = formatMessageFileName(seq, from, title);
+    const path = join(channel.dir, file);
+    const text = formatMessage({
+      seq,
+      from,
+      to,
+      ...replyTo,
+      channel: channel.name,
+      ts,
+      status,
+      title,
+      body,
+      extra,
+    });
+    const bytes = Buffer.byteLength(text);
+    if (bytes > MAX_MESSAGE_BYTES) throw messageTooLargeError(bytes);
+    return { seq, file, path, temp: writeTempFile(path, text) };
+  };
 
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const lock = await acquireSeqLock(channel.dir, { staleMs: ctx.lockStaleMs });
-    try {
-      const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
-      const seq = listing.maxSeq + 1;
-      if (input.replyTo !== undefined && !listing.hasReplyTarget)
-        warnings.push(`reply_to ${input.replyTo}: no such message in ${channel.name}`);
-      const file = formatMessageFileName(seq, from, title);
-      const path = join(channel.dir, file);
-      const text = formatMessage({
-        seq,
-        from,
-        to,
-        ...(input.replyTo === undefined ? {} : { reply_to: input.replyTo }),
-        channel: channel.name,
-        ts,
-        status,
-        title,
-        body,
-        extra: governance?.extra ?? [],
-      });
-      const bytes = Buffer.byteLength(text);
-      if (bytes > MAX_MESSAGE_BYTES) throw messageTooLargeError(bytes);
-      const temp = writeTempFile(path, text);
-      // Taken for dead while writing: the thief may hand out the same sequence, so start over.
-      if (!lock.stillHeld()) {
-        unlinkQuietly(temp);
-        continue;
+  let prepared: Prepared | undefined;
+  let posted: { message: Prepared; hasReplyTarget: boolean } | undefined;
+  try {
+    for (let attempt = 0; posted === undefined && attempt < MAX_ATTEMPTS; attempt++) {
+      const lock = await acquireSeqLock(channel.dir, { staleMs: ctx.lockStaleMs });
+      try {
+        const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
+        if (prepared !== undefined) unlinkQuietly(prepared.temp);
+        prepared = prepare(listing.maxSeq + 1);
+        // Taken for dead while writing: the thief may hand out the same sequence, so start over.
+        if (lock.stillHeld() && linkTempFile(prepared.temp, prepared.path) === true)
+          posted = { message: prepared, hasReplyTarget: listing.hasReplyTarget };
+      } finally {
+        lock.release();
       }
-      if (commitTempFile(temp, path) === true) {
-        return { channel: channel.name, seq, file, path, from, to, status, title, governance, warnings };
-      }
-    } finally {
-      lock.release();
     }
+  } finally {
+    // After a link, the temp file is a second name of the message: removed once the lock is free.
+    if (prepared !== undefined) unlinkQuietly(prepared.temp);
   }
-  throw postFailedError(channel);
+  if (posted === undefined) throw postFailedError(channel);
+  const { seq, file, path } = posted.message;
+  // The name and the temp's removal reach the disk before the post reports success.
+  try {
+    syncDirectory(channel.dir);
+  } catch (error) {
+    throw notFlushedError(channel, file, error);
+  }
+  if (input.replyTo !== undefined && !posted.hasReplyTarget)
+    warnings.push(`reply_to ${input.replyTo}: no such message in ${channel.name}`);
+  return { channel: channel.name, seq, file, path, from, to, status, title, governance, warnings };
+}
+
+/** A message written and flushed to a temp file, for the sequence it was written for. */
+interface Prepared {
+  seq: number;
+  file: string;
+  path: string;
+  temp: string;
 }
 
 /**
@@ -150,6 +184,18 @@ function messageTooLargeError(bytes: number): CaesarError {
       detail:
         "Put the large content in a file (in the repository, say) and post its path, or split it into several messages.",
       data: { bytes, limit: MAX_MESSAGE_BYTES },
+    },
+  );
+}
+
+function notFlushedError(channel: ChannelRef, file: string, cause: unknown): CaesarError {
+  return new CaesarError(
+    "post_not_flushed",
+    `${file} is in "${channel.name}", but the folder could not be flushed to disk: ${(cause as Error).message}`,
+    {
+      detail:
+        "Readers can see the message, but it may not survive a power loss. Check the disk (full, read-only, failing) before relying on it; posting it again would make a second message.",
+      data: { file },
     },
   );
 }

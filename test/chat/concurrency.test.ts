@@ -73,6 +73,71 @@ describe("concurrent posters", () => {
   }, 120_000);
 });
 
+describe("posters killed mid-post", () => {
+  it("SIGKILL at random moments leaves no duplicate, no gap, no half message, and the channel keeps working", async () => {
+    const root = makeChatRoot();
+    await chat(root, ["init", "kills"]);
+    const dir = join(root, "kills");
+    // A short stale timeout, so a lock left by a killed poster is stolen while the others still run;
+    // long enough that a live poster on a loaded machine is not taken for dead.
+    const env = { CAESAR_CHAT_LOCK_STALE_MS: "3000" };
+    const stop = join(root, "..", "stop");
+    const reader = start(join(FIXTURES, "reader.mjs"), [root, "kills", "reader", stop], env);
+    let started = 0;
+    const launch = () =>
+      start(join(FIXTURES, "poster.mjs"), [root, "kills", `p${++started}`, "100000", "512"], env);
+    const posters = Array.from({ length: 4 }, launch);
+    // 16 kills, each of a poster somewhere in its loop (writing, flushing, waiting for or holding the
+    // lock, linking, flushing the folder), each replaced by a new poster.
+    for (let kill = 0; kill < 16; kill++) {
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 250));
+      const victim = Math.floor(Math.random() * posters.length);
+      posters[victim]!.child.kill("SIGKILL");
+      await posters[victim]!.done;
+      posters[victim] = launch();
+    }
+    for (const poster of posters) poster.child.kill("SIGKILL");
+    await Promise.all(posters.map((poster) => poster.done));
+
+    // Once the leftovers are stale, a post goes through and clears them.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const after = await chat(
+      root,
+      ["post", "kills", "--from", "survivor", "--title", "after the kills", "--json"],
+      {
+        env: { CAESAR_CHAT_LOCK_STALE_MS: "300" },
+      },
+    );
+    expect(after.code).toBe(0);
+    writeFileSync(stop, "");
+    const read = await reader.done;
+    expect(read.stderr).toBe("");
+
+    const files = readdirSync(dir).filter((name) => /^\d/.test(name));
+    const seqs = files.map((name) => Number(name.split("-")[0])).sort((a, b) => a - b);
+    expect(seqs.length).toBeGreaterThan(1);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+    expect(parseJsonOutput<{ seq: number }>(after).seq).toBe(seqs.length);
+    for (const file of files) {
+      const seq = Number(file.split("-")[0]);
+      const parsed = parseMessage(readFileSync(join(dir, file), "utf8"), file, seq, "kills");
+      if (!parsed.ok) throw new Error(`${file} ${parsed.problem}`);
+      expect(parsed.message.warnings).toEqual([]);
+      if (parsed.message.from !== "survivor") expect(parsed.message.body).toMatch(/\nend p\d+ #\d+ \d+\n$/);
+    }
+    // No lock, no temp file left.
+    expect(
+      readdirSync(dir)
+        .filter((name) => !/^\d/.test(name))
+        .sort(),
+    ).toEqual([".cursors", "_meta.json"]);
+    // The reader, running throughout, never met half a message and received each one once.
+    const summary = JSON.parse(read.stdout) as { delivered: number[]; problems: string[] };
+    expect(summary.problems.filter((problem) => !problem.startsWith(`#${seqs.length}:`))).toEqual([]);
+    expect(summary.delivered).toEqual(seqs);
+  }, 300_000);
+});
+
 describe("racing init", () => {
   it("exactly one of 8 processes creating the same channel succeeds", async () => {
     const root = makeChatRoot();
