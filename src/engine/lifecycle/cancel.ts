@@ -58,7 +58,13 @@ export async function cancelDescendants(
   const descendants = await descendantsOf(root, id, { boundedOnly: true });
   return Promise.all(
     descendants.map(async (descendant) => {
-      const result = await cancelOne(taskDirOf(root, descendant.id), `${by}, with its ancestor ${id}`);
+      const dir = taskDirOf(root, descendant.id);
+      const state = await readState(dir);
+      // Already being cancelled (a second pass), or conducted by this very process (a cluster worker
+      // that took its own task's child: that run hears its cancel through the cluster): nothing to do.
+      if (state.cancel_requested || state.conductor?.pid === process.pid)
+        return { id: descendant.id, changed: false, phase: state.phase, outcome: state.outcome };
+      const result = await cancelOne(dir, `${by}, with its ancestor ${id}`);
       return {
         id: descendant.id,
         changed: result.changed,
@@ -78,7 +84,9 @@ async function cancelOne(dir: string, by: string): Promise<{ state: TaskState; c
   if (state.phase === "finished") return { state, changed: false };
   if (state.remote) return { state: await cancelRemote(dir, by), changed: true };
   const conductor = state.conductor;
-  if (conductor && isProcessAlive(conductor)) {
+  // A task conducted inside this process (a cluster worker's) is stopped by its own signal, never by
+  // signalling ourselves.
+  if (conductor && conductor.pid !== process.pid && isProcessAlive(conductor)) {
     // Only a pid caesar itself recorded is ever signalled: an unverified task's files could name any process.
     if (!isVerifiedTask(dir)) throw unverified(state.id, dir);
     try {
