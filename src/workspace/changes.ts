@@ -66,7 +66,9 @@ export async function isPristine(top: string, base: string): Promise<boolean> {
     "--branch",
     "-z",
     "--untracked-files=all",
-    "--ignore-submodules=none",
+    // A submodule's commit counts, not what is inside it: looking inside would run git there, under
+    // the configuration of a repository the agent controls (and the snapshot records only the commit).
+    "--ignore-submodules=dirty",
   ]).catch(() => undefined);
   if (out === undefined) return false;
   const records = out.split("\0").filter((record) => record !== "");
@@ -79,7 +81,16 @@ export async function isPristine(top: string, base: string): Promise<boolean> {
  */
 export async function uncommittedPaths(top: string, paths: readonly string[]): Promise<string[]> {
   if (paths.length === 0) return [];
-  const { stdout } = await git(top, ["status", "--porcelain", "-z", "--untracked-files=all", "--", ...paths]);
+  const { stdout } = await git(top, [
+    "status",
+    "--porcelain",
+    "-z",
+    "--untracked-files=all",
+    // Never inside a submodule (git would run there, under its own configuration).
+    "--ignore-submodules=dirty",
+    "--",
+    ...paths,
+  ]);
   const records = stdout.split("\0");
   const dirty: string[] = [];
   for (let i = 0; i < records.length; i++) {

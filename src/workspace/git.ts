@@ -34,7 +34,17 @@ export function git(cwd: string, args: string[], options: GitOptions = {}): Prom
     if (!options.allowFailure) return Promise.reject(error);
     return Promise.resolve({ stdout: "", stderr: (error as Error).message, code: 128 });
   }
-  const worktree = pinned ? { GIT_DIR: pinned.gitDir, GIT_WORK_TREE: pinned.top } : {};
+  // No file-system monitor either: a hook that a configuration inside the worktree (a submodule's) could
+  // name; this setting reaches the git processes git itself starts.
+  const worktree = pinned
+    ? {
+        GIT_DIR: pinned.gitDir,
+        GIT_WORK_TREE: pinned.top,
+        GIT_CONFIG_COUNT: "1",
+        GIT_CONFIG_KEY_0: "core.fsmonitor",
+        GIT_CONFIG_VALUE_0: "false",
+      }
+    : {};
   return new Promise((resolve, reject) => {
     const child = execFile(
       "git",

@@ -102,9 +102,13 @@ export async function restoreWorktreePointer(worktree: string, aside: string): P
   const info = await lstat(path).catch(() => undefined);
   let found: string;
   if (info?.isFile()) {
-    const text = await readFile(path, "utf8");
+    // A pointer is one short line: a huge file is not read into memory to be described.
+    const text = info.size <= 4096 ? await readFile(path, "utf8") : undefined;
     if (text === expected) return undefined;
-    found = `a file saying ${JSON.stringify(text.trim().slice(0, 300))}`;
+    found =
+      text === undefined
+        ? `a file of ${info.size} bytes`
+        : `a file saying ${JSON.stringify(text.trim().slice(0, 300))}`;
   } else if (!info) {
     found = "nothing: the file was deleted";
   } else {

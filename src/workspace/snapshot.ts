@@ -51,7 +51,10 @@ export async function snapshotTree(workdir: string, excluded: readonly string[] 
       if (errnoOf(error) !== "ENOENT") throw error; // a repository without an index yet: start empty
     }
     const env = { GIT_INDEX_FILE: working, ...CAESAR_GIT_IDENTITY };
-    const args = ["add", "--all", "--", ":(top)", ...exclusionPathspecs(excluded)];
+    // A submodule (a gitlink in the index) keeps the commit the index records: `git add` would otherwise
+    // run `git status` inside it, under the configuration of a repository the agent controls.
+    const gitlinks = await gitlinksOf(workdir, env);
+    const args = ["add", "--all", "--", ":(top)", ...exclusionPathspecs([...excluded, ...gitlinks])];
     // A file that vanishes between git's listing and its reading (an agent's temporary file, in place)
     // fails `git add`: the next attempt sees the tree without it. The last attempt's failure is the error.
     let added = false;
@@ -65,6 +68,15 @@ export async function snapshotTree(workdir: string, excluded: readonly string[] 
   } finally {
     await rm(working, { force: true });
   }
+}
+
+/** The paths of the index's gitlinks (submodules, embedded repositories), from `git ls-files -s`. */
+async function gitlinksOf(workdir: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const out = await gitOut(workdir, ["ls-files", "--stage", "-z"], { env });
+  return out
+    .split("\0")
+    .filter((record) => record.startsWith("160000 "))
+    .map((record) => record.slice(record.indexOf("\t") + 1));
 }
 
 /**

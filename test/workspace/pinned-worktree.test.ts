@@ -16,13 +16,13 @@ interface RunJson {
   };
 }
 
-function hijackProject(): { root: string; marks: string } {
+function hijackProject(fixture = "git-hijacker.sh"): { root: string; marks: string } {
   const root = makeRepo({ "README.md": "# the user's project\n" });
   const marks = tempDir("caesar-marks-");
   writeFiles(root, {
     ".caesar/config.toml": [
       '[[agent]]\nid = "hijacker"',
-      `bin = "${join(FIXTURE_BIN, "git-hijacker.sh")}"`,
+      `bin = "${join(FIXTURE_BIN, fixture)}"`,
       'args = ["{{prompt}}"]',
       `env = { HIJACK_MARKS = "${marks}" }`,
     ].join("\n"),
@@ -59,6 +59,48 @@ describe("a task's worktree is read through the git dir its project registered",
 
     // Reading the task's change later goes through the registered git dir as well.
     writeFileSync(join(worktree, ".git"), `gitdir: ${join(marks, "fake-repo", ".git")}\n`);
+    const diff = await runCaesar(["diff", body.task_id], { cwd: root });
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain("changed.txt");
+    expect(existsSync(join(marks, "fsmonitor-ran"))).toBe(false);
+    expect(existsSync(join(marks, "filter-ran"))).toBe(false);
+  });
+
+  it("a check that runs git in the worktree runs it through the pointer caesar put back, not the agent's", async () => {
+    const { root, marks } = hijackProject();
+    const result = await runCaesar(
+      [
+        "run",
+        "--json",
+        "--agent",
+        "hijacker",
+        "--isolation",
+        "worktree",
+        "--check",
+        "git status --porcelain",
+        "write changed.txt",
+      ],
+      { cwd: root, timeoutMs: 90_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const body = parseJsonOutput<RunJson>(result);
+    expect(existsSync(join(marks, "fsmonitor-ran"))).toBe(false);
+    expect(existsSync(join(marks, "filter-ran"))).toBe(false);
+    expect(body.report.findings.filter((f) => f.title.includes(".git was re-pointed"))).toHaveLength(1);
+  });
+
+  it("a submodule the agent committed, configured to run commands, gets none run by caesar's snapshot or diff", async () => {
+    const { root, marks } = hijackProject("submodule-hijacker.sh");
+    const result = await runCaesar(
+      ["run", "--json", "--agent", "hijacker", "--isolation", "worktree", "add a submodule"],
+      { cwd: root, timeoutMs: 90_000 },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const body = parseJsonOutput<RunJson>(result);
+    expect(existsSync(join(marks, "fsmonitor-ran"))).toBe(false);
+    expect(existsSync(join(marks, "filter-ran"))).toBe(false);
+    // The submodule counts as the commit it records; the honest change is verified as ever.
+    expect(body.report.changes.map((change) => change.path).sort()).toEqual(["changed.txt", "sub"]);
     const diff = await runCaesar(["diff", body.task_id], { cwd: root });
     expect(diff.code, diff.stderr).toBe(0);
     expect(diff.stdout).toContain("changed.txt");

@@ -17,6 +17,7 @@ import type { Ending } from "./ending.js";
 import type { FinishInput } from "./finish.js";
 import { makeFollowUpPrompt, makeFreshBrief } from "./follow-up.js";
 import { CHANNEL_REPORT_FILE } from "./recover.js";
+import { pointerFindings } from "./worktree-pointer.js";
 
 /** How one run of the agent ended: it exited (or was stopped), or it could not start. */
 export type AgentTurn =
@@ -143,6 +144,8 @@ async function checkTurn(
     return checksNotRun(plan.checks, "not run: the task was cancelled");
   if (turn.ending.outcome === "timed_out")
     return checksNotRun(plan.checks, "not run: the task's deadline had passed");
+  // A check that runs git in the worktree must not run the agent's git configuration.
+  findings.push(...(await pointerFindings(input.launch.task.workspace, dir)));
   // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.
   const before = await snapshotOf(input);
   const results = await runChecks({

@@ -1,4 +1,4 @@
-import { join, relative } from "node:path";
+import { relative } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
 import { settleBudget } from "../../policy/budget.js";
 import type { Attempt, CheckResult } from "../../protocol/checks.js";
@@ -7,7 +7,6 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { readFileTail } from "../../support/output-tail.js";
 import { trace } from "../../support/trace.js";
 import { changedFiles, isPristine, type ObservedChange } from "../../workspace/changes.js";
-import { restoreWorktreePointer } from "../../workspace/pinned-worktree.js";
 import { recordResultCommit } from "../../workspace/result-ref.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import { controlPaths } from "../store/control.js";
@@ -21,6 +20,7 @@ import type { Ending } from "./ending.js";
 import { governanceFindings } from "./governance-findings.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
+import { pointerFindings } from "./worktree-pointer.js";
 
 export interface FinishInput {
   dir: string;
@@ -136,20 +136,6 @@ interface EndOfTask {
   changes: ObservedChange[];
   /** What caesar found wrong with the worktree itself (its `.git` pointer). */
   findings: Finding[];
-}
-
-/** A worktree whose `.git` the agent re-pointed is put back, and the report says so. */
-async function pointerFindings(worktree: string, dir: string): Promise<Finding[]> {
-  const aside = join(dir, `replaced-dot-git-${Date.now()}`);
-  const found = await restoreWorktreePointer(worktree, aside).catch(() => undefined);
-  if (found === undefined) return [];
-  return [
-    {
-      severity: "high",
-      title: "The worktree's .git was re-pointed during the task",
-      detail: `caesar found ${found} instead of its pointer to the git dir the project registered, and put the pointer back. caesar's own git commands never followed it.`,
-    },
-  ];
 }
 
 async function observeChanges(state: TaskState, plan: TaskPlan, dir: string): Promise<EndOfTask | undefined> {
