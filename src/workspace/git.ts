@@ -37,13 +37,7 @@ export function git(cwd: string, args: string[], options: GitOptions = {}): Prom
   // No file-system monitor either: a hook that a configuration inside the worktree (a submodule's) could
   // name; this setting reaches the git processes git itself starts.
   const worktree = pinned
-    ? {
-        GIT_DIR: pinned.gitDir,
-        GIT_WORK_TREE: pinned.top,
-        GIT_CONFIG_COUNT: "1",
-        GIT_CONFIG_KEY_0: "core.fsmonitor",
-        GIT_CONFIG_VALUE_0: "false",
-      }
+    ? { GIT_DIR: pinned.gitDir, GIT_WORK_TREE: pinned.top, ...withConfig("core.fsmonitor", "false") }
     : {};
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -79,6 +73,13 @@ export function git(cwd: string, args: string[], options: GitOptions = {}): Prom
     );
     if (options.input !== undefined) child.stdin?.end(options.input);
   });
+}
+
+/** One more `GIT_CONFIG_KEY_<n>`/`VALUE_<n>` pair after those already in the environment (CI systems set some). */
+function withConfig(key: string, value: string): NodeJS.ProcessEnv {
+  const count = Number.parseInt(process.env.GIT_CONFIG_COUNT ?? "0", 10);
+  const n = Number.isSafeInteger(count) && count > 0 ? count : 0;
+  return { GIT_CONFIG_COUNT: String(n + 1), [`GIT_CONFIG_KEY_${n}`]: key, [`GIT_CONFIG_VALUE_${n}`]: value };
 }
 
 export async function gitOut(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {

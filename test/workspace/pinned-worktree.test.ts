@@ -108,6 +108,27 @@ describe("a task's worktree is read through the git dir its project registered",
     expect(existsSync(join(marks, "filter-ran"))).toBe(false);
   });
 
+  it("keeps the git configuration the environment already carries (GIT_CONFIG_COUNT…) and adds its own after it", async () => {
+    const root = makeRepo({ "README.md": "x\n" });
+    const worktree = join(root, ".caesar", "wt", "t_00000001");
+    git(root, "worktree", "add", "-q", "--detach", worktree);
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      GIT_CONFIG_COUNT: "1",
+      GIT_CONFIG_KEY_0: "caesar.test",
+      GIT_CONFIG_VALUE_0: "from the environment",
+    });
+    try {
+      expect((await runGit(worktree, ["config", "caesar.test"])).stdout.trim()).toBe("from the environment");
+      expect((await runGit(worktree, ["config", "core.fsmonitor"])).stdout.trim()).toBe("false");
+    } finally {
+      for (const key of ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"]) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    }
+  });
+
   it("runs git in the project itself as before, and refuses a worktree path its project never registered", async () => {
     const root = makeRepo({ "README.md": "x\n" });
     expect(pinnedWorktreeOf(root)).toBeUndefined();
