@@ -57,7 +57,8 @@ export const clusterCommand: CommandDefinition = {
           process.once("SIGTERM", () => stop.abort());
           process.once("SIGINT", () => stop.abort());
           await runRelay(ctx.root, { signal: stop.signal });
-          return 0;
+          // A connection to a server that is gone may still hold the event loop: the relay is done.
+          process.exit(0);
         }),
       );
     return cluster;

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { relayPaths } from "../../engine/conductor/relay.js";
 import { ChangeWatch } from "../../engine/store/change-watch.js";
 import { projectPaths } from "../../engine/store/project.js";
@@ -38,6 +39,12 @@ export async function runRelay(root: string, options: RelayOptions = {}): Promis
   log(`[relay] started for ${root} (pid ${process.pid})`);
   try {
     for (;;) {
+      // Stopped (SIGTERM), or its project removed: end now, whatever the mirrors are waiting for.
+      if (stop.signal.aborted) break;
+      if (!existsSync(tasksDir)) {
+        log(`[relay] ${tasksDir} is gone: stopping`);
+        break;
+      }
       await attachNew(root, mirrors, settled, pool, stop.signal, log);
       const paused = [...pausedUntil.keys()].some((id) => !settled.has(id));
       if (mirrors.size > 0 || paused) idleSince = Date.now();
@@ -57,12 +64,35 @@ export async function runRelay(root: string, options: RelayOptions = {}): Promis
   } finally {
     watch.close();
     stop.abort();
-    await Promise.allSettled(mirrors.values());
-    await pool.closeAll();
+    // A mirror waiting on a server that is gone may not hear the stop: it is not waited for long.
+    const stragglers = await settleWithin(mirrors.values(), MIRRORS_STOP_MS);
+    if (stragglers > 0) log(`[relay] ${stragglers} task mirror(s) did not stop within ${MIRRORS_STOP_MS} ms`);
+    else await pool.closeAll();
     await release?.();
     log(`[relay] stopped for ${root}`);
   }
   return "done";
+}
+
+/** How long a stopping relay waits for its task mirrors. */
+const MIRRORS_STOP_MS = 10_000;
+
+/** Wait for `promises` to settle, at most `ms`: how many had not by then. */
+async function settleWithin(promises: Iterable<Promise<unknown>>, ms: number): Promise<number> {
+  const pending = new Set<Promise<unknown>>();
+  for (const promise of promises) {
+    pending.add(promise);
+    void promise.finally(() => pending.delete(promise)).catch(() => undefined);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled([...pending]),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return pending.size;
 }
 
 /** Tasks whose mirror ended early, and when to follow them again. */
