@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/api/server.js";
 import { readClaim } from "../../src/engine/store/race-record.js";
+import { isProcessAlive } from "../../src/support/process.js";
 import { CAESAR_BIN, type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   cloneOf,
@@ -24,15 +25,6 @@ import { git } from "../helpers/repo.js";
 const NATS_SERVER = requireNatsServer("test/cluster/cluster.test.ts");
 
 const MINUTE = 60_000;
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a git remote)", () => {
   let lab: string;
@@ -156,7 +148,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
       if (existsSync(owner)) {
         const { pid } = JSON.parse(readFileSync(owner, "utf8")) as { pid: number };
-        if (isAlive(pid)) process.kill(pid, "SIGTERM");
+        if (isProcessAlive(pid)) process.kill(pid, "SIGTERM");
       }
     }
     await server?.stop();
@@ -270,13 +262,13 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       ) as {
         agent_process: { pid: number };
       };
-      expect(isAlive(local.agent_process.pid)).toBe(true);
+      expect(isProcessAlive(local.agent_process.pid)).toBe(true);
       const cancelled = await caesar(["cancel", id, "--json"]);
       expect(parseJsonOutput<{ cancelled: boolean; outcome: string }>(cancelled)).toMatchObject({
         cancelled: true,
         outcome: "cancelled",
       });
-      expect(isAlive(local.agent_process.pid)).toBe(false);
+      expect(isProcessAlive(local.agent_process.pid)).toBe(false);
       expect(readState(submitter, id).outcome).toBe("cancelled");
       expect(completedRuns(runs).get(id)).toBeUndefined();
     },
@@ -374,7 +366,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
         () => `${worker.name} to see it lost ${id}\n${workerLogs()}`,
       );
       await eventually(
-        () => !isAlive(agentPid),
+        () => !isProcessAlive(agentPid),
         MINUTE,
         () => `the frozen agent ${agentPid} to be ended`,
       );

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterAccess, connectCluster } from "../../src/cluster/connection.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
+import { isProcessAlive } from "../../src/support/process.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   cloneOf,
@@ -36,21 +37,12 @@ const NO_ACCESS: ClusterAccess = {
   tls_key: null,
 };
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Stop the relay a submitter started (it exits on its own once idle; do not leave it to the next suite). */
 function stopRelay(root: string): void {
   const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
   if (!existsSync(owner)) return;
   const { pid } = JSON.parse(readFileSync(owner, "utf8")) as { pid: number };
-  if (isAlive(pid)) process.kill(pid, "SIGTERM");
+  if (isProcessAlive(pid)) process.kill(pid, "SIGTERM");
 }
 
 describe.skipIf(!NATS_SERVER)("a .creds file (JWT + nkey seed), against an operator-mode nats-server", () => {

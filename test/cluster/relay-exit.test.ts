@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/support/process.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   cloneOf,
@@ -16,15 +17,6 @@ import {
 const NATS_SERVER = requireNatsServer("test/cluster/relay-exit.test.ts");
 const MINUTE = 60_000;
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** CPU time (user + system, in clock ticks) a process has used so far. */
 function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
@@ -37,7 +29,7 @@ describe.skipIf(!NATS_SERVER)("the relay of a project whose server or project is
   const pids: number[] = [];
   const servers: NatsServer[] = [];
   afterEach(async () => {
-    for (const pid of pids.splice(0)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+    for (const pid of pids.splice(0)) if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
     for (const server of servers.splice(0)) await server.stop();
   });
 
@@ -78,7 +70,7 @@ describe.skipIf(!NATS_SERVER)("the relay of a project whose server or project is
       expect(cpuTicks(relay) - before).toBeLessThan(100);
       process.kill(relay, "SIGTERM");
       await eventually(
-        () => !isAlive(relay),
+        () => !isProcessAlive(relay),
         45_000,
         () => `relay ${relay} to exit after SIGTERM`,
       );
@@ -92,7 +84,7 @@ describe.skipIf(!NATS_SERVER)("the relay of a project whose server or project is
       const { root, relay } = await queuedTaskWithDeadServer();
       rmSync(root, { recursive: true, force: true });
       await eventually(
-        () => !isAlive(relay),
+        () => !isProcessAlive(relay),
         45_000,
         () => `relay ${relay} to exit once ${root} is gone`,
       );
