@@ -61,9 +61,12 @@ describe("caesar race", () => {
     );
     expect(result.code, result.stderr).toBe(0);
     const race = parseJsonOutput<RaceJson>(result);
-    const [, good, slow] = race.task_ids;
+    const [wrong, good, slow] = race.task_ids;
     expect(race.decision).toMatchObject({ state: "decided", winner: good });
-    expect(race.cancelled).toEqual([slow]);
+    // `slow` is certainly still running when `good` wins. `wrong` usually has failed its check by
+    // then, but on a loaded machine it may still be running and is then cancelled too.
+    expect(race.cancelled).toContain(slow);
+    expect(race.cancelled.filter((id) => id !== slow && id !== wrong)).toEqual([]);
     const shown = await runCaesar(["race", "--show", race.race_id], { cwd: root, timeoutMs: 60_000 });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`winner   ✓ ${good} (good) was the first to pass all 1 check(s)`);
