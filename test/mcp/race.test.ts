@@ -66,11 +66,15 @@ describe("caesar_race won on evidence", () => {
     expect(race.status).toBe("complete");
     expect(race.decision).toMatchObject({ mode: "first", state: "decided", winner: good });
     expect(race.decision.reason).toContain(`${good} (good) was the first to pass all 1 check(s)`);
-    expect(race.cancelled).toEqual([slow]);
+    // `wrong` has usually failed its check before `good` wins; on a loaded machine it may still be
+    // running then, and is cancelled like `slow`.
+    expect(race.cancelled).toContain(slow);
+    expect(race.cancelled.filter((id) => id !== slow && id !== wrong)).toEqual([]);
     const why = Object.fromEntries(race.decision.ranking.map((entry) => [entry.task_id, entry.why]));
     expect(why[good!]).toBe("winner: the first to pass every check");
     expect(why[slow!]).toBe(`cancelled: ${good} won first`);
-    expect(why[wrong!]).toMatch(/^passed 0\/1 checks \(failed: sh test\.sh\)/);
+    if (race.cancelled.includes(wrong!)) expect(why[wrong!]).toBe(`cancelled: ${good} won first`);
+    else expect(why[wrong!]).toMatch(/^passed 0\/1 checks \(failed: sh test\.sh\)/);
     // The loser that was cancelled keeps its worktree and its record: its diff stays inspectable.
     const state = readJson<{ outcome: string; worktree: string; cancel_requested: { by: string } }>(
       join(taskDir(root, slow!), "state.json"),
