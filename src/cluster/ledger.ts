@@ -14,8 +14,8 @@ import {
 } from "../policy/budget.js";
 import { updateWithCas } from "./cas.js";
 import type { Cluster } from "./connection.js";
-import { serverTimeOf } from "./holder.js";
 import { BUDGETS_BUCKET, budgetKey, CLOCK_KEY } from "./names.js";
+import { serverTimeOf } from "./server-clock.js";
 
 /**
  * A delegation tree's budget when the tree spans machines: the same ledger as on one machine

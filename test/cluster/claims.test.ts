@@ -9,9 +9,10 @@ import {
   takeClaim,
 } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
-import { isHolderAlive, serverTimeOf } from "../../src/cluster/holder.js";
+import { isHolderAlive } from "../../src/cluster/holder.js";
 import { clusterLedger, reserveClusterBudget, settleClusterBudget } from "../../src/cluster/ledger.js";
 import { BUDGETS_BUCKET, CLAIMS_BUCKET, WORKERS_BUCKET } from "../../src/cluster/names.js";
+import { serverTimeOf } from "../../src/cluster/server-clock.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
 import { encode, type Final, type WorkerRecord } from "../../src/cluster/wire.js";
 import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
