@@ -7,7 +7,8 @@
 //
 // 1. CLI throughput: <writers> concurrent writers, each running <posts> `post` commands one after the
 //    other, each command a new process with its output piped (as an agent's shell tool runs it):
-//    `caesar chat post` (bin/caesar.js) against `python3 chat.py post`. Rounds in ABBA order.
+//    `caesar chat post` (bin/caesar, the command npm installs) against `python3 chat.py post`. Rounds in
+//    ABBA order.
 // 2. In-process throughput: one process posting <in-process> messages in a loop, caesar's postMessage
 //    against chat.py's cmd_post (the reference's own code, imported), interpreter start excluded; then
 //    <writers> such processes at once on one channel, sharing <in-process> posts (starts included).
@@ -26,7 +27,9 @@ import { findReference } from "./reference.mjs";
 import { median, ms, now, p90, rate, ratio, sleep, us } from "./stats.mjs";
 
 const HERE = fileURLToPath(new URL(".", import.meta.url));
-const CAESAR = fileURLToPath(new URL("../../bin/caesar.js", import.meta.url));
+// The command users and agents run: the shell launcher npm links, which starts bin/caesar.js.
+const CAESAR = fileURLToPath(new URL("../../bin/caesar", import.meta.url));
+const CAESAR_JS = fileURLToPath(new URL("../../bin/caesar.js", import.meta.url));
 const FULL_CLI = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -95,8 +98,9 @@ const referenceTool = () => ({
 });
 
 async function cliThroughput() {
-  // Node 20 parses NODE_EXTRA_CA_CERTS's file as it starts (≈ 40 ms a process); Python does not. Where
-  // it is set, both tools are also measured without it, as on a machine that does not set it.
+  // Node 20 parses NODE_EXTRA_CA_CERTS's file as it starts (≈ 40 ms a process), Python does not, and
+  // bin/caesar leaves it out for `caesar chat`. Where it is set, both tools are also measured without it,
+  // as on a machine that does not set it.
   const environments = [["this environment", process.env]];
   if (process.env.NODE_EXTRA_CA_CERTS) {
     const clean = { ...process.env };
@@ -215,6 +219,7 @@ async function whereTheTimeGoes(ctx) {
     },
     { label: "caesar chat --version (start + caesar's code)", argv: [CAESAR, "chat", "--version"] },
     { label: "caesar chat post", argv: [CAESAR, "chat", ...post] },
+    { label: "caesar chat post, bin/caesar.js run by node", argv: [CAESAR_JS, "chat", ...post] },
     {
       label: "caesar chat post through the full CLI bundle",
       argv: [process.execPath, FULL_CLI, "chat", ...post],

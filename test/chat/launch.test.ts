@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -30,6 +30,46 @@ async function postThrough(launcher: string) {
   const read = await runCaesar(["chat", "read", "c", "--root", root, "--as", "b", "--json"], { launcher });
   return { init, post, read };
 }
+
+describe("the `caesar` command (bin/caesar, the launcher npm links)", () => {
+  it("is what package.json installs, and works through npm's chain of symlinks", async () => {
+    const manifest = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8")) as {
+      version: string;
+      bin: Record<string, string>;
+    };
+    expect(manifest.bin).toEqual({ caesar: "bin/caesar" });
+    expect(statSync(join(PACKAGE, "bin", "caesar")).mode & 0o111).toBe(0o111);
+    // As `npm install` lays it out: node_modules/.bin/caesar -> ../caesar/bin/caesar, the package
+    // itself a symlink (a global install, `npm link`).
+    const project = join(makeChatRoot(), "..", "project");
+    mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+    symlinkSync(join(copyOfPackage()), join(project, "node_modules", "caesar"));
+    symlinkSync("../caesar/bin/caesar", join(project, "node_modules", ".bin", "caesar"));
+    const launcher = join(project, "node_modules", ".bin", "caesar");
+    const version = await runCaesar(["--version"], { launcher });
+    expect(version).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
+    const run = await postThrough(launcher);
+    expect(run.post).toMatchObject({ code: 0, stdout: expect.stringContaining("Posted #1 to c") });
+    expect(JSON.parse(run.read.stdout)).toMatchObject({ messages: [{ seq: 1, from: "a", title: "hi" }] });
+  }, 120_000);
+
+  it("starts `caesar chat` without NODE_EXTRA_CA_CERTS (Node would parse it, unused); other commands keep it", async () => {
+    // Node warns at start-up when the file cannot be read: the warning shows whether Node saw the variable.
+    const env = { NODE_EXTRA_CA_CERTS: join(makeChatRoot(), "missing-certificates.pem") };
+    const root = makeChatRoot();
+    const launcher = join(PACKAGE, "bin", "caesar");
+    const direct = await runCaesar(["chat", "init", "c", "--root", root], { env });
+    expect(direct.code).toBe(0);
+    expect(direct.stderr).toContain("Ignoring extra certs");
+    const chatRun = await runCaesar(["chat", "post", "c", "--root", root, "--from", "a", "--title", "t"], {
+      env,
+      launcher,
+    });
+    expect(chatRun).toMatchObject({ code: 0, stderr: "" });
+    const other = await runCaesar(["ps", "--root", root], { env, launcher });
+    expect(other.stderr).toContain("Ignoring extra certs");
+  }, 120_000);
+});
 
 describe("caesar chat's own start-up", () => {
   it("runs from its own bundle, and from the whole CLI's when that bundle is missing, alike", async () => {
