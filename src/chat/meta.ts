@@ -1,6 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import * as z from "zod/mini";
 import { errnoOf } from "../support/errors.js";
 import { metaInvalidError } from "./errors.js";
 
@@ -26,76 +25,74 @@ export interface ChannelMeta {
   [key: string]: unknown;
 }
 
-/** Another tool's `topic` or `created` of another type (a number, null) is read as text. */
-const lenientText = z.pipe(
-  z.unknown(),
-  z.transform((value) => (value === null || value === undefined ? "" : String(value))),
-);
-
 /**
- * `_meta.json`, checked leniently: `members` may be a comma string, a missing `channel` defaults to the
- * folder's name, and a band caesar does not know reads as `approval-required` (the governance profile
- * is informative in the spec, so other tools may name bands differently: fail closed). zod's "mini"
- * build: every `caesar chat` process reads this file, and the mini build costs its start-up next to
- * nothing (bench/chat), where zod's full build would cost more than the rest of it.
+ * Check a parsed `_meta.json`, leniently: `members` may be a comma string, a missing `channel` defaults
+ * to the folder's name, `topic` and `created` of another type (a number, null) read as text, unknown keys
+ * are kept, and a band caesar does not know reads as `approval-required` (the governance profile is
+ * informative in the spec, so other tools may name bands differently: fail closed). A problem is
+ * returned as `field: what was expected`.
+ *
+ * Checked by hand, not with a zod schema as elsewhere: every `caesar chat` process reads this file, and
+ * loading zod and building the schema cost each one ≈ 9 ms of CPU (bench/chat), about a quarter of
+ * caesar's own share of a post.
  */
-const metaSchema = z.looseObject({
-  channel: z.optional(z.string({ error: "expected a string" })),
-  members: z.optional(
-    z.pipe(
-      z.union([z.string(), z.array(z.string())], { error: "expected a list of names" }),
-      z.transform((members) =>
-        (typeof members === "string" ? members.split(",") : members)
-          .map((name) => name.trim())
-          .filter(Boolean),
-      ),
-    ),
-  ),
-  topic: z.optional(lenientText),
-  created: z.optional(lenientText),
-  maintainer: z.optional(
-    z.string({ error: "expected a name" }).check(z.minLength(1, { error: "expected a name" })),
-  ),
-  approval_bands: z.optional(
-    z.record(
-      z.string(),
-      z.pipe(
-        z.string({ error: "expected a band name" }),
-        z.transform((band) =>
-          (APPROVAL_BANDS as readonly string[]).includes(band) ? (band as ApprovalBand) : "approval-required",
-        ),
-      ),
-      { error: "expected an object of action: band" },
-    ),
-  ),
-  veto_window_s: z.optional(
-    z
-      .number({ error: "expected a positive number of seconds" })
-      .check(z.positive({ error: "expected a positive number of seconds" })),
-  ),
-});
-
-/** Check a parsed `_meta.json` (see metaSchema); a problem is returned as `field: what was expected`. */
 export function normalizeMeta(json: unknown, folderName: string): ChannelMeta | string {
   if (typeof json !== "object" || json === null || Array.isArray(json)) return "the document: not an object";
-  const parsed = metaSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return `${issue.path.map(String).join(".") || "the document"}: ${issue.message}`;
-  }
   const { channel, members, topic, created, maintainer, approval_bands, veto_window_s, ...rest } =
-    parsed.data;
+    json as Record<string, unknown>;
+  if (channel !== undefined && typeof channel !== "string") return "channel: expected a string";
+  const names = membersOf(members);
+  if (names === undefined) return "members: expected a list of names";
+  if (maintainer !== undefined && (typeof maintainer !== "string" || maintainer === ""))
+    return "maintainer: expected a name";
+  const bands = bandsOf(approval_bands);
+  if (typeof bands === "string") return bands;
+  if (
+    veto_window_s !== undefined &&
+    !(typeof veto_window_s === "number" && Number.isFinite(veto_window_s) && veto_window_s > 0)
+  )
+    return "veto_window_s: expected a positive number of seconds";
   const meta: ChannelMeta = {
     ...rest,
     channel: channel ?? folderName,
-    members: members ?? [],
-    topic: topic ?? "",
-    created: created ?? "",
+    members: names,
+    topic: lenientText(topic),
+    created: lenientText(created),
   };
   if (maintainer !== undefined) meta.maintainer = maintainer;
-  if (approval_bands !== undefined) meta.approval_bands = approval_bands;
+  if (bands !== undefined) meta.approval_bands = bands;
   if (veto_window_s !== undefined) meta.veto_window_s = veto_window_s;
   return meta;
+}
+
+/** Members as a list or a comma string (chat.py writes either), trimmed, without empty names. */
+function membersOf(value: unknown): string[] | undefined {
+  if (value === undefined) return [];
+  const list = typeof value === "string" ? value.split(",") : value;
+  if (!Array.isArray(list) || !list.every((name) => typeof name === "string")) return undefined;
+  return list.map((name) => name.trim()).filter(Boolean);
+}
+
+function bandsOf(value: unknown): Record<string, ApprovalBand> | string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return "approval_bands: expected an object of action: band";
+  const bands: Record<string, ApprovalBand> = {};
+  for (const [action, band] of Object.entries(value)) {
+    if (typeof band !== "string") return `approval_bands.${action}: expected a band name`;
+    // A data property even for an action named `__proto__`, as JSON.parse made it.
+    Object.defineProperty(bands, action, {
+      value: (APPROVAL_BANDS as readonly string[]).includes(band) ? band : "approval-required",
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return bands;
+}
+
+function lenientText(value: unknown): string {
+  return value === null || value === undefined ? "" : String(value);
 }
 
 /** Parse the text of `<dir>/_meta.json`; a malformed file is an error naming the file and the problem. */

@@ -51,6 +51,17 @@ describe("_meta.json", () => {
     );
   });
 
+  it("keys that name Object's own (an action called __proto__) stay plain data", () => {
+    const meta = parseMeta('{"approval_bands": {"__proto__": "auto", "merge": "notify"}}', "/r/c", "c");
+    expect(Object.getPrototypeOf(meta.approval_bands)).toBe(Object.prototype);
+    expect(Object.entries(meta.approval_bands!)).toEqual([
+      ["__proto__", "auto"],
+      ["merge", "notify"],
+    ]);
+    expect(normalizeMeta({ members: null }, "c")).toBe("members: expected a list of names");
+    expect(normalizeMeta({ channel: null }, "c")).toBe("channel: expected a string");
+  });
+
   it("a malformed file is a meta_invalid error naming the file", () => {
     expect(() => parseMeta("{ nope", "/r/c", "c")).toThrow(
       /\/r\/c\/_meta\.json is not valid channel metadata: not JSON/,
