@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { formatTimestamp } from "./clock.js";
 import type { ChatContext } from "./context.js";
 import { channelExistsError, channelNotFoundError, invalidArgumentError } from "./errors.js";
-import { writeFileExclusive } from "./exclusive-file.js";
+import { syncDirectoryOf, writeFileExclusive } from "./exclusive-file.js";
 import { type ApprovalBand, type ChannelMeta, META_FILE, parseMeta, readMetaText } from "./meta.js";
 import { validateName } from "./names.js";
 
@@ -78,5 +78,7 @@ export async function initChannel(
   mkdirSync(join(dir, ".cursors"), { recursive: true });
   if (!writeFileExclusive(join(dir, META_FILE), `${JSON.stringify(meta, null, 2)}\n`))
     throw channelExistsError(name, ctx.root);
+  // The channel's folder is a new name in the root: on disk too before the channel is reported made.
+  syncDirectoryOf(dir, `The channel "${name}" was created`);
   return { channel: { name, dir }, meta };
 }

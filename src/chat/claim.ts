@@ -4,6 +4,7 @@ import { errnoOf } from "../support/errors.js";
 import { openChannel } from "./channel.js";
 import { formatTimestamp } from "./clock.js";
 import type { ChatContext } from "./context.js";
+import { syncDirectoryOf } from "./exclusive-file.js";
 import { validateName } from "./names.js";
 import { withSeqLock } from "./seq-lock.js";
 import { claimedFileName, normalizeTaskMarker, parseClaimedFileName } from "./task-marker.js";
@@ -71,6 +72,9 @@ export async function claimTask(
       if (errnoOf(error) === "ENOENT") return lost(findClaim(channel.dir, marker));
       throw error;
     }
+    // Claimed for good only once the new name is on disk: after a power loss, a claim that was
+    // reported must still be there, or a second agent could take the same task.
+    syncDirectoryOf(join(channel.dir, target), `${marker} was claimed by ${agent} (${target})`);
     const holder = { agent: parseClaimedFileName(target)!.agent, ts: formatTimestamp(ctx.now()) };
     return { channel: channel.name, marker, claimed: true, file: target, holder };
   });

@@ -10,7 +10,7 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { errnoOf } from "../support/errors.js";
+import { CaesarError, errnoOf } from "../support/errors.js";
 import { randomHex } from "../support/random.js";
 
 /**
@@ -111,9 +111,35 @@ function renameUnlessExists(temp: string, path: string): boolean {
   return true;
 }
 
-/** Create `path` with `content`, whole or not at all; false (and nothing written) when it exists. */
+/**
+ * Create `path` with `content`, whole or not at all; false (and nothing written) when it exists. Its
+ * name is on disk when this returns true (the folder is flushed).
+ */
 export function writeFileExclusive(path: string, content: string): boolean {
-  return commitTempFile(writeTempFile(path, content), path) === true;
+  if (commitTempFile(writeTempFile(path, content), path) !== true) return false;
+  syncDirectoryOf(path, `${basename(path)} was written`);
+  return true;
+}
+
+/**
+ * Flush the folder holding `path` after `done` (a claim's rename, a file's creation), so that it
+ * survives a power loss before caesar reports it done; a failure says what was done and what is not
+ * promised.
+ */
+export function syncDirectoryOf(path: string, done: string): void {
+  try {
+    syncDirectory(dirname(path));
+  } catch (error) {
+    throw new CaesarError(
+      "not_flushed",
+      `${done}, but its folder could not be flushed to disk: ${(error as Error).message}`,
+      {
+        detail:
+          "Other agents see the change, but it may not survive a power loss. Check the disk (full, read-only, failing) before relying on it.",
+        data: { path },
+      },
+    );
+  }
 }
 
 export function unlinkQuietly(path: string): void {

@@ -1,7 +1,14 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { type ChatContext, initChannel, makeChatContext, postMessage } from "../../src/chat/index.js";
+import {
+  type ChatContext,
+  claimTask,
+  initChannel,
+  makeChatContext,
+  openTask,
+  postMessage,
+} from "../../src/chat/index.js";
 import { parseMessage } from "../../src/chat/message.js";
 import { makeChatRoot } from "./helpers.js";
 
@@ -43,6 +50,10 @@ vi.mock("node:fs", async (importOriginal) => {
       const made = real.mkdirSync(path, options);
       calls.push({ op: "mkdir", path: String(path) });
       return made;
+    },
+    renameSync: (from: fs.PathLike, to: fs.PathLike) => {
+      real.renameSync(from, to);
+      calls.push({ op: "rename", path: String(to) });
     },
     rmdirSync: (path: fs.PathLike) => {
       real.rmdirSync(path);
@@ -105,5 +116,40 @@ describe("a post's writes, in order", () => {
   it("a system that cannot flush a folder at all (EINVAL) does not fail the post", async () => {
     failFolderFlush = "EINVAL";
     expect((await postMessage(ctx, "c", { from: "alice", title: "on such a system" })).seq).toBe(1);
+  });
+});
+
+describe("claims, task markers and channels are on disk before they are reported", () => {
+  it("a claim's rename is flushed (the folder) before the claim returns; a failing flush says so", async () => {
+    const task = await openTask(ctx, "c", "task-7.md", { from: "alice" });
+    expect(indexOf("fsync", (path) => path === dir)).toBeGreaterThan(
+      indexOf("link", (path) => path === task.path),
+    );
+    calls.length = 0;
+    const claim = await claimTask(ctx, "c", "task-7.md", { as: "bob" });
+    expect(claim.claimed).toBe(true);
+    const rename = indexOf("rename", (path) => path === join(dir, claim.file!));
+    const flush = indexOf("fsync", (path) => path === dir);
+    expect(rename).toBeGreaterThanOrEqual(0);
+    expect(flush).toBeGreaterThan(rename);
+
+    await openTask(ctx, "c", "task-8.md", { from: "alice" });
+    failFolderFlush = "EIO";
+    await expect(claimTask(ctx, "c", "task-8.md", { as: "bob" })).rejects.toMatchObject({
+      code: "not_flushed",
+      message: expect.stringContaining("task-8.md was claimed by bob"),
+    });
+    // The claim stands (others see it); only its durability was not promised. The lock is free.
+    expect(fs.existsSync(join(dir, "task-8.CLAIMED-bob.md"))).toBe(true);
+    expect(fs.existsSync(lockDir())).toBe(false);
+  });
+
+  it("a new channel's _meta.json and its folder's name are flushed", async () => {
+    calls.length = 0;
+    const made = await initChannel(ctx, "d");
+    const root = join(made.channel.dir, "..");
+    const link = indexOf("link", (path) => path === join(made.channel.dir, "_meta.json"));
+    expect(indexOf("fsync", (path) => path === made.channel.dir)).toBeGreaterThan(link);
+    expect(indexOf("fsync", (path) => path === root)).toBeGreaterThan(link);
   });
 });
