@@ -254,7 +254,8 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
     const project = makeAcpProject([
       {
         tool: { toolCallId: "slow", title: "slow", kind: "execute", rawInput: { command: "sleep" } },
-        sleep: 8000,
+        // Long enough to still be running after the editor closed and `caesar ps` started, under load.
+        sleep: 30_000,
       },
       { message: REPORT("Finished without the editor.") },
     ]);
@@ -277,12 +278,12 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
       await runCaesar(["ps", "--json"], { cwd: project.root }),
     );
     expect(ps.find((task) => task.id === id)?.phase).toBe("running");
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 90_000;
     while (stateOf(project.root, id!).phase !== "finished" && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(stateOf(project.root, id!)).toMatchObject({ phase: "finished", outcome: "succeeded" });
-  });
+  }, 150_000);
 
   it("refuses --agent with --role, and an unknown fixed agent at session/new with the remedy", async () => {
     const both = await runCaesar(["acp", "--agent", "codex", "--role", "x"], {

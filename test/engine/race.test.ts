@@ -70,7 +70,8 @@ describe("caesar race", () => {
     const shown = await runCaesar(["race", "--show", race.race_id], { cwd: root, timeoutMs: 60_000 });
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`winner   ✓ ${good} (good) was the first to pass all 1 check(s)`);
-    expect(shown.stdout).toContain(`3 ${slow}  slow  cancelled: ${good} won first`);
+    // Ranked 2 or 3: when `wrong` was cancelled too, the two tie on everything but their durations.
+    expect(shown.stdout).toMatch(new RegExp(`[23] ${slow}  slow  cancelled: ${good} won first`));
     expect(shown.stdout).toContain(`next     caesar diff ${good}   caesar apply ${good}`);
   }, 200_000);
 

@@ -100,11 +100,25 @@ describe("cancel cascades to bounded descendants", () => {
     for (;;) {
       try {
         const children = JSON.parse(readFileSync(file, "utf8")) as { bounded: string; independent: string };
+        await untilRunning(root, [children.bounded, children.independent]);
         return { top, ...children };
-      } catch {
+      } catch (error) {
+        if ((error as Error).message.startsWith("still not running")) throw error;
         if (Date.now() > deadline) throw new Error("the spawner never wrote children.json");
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+    }
+  }
+
+  // A detached sub-task is started once a conductor claimed it; it then still prepares its worktree.
+  async function untilRunning(root: string, ids: string[]): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (ids.some((id) => stateOf(root, id).phase !== "running")) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `still not running: ${ids.map((id) => `${id} ${stateOf(root, id).phase}`).join(", ")}`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
 

@@ -201,7 +201,9 @@ describe("caesar watch outside a terminal", () => {
     await watcher.waitFor((out) => out.includes("caesar answer t_bbbb0002 q_1"), "the history");
     project.writeState("t_bbbb0002", {
       phase: "finished",
-      finished_at: new Date().toISOString(),
+      // watch waits 2 s past finished_at for the event; dated ahead so that a stalled test process
+      // between these two writes cannot outlast that grace (the conductor writes them ms apart).
+      finished_at: new Date(Date.now() + 10_000).toISOString(),
       outcome: "succeeded",
       report_status: "partial",
     });

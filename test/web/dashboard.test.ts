@@ -472,7 +472,8 @@ describeWithChromium("the live event stream", () => {
     async () => {
       const dashboard = await openDashboard();
       const id = await run(dashboard, ["--detach", "--agent", "ticker", "tick"], {
-        TICKS: "60",
+        // ≈ 25 s of ticks: still ticking after the page opened and the server stopped, on a loaded machine.
+        TICKS: "250",
         TICK_MS: "100",
       });
       const page = await dashboard.open(`#/tasks/${id}`);
@@ -493,7 +494,7 @@ describeWithChromium("the live event stream", () => {
       const total = eventLines(dashboard, id);
       expect(await shownOrdinals(page)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
       await expect(page.locator("[data-testid=event][data-gap]").count()).resolves.toBe(0);
-      await expect(page.locator("[data-testid=event]", { hasText: "tick 60 of 60" }).count()).resolves.toBe(
+      await expect(page.locator("[data-testid=event]", { hasText: "tick 250 of 250" }).count()).resolves.toBe(
         1,
       );
       // The session was this run's: the restarted server does not know it.
