@@ -1,5 +1,6 @@
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import type { Stats } from "node:fs";
+import { link, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { errnoOf } from "../../support/errors.js";
 import { isProcessAlive, type RecordedProcess, recordProcess } from "../../support/process.js";
 import { randomHex } from "../../support/random.js";
@@ -27,9 +28,10 @@ export interface SlotLending {
 
 /**
  * Slots cap the tasks running at once across every process of a project (`[policy] max_parallel`).
- * Slot `i` is the file `<slots>/<i>.json`, created with O_EXCL by the conductor that holds it; a slot
- * whose holder died (its recorded pid is gone) is reclaimed. A sub-task first tries its parent's lent
- * place, `<slots>/lent-<parent>.json` (same rules), then the numbered slots.
+ * Slot `i` is the file `<slots>/<i>.json`, created whole (see createWhole) by the conductor that holds
+ * it and removed by it when it lets go; a slot whose holder died (its recorded process is gone) is
+ * reclaimed (see reclaimSlot). A sub-task first tries its parent's lent place, `<slots>/lent-<parent>.json`
+ * (same rules), then the numbered slots.
  */
 export async function acquireSlot(
   slotsDir: string,
@@ -40,7 +42,9 @@ export async function acquireSlot(
   lending?: SlotLending,
 ): Promise<() => Promise<void>> {
   await mkdir(slotsDir, { recursive: true });
-  let lastHolders = "";
+  // Told on the first wait (even when no live holder can be named: an unreadable slot file), then on
+  // each change of holders.
+  let lastHolders: string | undefined;
   for (;;) {
     if (signal?.aborted) throw signal.reason ?? new Error("aborted");
     if (lending && (await lending.parentRuns())) {
@@ -59,6 +63,7 @@ export async function acquireSlot(
         };
       }
     }
+    await removeDeadTemps(slotsDir);
     const holders = await readHolders(slotsDir);
     const key = holders.map((h) => h.task_id).join(",");
     if (key !== lastHolders) {
@@ -75,45 +80,138 @@ async function tryTake(path: string, taskId: string): Promise<boolean> {
     task_id: taskId,
     since: new Date().toISOString(),
   };
-  try {
-    const handle = await open(path, "wx");
-    await handle.writeFile(JSON.stringify(record));
-    await handle.close();
-    return true;
-  } catch (error) {
-    if (errnoOf(error) !== "EEXIST") throw error;
-  }
+  if (await createWhole(path, record)) return true;
   const holder = await readSlot(path);
-  if (holder === undefined || isProcessAlive(holder)) return false;
-  // The holder died: move its file aside (only one reclaimer wins the rename), then retry the O_EXCL create.
-  const aside = `${path}.stale-${process.pid}-${randomHex(3)}`;
-  try {
-    await rename(path, aside);
-  } catch {
-    return false;
+  if (holder !== undefined) {
+    if (isProcessAlive(holder)) return false;
+    await reclaimSlot(path, identityOf(holder), async () => {
+      const current = await readSlot(path);
+      return current !== undefined && sameHolder(current, holder);
+    });
+  } else {
+    // Unreadable: being written without hard links, or left empty by an older caesar killed while
+    // writing it. Taken back once it has stayed so for a while, as the same file (inode).
+    const seen = await statOrUndefined(path);
+    if (seen === undefined || Date.now() - seen.mtimeMs < UNREADABLE_AFTER_MS) return false;
+    await reclaimSlot(path, `unreadable_${seen.ino}`, async () => {
+      const current = await statOrUndefined(path);
+      return current?.ino === seen.ino && (await readSlot(path)) === undefined;
+    });
   }
-  const moved = await readSlot(aside);
-  await rm(aside, { force: true });
-  if (moved && isProcessAlive(moved)) {
-    // We moved a live holder's file (it re-took the slot between our read and rename): give it back.
-    try {
-      const handle = await open(path, "wx");
-      await handle.writeFile(JSON.stringify(moved));
-      await handle.close();
-    } catch {
-      // someone took it meanwhile; the live holder keeps running regardless
-    }
-    return false;
-  }
-  return tryTake(path, taskId);
+  return createWhole(path, record);
 }
 
-async function readSlot(path: string): Promise<SlotFile | undefined> {
+const UNREADABLE_AFTER_MS = 60_000;
+
+async function statOrUndefined(path: string): Promise<Stats | undefined> {
   try {
-    return JSON.parse(await readFile(path, "utf8")) as SlotFile;
+    return await stat(path);
   } catch {
     return undefined;
   }
+}
+
+// File systems without hard links answer one of these.
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
+
+/**
+ * Create `path` holding `record`, unless it exists: written to a temp file beside it, then hard-linked
+ * to its name (`link` fails if the name exists). So a slot file is always whole, also when its writer
+ * is killed mid-way: an empty one would be a slot no one could ever take back. Without hard links, the
+ * file is created with O_EXCL and written (a kill in between leaves an empty file).
+ */
+async function createWhole(path: string, record: object): Promise<boolean> {
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
+  await writeFile(temp, JSON.stringify(record), { flag: "wx" });
+  try {
+    await link(temp, path);
+    return true;
+  } catch (error) {
+    const code = errnoOf(error);
+    if (code === "EEXIST") return false;
+    if (code === undefined || !NO_LINKS.has(code)) throw error;
+  } finally {
+    await rm(temp, { force: true });
+  }
+  try {
+    await writeFile(path, JSON.stringify(record), { flag: "wx" });
+    return true;
+  } catch (error) {
+    if (errnoOf(error) === "EEXIST") return false;
+    throw error;
+  }
+}
+
+const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+/** Temp files of writers killed between writing and linking them (see createWhole). */
+async function removeDeadTemps(slotsDir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(slotsDir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = TEMP_NAME.exec(name)?.[1];
+    if (pid !== undefined && !isProcessAlive(Number(pid))) await rm(join(slotsDir, name), { force: true });
+  }
+}
+
+/** A file-name part naming a process: its pid, and its start time where known. */
+function identityOf(record: RecordedProcess): string {
+  return record.start === undefined ? String(record.pid) : `${record.pid}_${record.start}`;
+}
+
+// A reclaimer killed while reclaiming is replaced by another, through a claim named after both: a chain
+// as long as the reclaimers killed one after the other at that very point. Eight keeps every claim's
+// name under 255 bytes; past it (never seen), the slot stays taken until its files are removed.
+const MAX_RECLAIM_CHAIN = 8;
+
+/**
+ * Remove the slot file of a holder that died — and never a live holder's. Several waiters find the same
+ * dead holder; removing "the file at `path`" after a check would remove whatever is there by then,
+ * possibly a live holder's that took the slot since (and `max_parallel` would be exceeded). So the
+ * reclaimers of one dead holder take turns through a claim named after it (`<slot>.reclaim-<pid>_<start>`,
+ * created whole with `link`): its winner checks the slot again (`stillDead`) and removes it only if it is
+ * still that holder's. No one else removes a dead holder's file, and a dead process never takes a slot
+ * again, so the file checked is the file removed. A claim whose winner died is taken over through a
+ * claim named after both (`…-<pid>_<start>.<its pid>_<start>`), by one process again.
+ */
+async function reclaimSlot(
+  path: string,
+  deadName: string,
+  stillDead: () => Promise<boolean>,
+  chain: RecordedProcess[] = [],
+): Promise<void> {
+  const names = [deadName, ...chain.map(identityOf)];
+  const claim = `${path}.reclaim-${names.join(".")}`;
+  if (!(await createWhole(claim, recordProcess(process.pid)))) {
+    const owner = await readRecord(claim);
+    if (owner === undefined || isProcessAlive(owner) || chain.length >= MAX_RECLAIM_CHAIN) return;
+    return reclaimSlot(path, deadName, stillDead, [...chain, owner]);
+  }
+  if (await stillDead()) await rm(path, { force: true });
+  // This claim and those of the dead reclaimers before it: their dead holder's file is gone.
+  for (let length = names.length; length >= 1; length--)
+    await rm(`${path}.reclaim-${names.slice(0, length).join(".")}`, { force: true });
+}
+
+function sameHolder(a: SlotFile, b: SlotFile): boolean {
+  return a.pid === b.pid && a.start === b.start && a.task_id === b.task_id && a.since === b.since;
+}
+
+async function readRecord(path: string): Promise<RecordedProcess | undefined> {
+  try {
+    const record = JSON.parse(await readFile(path, "utf8")) as RecordedProcess;
+    return Number.isSafeInteger(record.pid) ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readSlot(path: string): Promise<SlotFile | undefined> {
+  return (await readRecord(path)) as SlotFile | undefined;
 }
 
 async function releaseIfOurs(path: string, taskId: string): Promise<void> {
