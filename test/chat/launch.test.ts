@@ -48,6 +48,12 @@ describe("the `caesar` command (bin/caesar, the launcher npm links)", () => {
     const launcher = join(project, "node_modules", ".bin", "caesar");
     const version = await runCaesar(["--version"], { launcher });
     expect(version).toMatchObject({ code: 0, stdout: `${manifest.version}\n` });
+    // Run by name from its own folder (`sh caesar`): $0 has no slash.
+    const byName = spawnSync("sh", ["caesar", "--version"], {
+      cwd: join(project, "node_modules", ".bin"),
+      encoding: "utf8",
+    });
+    expect(byName).toMatchObject({ status: 0, stdout: `${manifest.version}\n` });
     const run = await postThrough(launcher);
     expect(run.post).toMatchObject({ code: 0, stdout: expect.stringContaining("Posted #1 to c") });
     expect(JSON.parse(run.read.stdout)).toMatchObject({ messages: [{ seq: 1, from: "a", title: "hi" }] });

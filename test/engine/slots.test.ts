@@ -108,22 +108,34 @@ describe("slot files left by processes that died", () => {
     const release = await acquireSlot(slots, "t_new00001", 1, stopWhenWaiting);
     expect(JSON.parse(readFileSync(join(slots, "0.json"), "utf8"))).toMatchObject({ task_id: "t_new00001" });
     await release();
-    expect(readdirSync(slots)).toEqual([]);
+    expect(readdirSync(slots)).toEqual([".tmp"]);
   });
 
   it("a writer's temp file is removed once its process is gone; a live one's is left", async () => {
     const slots = join(mkdtempSync(join(tmpdir(), "caesar-slots-")), "slots");
-    mkdirSync(slots);
-    const deadTemp = `.0.json.${await deadPid()}.abcdef01.tmp`;
-    const liveTemp = `.0.json.${process.pid}.abcdef02.tmp`;
-    writeFileSync(join(slots, deadTemp), "{");
-    writeFileSync(join(slots, liveTemp), "{");
+    mkdirSync(join(slots, ".tmp"), { recursive: true });
+    const deadTemp = `${await deadPid()}.abcdef01.tmp`;
+    const liveTemp = `${process.pid}.abcdef02.tmp`;
+    writeFileSync(join(slots, ".tmp", deadTemp), "{");
+    writeFileSync(join(slots, ".tmp", liveTemp), "{");
     writeFileSync(
       join(slots, "0.json"),
       JSON.stringify({ pid: process.pid, task_id: "t_held0001", since: "x" }),
     );
     await expect(acquireSlot(slots, "t_new00001", 1, stopWhenWaiting)).rejects.toBe(waiting);
-    expect(readdirSync(slots).sort()).toEqual([liveTemp, "0.json"].sort());
+    expect(readdirSync(join(slots, ".tmp"))).toEqual([liveTemp]);
+  });
+
+  it("a slot file it cannot read at all (another user's, an I/O error) is never taken for dead", async () => {
+    const slots = join(mkdtempSync(join(tmpdir(), "caesar-slots-")), "slots");
+    mkdirSync(slots);
+    // A folder in a slot's place: reading it fails (EISDIR) for root too, as another user's 0600 file
+    // does for anyone else.
+    mkdirSync(join(slots, "0.json"));
+    const old = new Date(Date.now() - 2 * 60_000);
+    utimesSync(join(slots, "0.json"), old, old);
+    await expect(acquireSlot(slots, "t_new00001", 1, stopWhenWaiting)).rejects.toBe(waiting);
+    expect(readdirSync(slots)).toContain("0.json");
   });
 });
 

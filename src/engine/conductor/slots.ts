@@ -80,48 +80,71 @@ async function tryTake(path: string, taskId: string): Promise<boolean> {
     task_id: taskId,
     since: new Date().toISOString(),
   };
-  if (await createWhole(path, record)) return true;
-  const holder = await readSlot(path);
-  if (holder !== undefined) {
+  // Look first: a taken slot is the common case, and trying to create one writes a temp file.
+  let held = await readRecord(path);
+  if (held.kind === "missing") {
+    if (await createWhole(path, record)) return true;
+    held = await readRecord(path);
+  }
+  if (held.kind === "record") {
+    const holder = held.record as SlotFile;
     if (isProcessAlive(holder)) return false;
     await reclaimSlot(path, identityOf(holder), async () => {
-      const current = await readSlot(path);
-      return current !== undefined && sameHolder(current, holder);
+      const current = await readRecord(path);
+      return current.kind === "record" && sameHolder(current.record as SlotFile, holder);
+    });
+  } else if (held.kind === "invalid") {
+    // Read, but not a record: being written without hard links, or left empty by an older caesar
+    // killed while writing it. Taken back once it has stayed so for a while, as the same file.
+    const seen = await unreadableFor(path);
+    if (seen === undefined) return false;
+    await reclaimSlot(path, `unreadable_${seen.ino}`, async () => {
+      const now = await unreadableFor(path);
+      return now !== undefined && sameFile(now, seen);
     });
   } else {
-    // Unreadable: being written without hard links, or left empty by an older caesar killed while
-    // writing it. Taken back once it has stayed so for a while, as the same file (inode).
-    const seen = await statOrUndefined(path);
-    if (seen === undefined || Date.now() - seen.mtimeMs < UNREADABLE_AFTER_MS) return false;
-    await reclaimSlot(path, `unreadable_${seen.ino}`, async () => {
-      const current = await statOrUndefined(path);
-      return current?.ino === seen.ino && (await readSlot(path)) === undefined;
-    });
+    // Missing again (released meanwhile), or not readable at all (another user's file, an I/O error):
+    // never taken for dead.
+    return held.kind === "missing" && createWhole(path, record);
   }
   return createWhole(path, record);
 }
 
+/** A slot or claim file that can be read but holds no record. */
 const UNREADABLE_AFTER_MS = 60_000;
 
-async function statOrUndefined(path: string): Promise<Stats | undefined> {
+/** The file at `path`, when it has held no readable record for UNREADABLE_AFTER_MS. */
+async function unreadableFor(path: string): Promise<Stats | undefined> {
+  let seen: Stats;
   try {
-    return await stat(path);
+    seen = await stat(path);
   } catch {
     return undefined;
   }
+  if (Date.now() - seen.mtimeMs < UNREADABLE_AFTER_MS) return undefined;
+  return (await readRecord(path)).kind === "invalid" ? seen : undefined;
+}
+
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 }
 
 // File systems without hard links answer one of these.
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
 
+/** Temp files live in a folder of their own: writing them does not wake the waiters watching `slots/`. */
+const TEMP_DIR = ".tmp";
+
 /**
- * Create `path` holding `record`, unless it exists: written to a temp file beside it, then hard-linked
- * to its name (`link` fails if the name exists). So a slot file is always whole, also when its writer
- * is killed mid-way: an empty one would be a slot no one could ever take back. Without hard links, the
- * file is created with O_EXCL and written (a kill in between leaves an empty file).
+ * Create `path` holding `record`, unless it exists: written to a temp file, then hard-linked to its
+ * name (`link` fails if the name exists). So a slot file is always whole, also when its writer is
+ * killed mid-way: an empty one would be a slot no one could take back for a while. Without hard links,
+ * the file is created with O_EXCL and written (a kill in between leaves it empty: see unreadableFor).
  */
 async function createWhole(path: string, record: object): Promise<boolean> {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
+  const temps = join(dirname(path), TEMP_DIR);
+  await mkdir(temps, { recursive: true });
+  const temp = join(temps, `${process.pid}.${randomHex(4)}.tmp`);
   await writeFile(temp, JSON.stringify(record), { flag: "wx" });
   try {
     await link(temp, path);
@@ -142,19 +165,20 @@ async function createWhole(path: string, record: object): Promise<boolean> {
   }
 }
 
-const TEMP_NAME = /^\..+\.(\d+)\.[0-9a-f]+\.tmp$/;
+const TEMP_NAME = /^(\d+)\.[0-9a-f]+\.tmp$/;
 
 /** Temp files of writers killed between writing and linking them (see createWhole). */
 async function removeDeadTemps(slotsDir: string): Promise<void> {
   let names: string[];
   try {
-    names = await readdir(slotsDir);
+    names = await readdir(join(slotsDir, TEMP_DIR));
   } catch {
     return;
   }
   for (const name of names) {
     const pid = TEMP_NAME.exec(name)?.[1];
-    if (pid !== undefined && !isProcessAlive(Number(pid))) await rm(join(slotsDir, name), { force: true });
+    if (pid !== undefined && !isProcessAlive(Number(pid)))
+      await rm(join(slotsDir, TEMP_DIR, name), { force: true });
   }
 }
 
@@ -163,10 +187,10 @@ function identityOf(record: RecordedProcess): string {
   return record.start === undefined ? String(record.pid) : `${record.pid}_${record.start}`;
 }
 
-// A reclaimer killed while reclaiming is replaced by another, through a claim named after both: a chain
-// as long as the reclaimers killed one after the other at that very point. Eight keeps every claim's
-// name under 255 bytes; past it (never seen), the slot stays taken until its files are removed.
-const MAX_RECLAIM_CHAIN = 8;
+// A reclaimer killed while reclaiming is replaced by another, through a claim named after both: a
+// chain as long as the reclaimers killed one after the other at that very point. Past a name this
+// long (never seen: each link is ≈ 20 bytes), the slot stays taken until its files are removed.
+const MAX_CLAIM_NAME = 240;
 
 /**
  * Remove the slot file of a holder that died — and never a live holder's. Several waiters find the same
@@ -176,22 +200,33 @@ const MAX_RECLAIM_CHAIN = 8;
  * created whole with `link`): its winner checks the slot again (`stillDead`) and removes it only if it is
  * still that holder's. No one else removes a dead holder's file, and a dead process never takes a slot
  * again, so the file checked is the file removed. A claim whose winner died is taken over through a
- * claim named after both (`…-<pid>_<start>.<its pid>_<start>`), by one process again.
+ * claim named after both (`…-<pid>_<start>.<its pid>_<start>`), by one process again; so is a claim
+ * left unreadable for a minute (a winner killed mid-write without hard links).
  */
 async function reclaimSlot(
   path: string,
   deadName: string,
   stillDead: () => Promise<boolean>,
-  chain: RecordedProcess[] = [],
+  chain: string[] = [],
 ): Promise<void> {
-  const names = [deadName, ...chain.map(identityOf)];
+  const names = [deadName, ...chain];
   const claim = `${path}.reclaim-${names.join(".")}`;
+  if (basename(claim).length > MAX_CLAIM_NAME) return;
   if (!(await createWhole(claim, recordProcess(process.pid)))) {
     const owner = await readRecord(claim);
-    if (owner === undefined || isProcessAlive(owner) || chain.length >= MAX_RECLAIM_CHAIN) return;
-    return reclaimSlot(path, deadName, stillDead, [...chain, owner]);
+    if (owner.kind === "record") {
+      if (isProcessAlive(owner.record)) return;
+      return reclaimSlot(path, deadName, stillDead, [...chain, identityOf(owner.record)]);
+    }
+    const unreadable = owner.kind === "invalid" ? await unreadableFor(claim) : undefined;
+    if (unreadable === undefined) return;
+    return reclaimSlot(path, deadName, stillDead, [...chain, `unreadable_${unreadable.ino}`]);
   }
-  if (await stillDead()) await rm(path, { force: true });
+  // Only when the check itself succeeded are the claims removed: a failed read leaves them, and the
+  // dead holder's file, for a later try through the same chain.
+  if (!(await stillDead())) {
+    if ((await readRecord(path)).kind === "error") return;
+  } else await rm(path, { force: true });
   // This claim and those of the dead reclaimers before it: their dead holder's file is gone.
   for (let length = names.length; length >= 1; length--)
     await rm(`${path}.reclaim-${names.slice(0, length).join(".")}`, { force: true });
@@ -201,17 +236,34 @@ function sameHolder(a: SlotFile, b: SlotFile): boolean {
   return a.pid === b.pid && a.start === b.start && a.task_id === b.task_id && a.since === b.since;
 }
 
-async function readRecord(path: string): Promise<RecordedProcess | undefined> {
+type ReadRecord =
+  | { kind: "record"; record: RecordedProcess }
+  | { kind: "missing" }
+  /** Read, but no record in it (empty, half-written, not JSON). */
+  | { kind: "invalid" }
+  /** Could not be read (permissions, I/O): nothing can be concluded. */
+  | { kind: "error" };
+
+async function readRecord(path: string): Promise<ReadRecord> {
+  let text: string;
   try {
-    const record = JSON.parse(await readFile(path, "utf8")) as RecordedProcess;
-    return Number.isSafeInteger(record.pid) ? record : undefined;
-  } catch {
-    return undefined;
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    return errnoOf(error) === "ENOENT" ? { kind: "missing" } : { kind: "error" };
   }
+  try {
+    const record = JSON.parse(text) as RecordedProcess;
+    if (typeof record === "object" && record !== null && Number.isSafeInteger(record.pid))
+      return { kind: "record", record };
+  } catch {
+    // not JSON
+  }
+  return { kind: "invalid" };
 }
 
 async function readSlot(path: string): Promise<SlotFile | undefined> {
-  return (await readRecord(path)) as SlotFile | undefined;
+  const read = await readRecord(path);
+  return read.kind === "record" ? (read.record as SlotFile) : undefined;
 }
 
 async function releaseIfOurs(path: string, taskId: string): Promise<void> {
