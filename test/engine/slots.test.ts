@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { acquireSlot, readHolders } from "../../src/engine/conductor/slots.js";
+import { deadPid, ProcessPool } from "../helpers/process-pool.js";
 
 const CONTENDER = fileURLToPath(new URL("./slot-contender.ts", import.meta.url));
 const TAKER = fileURLToPath(new URL("./slot-taker.ts", import.meta.url));
@@ -35,13 +36,6 @@ function startTaker(slots: string, max: number, env: Record<string, string> = {}
   });
   const has = (name: string) => existsSync(join(out, name));
   return { child, out, has, release: () => writeFileSync(join(out, "release"), "") };
-}
-
-/** The pid of a process that has ended. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
-  await new Promise((resolve) => child.on("close", resolve));
-  return child.pid!;
 }
 
 function holdsOf(data: string): number {
@@ -150,54 +144,28 @@ describe("slots under SIGKILL", () => {
     const MAX = 2;
     const CONTENDERS = 8;
     const KILLS = 40;
-    const live = new Map<string, ChildProcess>();
-    const exits: Promise<string | undefined>[] = [];
-    let next = 0;
-    const start = () => {
-      const id = `c${next++}`;
-      const child = spawn(process.execPath, ["--import", "tsx", CONTENDER, slots, data, String(MAX), id], {
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      let stderr = "";
-      child.stderr!.on("data", (chunk) => {
-        stderr += chunk;
-      });
-      live.set(id, child);
-      exits.push(
-        new Promise((resolve) =>
-          child.on("close", (code, signal) => {
-            live.delete(id);
-            resolve(
-              code === 0 || signal === "SIGKILL" ? undefined : `contender ${id} exited ${code}: ${stderr}`,
-            );
-          }),
-        ),
-      );
-    };
-    for (let i = 0; i < CONTENDERS; i++) start();
+    const pool = new ProcessPool("c", (id) => ["--import", "tsx", CONTENDER, slots, data, String(MAX), id]);
+    for (let i = 0; i < CONTENDERS; i++) pool.start();
     while (holdsOf(data) < 5) await sleep(50);
     // Kill holders above all (their slot must then be reclaimed, by several waiters at once), and
     // random contenders (waiters mid-reclaim among them); start a replacement each time.
     for (let kill = 0; kill < KILLS; kill++) {
       await sleep(30 + Math.random() * 120);
       const holding = readdirSync(join(data, "holding")).map(Number);
-      const children = [...live.values()];
+      const children = [...pool.live.values()];
       const victim =
         kill % 3 !== 2
           ? children.find((child) => holding.includes(child.pid!))
           : children[Math.floor(Math.random() * children.length)];
       victim?.kill("SIGKILL");
-      start();
+      pool.start();
     }
     const before = holdsOf(data);
     // Still making progress after the kills: no slot was lost for good.
     const deadline = Date.now() + 60_000;
     while (holdsOf(data) < before + 20 && Date.now() < deadline) await sleep(100);
     writeFileSync(join(data, "stop"), "");
-    const failures: (string | undefined)[] = [];
-    while (failures.length < exits.length)
-      failures.push(...(await Promise.all(exits.slice(failures.length))));
-    expect(failures.filter(Boolean)).toEqual([]);
+    expect(await pool.failures()).toEqual([]);
     expect(existsSync(join(data, "violations")) ? readFileSync(join(data, "violations"), "utf8") : "").toBe(
       "",
     );

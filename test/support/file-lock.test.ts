@@ -1,20 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { acquireFileLock, withFileLock } from "../../src/support/file-lock.js";
+import { deadPid, ProcessPool } from "../helpers/process-pool.js";
 import { tempDir } from "../helpers/repo.js";
 
 const WORKER = fileURLToPath(new URL("./lock-worker.ts", import.meta.url));
-
-/** A pid that is certainly not running: a child that has exited and been reaped. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", "0"]);
-  await new Promise((resolve) => child.on("close", resolve));
-  return child.pid!;
-}
 
 function writeOwner(lockDir: string, owner: Record<string, unknown>): void {
   mkdirSync(lockDir, { recursive: true });
@@ -109,33 +102,9 @@ describe("the file lock", () => {
     const WORKERS = 6;
     const COUNT = 40;
     const KILLS = 12;
-    const live = new Map<string, ChildProcess>();
-    const exits: Promise<string | undefined>[] = [];
-    let next = 0;
-    let finished = 0;
-    const startWorker = () => {
-      const id = `w${next++}`;
-      const child = spawn(process.execPath, ["--import", "tsx", WORKER, lockDir, data, id, String(COUNT)], {
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      let stderr = "";
-      child.stderr!.on("data", (chunk) => {
-        stderr += chunk;
-      });
-      live.set(id, child);
-      exits.push(
-        new Promise((resolve) =>
-          child.on("close", (code, signal) => {
-            live.delete(id);
-            if (code === 0) finished += 1;
-            resolve(
-              code === 0 || signal === "SIGKILL" ? undefined : `worker ${id} exited ${code}: ${stderr}`,
-            );
-          }),
-        ),
-      );
-    };
-    for (let i = 0; i < WORKERS; i++) startWorker();
+    const pool = new ProcessPool("w", (id) => ["--import", "tsx", WORKER, lockDir, data, id, String(COUNT)]);
+    const live = pool.live;
+    for (let i = 0; i < WORKERS; i++) pool.start();
     // Kills start once the workers are at work (they take a moment to start).
     while (readCounter(data).value < 5) await sleep(50);
     // Kill the process inside the lock (named by the `inside` marker) two times out of three, a random
@@ -152,13 +121,10 @@ describe("the file lock", () => {
           : [...live.values()][Math.floor(Math.random() * live.size)];
       if (!victim) continue;
       victim.kill("SIGKILL");
-      startWorker();
+      pool.start();
     }
     // Exits are added while replacements start: wait until every one of them has settled.
-    const failures: (string | undefined)[] = [];
-    while (failures.length < exits.length)
-      failures.push(...(await Promise.all(exits.slice(failures.length))));
-    expect(failures.filter((failure) => failure !== undefined)).toEqual([]);
+    expect(await pool.failures()).toEqual([]);
 
     const state = readCounter(data);
     const violations = existsSync(join(data, "violations"))
@@ -174,8 +140,8 @@ describe("the file lock", () => {
     const kept = new Set(state.ids);
     expect(committed.filter((entry) => !kept.has(entry))).toEqual([]);
     // Every worker that was not killed did its whole count: no lock stayed stuck on a dead owner.
-    expect(finished).toBeGreaterThanOrEqual(WORKERS);
-    expect(committed.length).toBeGreaterThanOrEqual(finished * COUNT);
+    expect(pool.finished).toBeGreaterThanOrEqual(WORKERS);
+    expect(committed.length).toBeGreaterThanOrEqual(pool.finished * COUNT);
     // Some of the kills hit a holder, so takeovers were exercised.
     expect(existsSync(join(data, "took-over"))).toBe(true);
   });
