@@ -6,22 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterAccess, connectCluster } from "../../src/cluster/connection.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { freePort, NatsServer, requireNatsServer } from "../helpers/cluster.js";
+import { accessTo, freePort, NatsServer, requireNatsServer } from "../helpers/cluster.js";
 import { makeRepo, tempDir, writeConfig } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/access.test.ts");
 
-const NO_ACCESS: ClusterAccess = {
-  servers: [],
-  credentials: null,
-  nkey: null,
-  token_file: null,
-  user: null,
-  password_file: null,
-  tls_ca: null,
-  tls_cert: null,
-  tls_key: null,
-};
+const NO_ACCESS: ClusterAccess = accessTo();
 
 /** A throwaway certificate authority and a server certificate it signed for 127.0.0.1. */
 function makeCertificates(dir: string): { ca: string; cert: string; key: string } {

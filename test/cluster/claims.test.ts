@@ -18,22 +18,10 @@ import { encode, type Final, type WorkerRecord } from "../../src/cluster/wire.js
 import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
 import { createTask } from "../../src/engine/lifecycle/start.js";
 import { controlPaths } from "../../src/engine/store/control.js";
-import { freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
+import { accessTo, freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
 import { makeRepo } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/claims.test.ts");
-
-const access = (url: string) => ({
-  servers: [url],
-  credentials: null,
-  nkey: null,
-  token_file: null,
-  user: null,
-  password_file: null,
-  tls_ca: null,
-  tls_cert: null,
-  tls_key: null,
-});
 
 const worker = (n: number) => ({ id: `w${n}`, host: "test", pid: 1000 + n });
 const retry = { onWorkerLoss: "retry" as const, maxAttempts: 3 };
@@ -62,7 +50,7 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
   beforeAll(async () => {
     server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-claims-"));
     await server.start();
-    cluster = await connectCluster(access(server.url), "test");
+    cluster = await connectCluster(accessTo(server.url), "test");
     await ensureInfrastructure(cluster);
   });
 
@@ -220,7 +208,7 @@ describe.skipIf(!NATS_SERVER)("the cluster's budget windows, on the server's clo
   beforeAll(async () => {
     server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-ledger-clock-"));
     await server.start();
-    cluster = await connectCluster(access(server.url), "test");
+    cluster = await connectCluster(accessTo(server.url), "test");
     await ensureInfrastructure(cluster);
   });
   afterAll(async () => {
@@ -278,7 +266,7 @@ describe.skipIf(!NATS_SERVER)("the ledger a remote task reserves in", () => {
   beforeAll(async () => {
     server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-ledger-"));
     await server.start();
-    cluster = await connectCluster(access(server.url), "test");
+    cluster = await connectCluster(accessTo(server.url), "test");
     await ensureInfrastructure(cluster);
   });
   afterAll(async () => {

@@ -17,7 +17,8 @@ import {
   readStates,
   requireNatsServer,
   tempDir,
-  WorkerProcess,
+  type WorkerProcess,
+  workerIn,
 } from "../helpers/cluster.js";
 import { connectCaesar, dataOf } from "../helpers/mcp.js";
 import { git } from "../helpers/repo.js";
@@ -120,10 +121,8 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
     submitterHome = join(lab, "submitter-home");
     mkdirSync(submitterHome, { recursive: true });
     for (const n of [1, 2, 3]) {
-      const home = join(lab, `home-w${n}`);
-      mkdirSync(home, { recursive: true });
       workers.push(
-        new WorkerProcess(`w${n}`, cloneOf(remote, join(lab, `clone-w${n}`)), home, [
+        workerIn(lab, remote, `w${n}`, [
           "--nats",
           server.url,
           "--agents",

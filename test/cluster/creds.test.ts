@@ -6,6 +6,7 @@ import { ensureInfrastructure } from "../../src/cluster/setup.js";
 import { isProcessAlive } from "../../src/support/process.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
+  accessTo,
   cloneOf,
   completedRuns,
   eventually,
@@ -17,7 +18,8 @@ import {
   readStates,
   requireNatsServer,
   tempDir,
-  WorkerProcess,
+  type WorkerProcess,
+  workerIn,
 } from "../helpers/cluster.js";
 import { makeOperatorMode, type OperatorMode } from "../helpers/nats-operator.js";
 
@@ -25,17 +27,7 @@ const NATS_SERVER = requireNatsServer("test/cluster/creds.test.ts");
 
 const MINUTE = 60_000;
 
-const NO_ACCESS: ClusterAccess = {
-  servers: [],
-  credentials: null,
-  nkey: null,
-  token_file: null,
-  user: null,
-  password_file: null,
-  tls_ca: null,
-  tls_cert: null,
-  tls_key: null,
-};
+const NO_ACCESS: ClusterAccess = accessTo();
 
 /** Stop the relay a submitter started (it exits on its own once idle; do not leave it to the next suite). */
 function stopRelay(root: string): void {
@@ -135,9 +127,7 @@ describe.skipIf(!NATS_SERVER)("a .creds file (JWT + nkey seed), against an opera
           timeoutMs: 2 * MINUTE,
         });
 
-      const workerHome = join(lab, "home-w1");
-      mkdirSync(workerHome, { recursive: true });
-      const worker = new WorkerProcess("w1", cloneOf(remote, join(lab, "clone-w1")), workerHome, [
+      const worker = workerIn(lab, remote, "w1", [
         "--nats",
         server.url,
         "--creds",
@@ -191,7 +181,7 @@ describe.skipIf(!NATS_SERVER)("a .creds file (JWT + nkey seed), against an opera
         const refused = await caesar(
           ["worker", "--nats", server.url, "--creds", creds, "--agents", "nap", "--json"],
           elsewhere,
-          workerHome,
+          worker.home,
         );
         expect(refused.code, creds).not.toBe(0);
         expect(refused.stderr + refused.stdout, creds).toContain(code);

@@ -18,7 +18,8 @@ import {
   readState,
   requireNatsServer,
   tempDir,
-  WorkerProcess,
+  type WorkerProcess,
+  workerIn,
 } from "../helpers/cluster.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/log-start.test.ts");
@@ -130,14 +131,7 @@ describe.skipIf(!NATS_SERVER)("where the relay starts reading a task's log (no c
     submitter = cloneOf(remote, join(lab, "submitter"));
     submitterHome = join(lab, "submitter-home");
     mkdirSync(submitterHome, { recursive: true });
-    const home = join(lab, "home-w1");
-    mkdirSync(home, { recursive: true });
-    worker = new WorkerProcess("w1", cloneOf(remote, join(lab, "clone-w1")), home, [
-      "--nats",
-      server.url,
-      "--agents",
-      "nap",
-    ]);
+    worker = workerIn(lab, remote, "w1", ["--nats", server.url, "--agents", "nap"]);
     await worker.start();
   }, 3 * MINUTE);
 

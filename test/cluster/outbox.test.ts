@@ -4,7 +4,7 @@ import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
 import { HEADER_COUNTER, LOG_STREAM, logFilter } from "../../src/cluster/names.js";
 import { Outbox } from "../../src/cluster/outbox.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
-import { freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
+import { accessTo, freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/outbox.test.ts");
 
@@ -15,20 +15,7 @@ describe.skipIf(!NATS_SERVER)("a worker's outbox", () => {
   beforeAll(async () => {
     server = new NatsServer(NATS_SERVER!, await freePort(), tempDir("caesar-outbox-"));
     await server.start();
-    cluster = await connectCluster(
-      {
-        servers: [server.url],
-        credentials: null,
-        nkey: null,
-        token_file: null,
-        user: null,
-        password_file: null,
-        tls_ca: null,
-        tls_cert: null,
-        tls_key: null,
-      },
-      "test",
-    );
+    cluster = await connectCluster(accessTo(server.url), "test");
     await ensureInfrastructure(cluster);
   });
 

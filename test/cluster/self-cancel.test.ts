@@ -13,7 +13,8 @@ import {
   readStates,
   requireNatsServer,
   tempDir,
-  WorkerProcess,
+  type WorkerProcess,
+  workerIn,
 } from "../helpers/cluster.js";
 
 const NATS_SERVER = requireNatsServer("test/cluster/self-cancel.test.ts");
@@ -57,9 +58,7 @@ describe.skipIf(!NATS_SERVER)("a cancel cascading to a child run by the same wor
     submitter = cloneOf(remote, join(lab, "submitter"));
     home = join(lab, "home");
     mkdirSync(home, { recursive: true });
-    const workerHome = join(lab, "home-w1");
-    mkdirSync(workerHome, { recursive: true });
-    worker = new WorkerProcess("w1", cloneOf(remote, join(lab, "clone-w1")), workerHome, [
+    worker = workerIn(lab, remote, "w1", [
       "--nats",
       server.url,
       "--agents",

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import type { ClusterAccess } from "../../src/cluster/connection.js";
 import { CAESAR_BIN } from "./cli.js";
 import { FIXTURE_BIN, git, tempDir } from "./repo.js";
 
@@ -280,4 +281,26 @@ export function requireNatsServer(suite: string): string | undefined {
     console.warn(`${suite} skipped: nats-server is not installed (apt-get install nats-server)`);
   }
   return path;
+}
+
+/** [cluster] access naming only the servers: no credentials, no TLS. */
+export function accessTo(...servers: string[]): ClusterAccess {
+  return {
+    servers,
+    credentials: null,
+    nkey: null,
+    token_file: null,
+    user: null,
+    password_file: null,
+    tls_ca: null,
+    tls_cert: null,
+    tls_key: null,
+  };
+}
+
+/** A worker machine in `lab`: its own clone of `remote` (`clone-<name>`) and home (`home-<name>`). */
+export function workerIn(lab: string, remote: string, name: string, args: string[]): WorkerProcess {
+  const home = join(lab, `home-${name}`);
+  mkdirSync(home, { recursive: true });
+  return new WorkerProcess(name, cloneOf(remote, join(lab, `clone-${name}`)), home, args);
 }
