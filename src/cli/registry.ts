@@ -23,6 +23,7 @@ import { returnChannelCommand } from "./commands/return-channel.js";
 import { roleCommand } from "./commands/role.js";
 import { runCommand } from "./commands/run.js";
 import { serveCommand } from "./commands/serve.js";
+import { serviceCommand } from "./commands/service.js";
 import { statusCommand } from "./commands/status.js";
 import { watchCommand } from "./commands/watch.js";
 import { workerCommand } from "./commands/worker.js";
@@ -53,6 +54,7 @@ export const COMMANDS: CommandDefinition[] = [
   roleCommand,
   runCommand,
   serveCommand,
+  serviceCommand,
   statusCommand,
   watchCommand,
   workerCommand,

@@ -1,4 +1,3 @@
-import type { PreparedConductor } from "../engine/conductor/launch.js";
 import { admitAll } from "../engine/lifecycle/admit.js";
 import { type Caller, governed } from "../engine/lifecycle/caller.js";
 import type { DelegationRequest } from "../engine/lifecycle/request.js";
@@ -9,16 +8,12 @@ import type { TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
 
 /**
- * Start a planned task where its plan says: on this machine under its own conductor, or on the cluster's
+ * Start a planned task where its plan says: on this machine under the project's conductor service, or on the cluster's
  * workers (`plan.remote`). Every front end starts tasks through this. The NATS client is loaded only for
  * a remote task: a local `caesar run` pays nothing for the cluster.
  */
-export async function startPlannedTask(
-  plan: TaskPlan,
-  options: { conductor?: PreparedConductor } = {},
-): Promise<TaskRecord> {
-  if (!plan.remote) return startTask(plan, options);
-  options.conductor?.abandon();
+export async function startPlannedTask(plan: TaskPlan): Promise<TaskRecord> {
+  if (!plan.remote) return startTask(plan);
   const { submitRemoteTask } = await import("./submit.js");
   return submitRemoteTask(plan);
 }

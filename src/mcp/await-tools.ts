@@ -1,8 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { viewTask } from "../engine/follow/task-view.js";
-import { concludeIfAbandoned } from "../engine/lifecycle/conclude.js";
 import { loadLiveTask } from "../engine/lifecycle/live-task.js";
+import { recoverTask } from "../engine/lifecycle/recover.js";
 import { listChildren } from "../engine/lifecycle/subtree.js";
 import { loadAllTasks } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
@@ -88,7 +88,7 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
         const shown = [...running, ...recent].slice(0, STATUS_LIST_LIMIT);
         const tasks = await Promise.all(
           shown.map(async (record) => {
-            const state = await concludeIfAbandoned(record, "mcp");
+            const state = await recoverTask(record, "mcp");
             const view = await viewTask({ ...record, state });
             return {
               task_id: view.task_id,

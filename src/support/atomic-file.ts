@@ -9,6 +9,8 @@ function tempPathFor(path: string): string {
 export interface AtomicWriteOptions {
   /** Flush to disk before the rename (default true); a copy that can be rebuilt may skip it. */
   sync?: boolean;
+  /** The file's permissions (default 0644, less the umask); set on the temp file before anything is in it. */
+  mode?: number;
 }
 
 /**
@@ -21,8 +23,9 @@ export async function writeTempBeside(
   options: AtomicWriteOptions = {},
 ): Promise<string> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, "wx", 0o644);
+  const handle = await open(temp, "wx", options.mode ?? 0o644);
   try {
+    if (options.mode !== undefined) await handle.chmod(options.mode);
     await handle.writeFile(content);
     if (options.sync !== false) await handle.sync();
   } catch (error) {

@@ -11,8 +11,6 @@ export const PACKAGE_ROOT = fileURLToPath(ROOT_URL);
 export const PACKAGE_JSON = fileURLToPath(new URL("package.json", ROOT_URL));
 /** The `caesar` executable (a node script). */
 export const CAESAR_BIN = fileURLToPath(new URL("bin/caesar.js", ROOT_URL));
-/** The conductor's entry point, built into dist/. */
-export const CONDUCTOR_MAIN = fileURLToPath(new URL("dist/engine/conductor.cjs", ROOT_URL));
 /** The bundled reference agent. */
 export const REFERENCE_AGENT_SCRIPT = fileURLToPath(new URL("agents/reference-agent.mjs", ROOT_URL));
 /** The dashboard's static files (plain ES modules, HTML and CSS: no build step on the user's side). */

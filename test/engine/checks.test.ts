@@ -356,23 +356,29 @@ describe("a running check and the task's lifecycle", () => {
     expect(isProcessAlive(check)).toBe(false);
   });
 
-  it("a conductor killed during a check: whoever concludes the task stops the check", async () => {
+  it("the conductor service killed during a check: the next one stops that check and runs the checks again", async () => {
     const root = project();
     const { id, check, conductor } = await startHangingCheck(root);
     process.kill(conductor, "SIGKILL");
     const deadline = Date.now() + 10_000;
     while (isProcessAlive(conductor) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const status = await runCaesar(["status", id, "--json"], { cwd: root, timeoutMs: 60_000 });
-    const { state } = parseJsonOutput<{
-      state: RunJson["state"] & { phase: string; report: RunJson["report"] };
-    }>(status);
-    expect(state.phase).toBe("finished");
-    expect(state.outcome).toBe("failed");
-    expect(state.report.checks[0]).toMatchObject({
-      passed: false,
-      error: "not finished: the task's conductor died before its checks ended",
-    });
+    expect(status.code, status.stderr).toBe(0);
+    const record = join(taskDir(root, id), "state.json");
+    const again = await (async () => {
+      for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+        const current = readJson<{ check_process: { pid: number } | null }>(record);
+        if (current.check_process && current.check_process.pid !== check) return current.check_process.pid;
+      }
+      throw new Error("the check never ran again");
+    })();
     expect(isProcessAlive(check)).toBe(false);
+    expect(isProcessAlive(again)).toBe(true);
+    const cancelled = await runCaesar(["cancel", id, "--json"], { cwd: root, timeoutMs: 60_000 });
+    expect(parseJsonOutput<{ outcome: string }>(cancelled).outcome).toBe("cancelled");
+    const state = readJson<RunJson["state"] & { report: RunJson["report"] }>(record);
+    expect(state.report.checks[0]).toMatchObject({ passed: false, error: "stopped: the task was cancelled" });
+    expect(isProcessAlive(again)).toBe(false);
   });
 });
 

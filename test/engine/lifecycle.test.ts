@@ -136,60 +136,71 @@ describe("cancel", () => {
   });
 });
 
-describe("a conductor killed with -9", () => {
-  it("is concluded as failed by the next command that looks, and its agent is stopped", async () => {
+describe("the conductor service killed with -9", () => {
+  it("leaves the agent running; the next command that looks starts a service, which takes it over", async () => {
     const root = project();
-    const id = await detach(root, ["--agent", "hang", "orphan me"]);
+    const id = await detach(root, ["--agent", "hang", "outlive the conductor"]);
     const agent = await until("the agent to start", () => state(root, id).agent_process ?? undefined);
-    process.kill(state(root, id).conductor!.pid, "SIGKILL");
-    await until("the conductor to die", () => !alive(state(root, id).conductor!.pid));
+    const conductor = state(root, id).conductor!.pid;
+    process.kill(conductor, "SIGKILL");
+    await until("the conductor to die", () => !alive(conductor));
+    expect(alive(agent.pid)).toBe(true);
     const ps = await runCaesar(["ps", "--json"], { cwd: root });
-    const row = parseJsonOutput<{ id: string; phase: string; outcome: string }[]>(ps).find(
-      (r) => r.id === id,
-    );
-    expect(row).toMatchObject({ phase: "finished", outcome: "failed" });
-    const final = state(root, id);
-    expect(final.error?.code).toBe("conductor_died");
-    expect(final.error?.message).toContain("caesar ps");
+    const row = parseJsonOutput<{ id: string; phase: string }[]>(ps).find((r) => r.id === id);
+    expect(row?.phase).toBe("running");
+    const taken = await until("a new conductor", () => {
+      const pid = state(root, id).conductor?.pid;
+      return pid !== undefined && pid !== conductor ? pid : undefined;
+    });
+    expect(alive(taken)).toBe(true);
+    expect(state(root, id).agent_process?.pid).toBe(agent.pid);
+    expect(alive(agent.pid)).toBe(true);
+    const cancelled = await runCaesar(["cancel", id, "--json"], { cwd: root });
+    expect(parseJsonOutput<{ outcome: string }>(cancelled).outcome).toBe("cancelled");
     expect(alive(agent.pid)).toBe(false);
     const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8");
+    expect(events.match(/"type":"started"/g)).toHaveLength(1);
     expect(events.match(/"type":"finished"/g)).toHaveLength(1);
+    expect(events).toContain("the conductor service took over hang");
   });
 });
 
-describe("a conductor killed with -9 while it makes the worktree", () => {
-  it("leaves nothing behind after the next ps and gc: no worktree, no branch, no running task", async () => {
+describe("the conductor service killed with -9 while it makes the worktree", () => {
+  it("starts the task again from scratch (no agent ran), leaving no half-made worktree or branch", async () => {
     const root = project();
     // git runs post-checkout inside `git worktree add`: the hook kills the conductor (git's parent) there,
-    // after the worktree exists and before the conductor can record it.
+    // once, after the worktree exists and before the conductor can record it.
     const hooks = join(root, ".git", "hooks");
+    const killed = join(root, ".git", "killed-once");
     writeFileSync(
       join(hooks, "post-checkout"),
-      '#!/bin/sh\ncase "$PWD" in */.caesar/wt/*) read -r _ _ _ conductor _ < "/proc/$PPID/stat"; kill -9 "$conductor" ;; esac\n',
+      `#!/bin/sh
+case "$PWD" in */.caesar/wt/*) [ -e "${killed}" ] && exit 0; touch "${killed}"; read -r _ _ _ conductor _ < "/proc/$PPID/stat"; kill -9 "$conductor" ;; esac\n`,
       { mode: 0o755 },
     );
     const id = await detach(root, ["--agent", "conformant", "die while isolating"]);
     const dying = await until("the conductor to be recorded", () => state(root, id).conductor ?? undefined);
     await until("the conductor to die", () => !alive(dying.pid));
-    const worktree = join(root, ".caesar", "wt", id);
-    expect(existsSync(worktree)).toBe(true);
+    expect(existsSync(killed)).toBe(true);
     const ps = await runCaesar(["ps", "--json"], { cwd: root });
-    expect(parseJsonOutput<{ id: string; phase: string }[]>(ps).find((r) => r.id === id)?.phase).toBe(
-      "finished",
-    );
-    expect(state(root, id).error?.code).toBe("conductor_died");
+    expect(ps.code, ps.stderr).toBe(0);
+    await until("the task to finish", () => state(root, id).phase === "finished");
+    expect(state(root, id)).toMatchObject({ outcome: "succeeded", report: { status: "success" } });
+    const worktrees = git(root, "worktree", "list", "--porcelain")
+      .split("\n")
+      .filter((line) => line.startsWith("worktree ") && line.includes(join(".caesar", "wt")));
+    expect(worktrees).toEqual([`worktree ${join(root, ".caesar", "wt", id)}`]);
+    expect(git(root, "branch", "--list", "caesar/*").split("\n")).toHaveLength(1);
     const gc = await runCaesar(["gc", "--json"], { cwd: root });
     expect(parseJsonOutput<{ entries: { id: string; action: string }[] }>(gc).entries).toEqual([
       expect.objectContaining({ id, action: "removed" }),
     ]);
-    expect(existsSync(worktree)).toBe(false);
     expect(git(root, "branch", "--list", "caesar/*")).toBe("");
-    expect(git(root, "worktree", "list", "--porcelain")).not.toContain(id);
   });
 });
 
 describe("a conductor that died near the end", () => {
-  /** A real finished task, set back to a moment its conductor died, then concluded by `caesar ps`. */
+  /** A real finished task, set back to a moment its conductor died, then concluded after `caesar ps`. */
   async function diedIn(phase: "finishing" | "running", forgeFinished = false) {
     const root = project();
     const run = await runCaesar(["run", "--json", "--agent", "conformant", "finish me"], { cwd: root });
@@ -218,8 +229,11 @@ describe("a conductor that died near the end", () => {
       );
     }
     writeFileSync(join(dir, "events.jsonl"), `${lines.join("\n")}\n`);
+    // `ps` hands the task to the project's conductor service, which concludes it: nothing can be taken
+    // over (the agent's run is over, caesar's record of it gone).
     const ps = await runCaesar(["ps", "--json"], { cwd: root });
     expect(ps.code, ps.stderr).toBe(0);
+    await until("the task to be concluded", () => state(root, id).phase === "finished");
     const events = readFileSync(join(dir, "events.jsonl"), "utf8")
       .trim()
       .split("\n")

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, stat } from "node:fs/promises";
-import { concludeIfAbandoned, isAbandoned } from "../../engine/lifecycle/conclude.js";
+import { needsConductor, recoverTask } from "../../engine/lifecycle/recover.js";
 import { watchPath } from "../../engine/store/change-watch.js";
 import { projectPaths } from "../../engine/store/project.js";
 import { listTaskIds } from "../../engine/store/task-store.js";
@@ -291,9 +291,9 @@ export class TaskIndex {
         watchPath(task.dir, () => this.schedule(task.id), { pollMs: 1000 }),
       );
     }
-    if (isAbandoned(task.state) && !this.concluding.has(task.id)) {
+    if (needsConductor(task.state) && !this.concluding.has(task.id)) {
       this.concluding.add(task.id);
-      concludeIfAbandoned({ id: task.id, dir: task.dir, paths: task.paths, state: task.state }, "serve")
+      recoverTask({ id: task.id, dir: task.dir, paths: task.paths, state: task.state }, "serve")
         .catch(() => undefined)
         .finally(() => {
           this.concluding.delete(task.id);

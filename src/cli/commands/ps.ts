@@ -33,7 +33,7 @@ export const psCommand: CommandDefinition = {
     ).action(
       handle(async (ctx) => {
         const { loadAllTasks } = await import("../../engine/store/task-store.js");
-        const { concludeIfAbandoned } = await import("../../engine/lifecycle/conclude.js");
+        const { recoverTask } = await import("../../engine/lifecycle/recover.js");
         const wanted = ctx.options.status as string | undefined;
         if (wanted && !STATUSES.includes(wanted)) {
           const { UsageError } = await import("../../support/errors.js");
@@ -41,7 +41,7 @@ export const psCommand: CommandDefinition = {
         }
         const records = await loadAllTasks(ctx.root);
         const states: TaskState[] = [];
-        for (const record of records) states.push(await concludeIfAbandoned(record, "ps"));
+        for (const record of records) states.push(await recoverTask(record, "ps"));
         const now = Date.now();
         const shown = states.filter((state) => {
           if (wanted) return matches(state, wanted);

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
 import { Option } from "commander";
-import { prepareConductor } from "../../engine/conductor/launch.js";
 import { UsageError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 import { argsAfterDoubleDash, collect } from "../options.js";
@@ -71,10 +70,8 @@ export const runCommand: CommandDefinition = {
             },
           );
         }
-        // The conductor's process starts now: Node's start-up overlaps with planning the task.
-        const conductor = prepareConductor(ctx.root);
         const { runFromCli } = await import("../run/run-task.js");
-        return runFromCli(ctx, String(objective), extraArgs, conductor);
+        return runFromCli(ctx, String(objective), extraArgs);
       }),
     );
   },

@@ -1,11 +1,9 @@
 import { startPlannedTask } from "../../cluster/start.js";
 import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
-import type { PreparedConductor } from "../../engine/conductor/launch.js";
 import { followTask } from "../../engine/follow/follow.js";
 import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
-import { describeRequest, resolvePlan, type TaskPlan } from "../../engine/lifecycle/plan.js";
+import { describeRequest, resolvePlan } from "../../engine/lifecycle/plan.js";
 import type { DelegationRequest } from "../../engine/lifecycle/request.js";
-import { awaitClaim } from "../../engine/lifecycle/start.js";
 import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
 import type { Mode } from "../../protocol/task.js";
@@ -60,27 +58,18 @@ export async function runFromCli(
   ctx: CommandContext,
   objective: string,
   extraArgs: string[],
-  conductor: PreparedConductor,
 ): Promise<number> {
-  let record: TaskRecord;
-  let plan: TaskPlan;
-  try {
-    const request = await requestFromOptions(ctx, objective, extraArgs);
-    trace("run: request built");
-    const action = describeRequest(request);
-    const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
-    ({ plan, record } = await governed(caller, action, async () => {
-      const resolved = await resolvePlan(request, { root: ctx.root, cwd: ctx.cwd, caller });
-      trace("run: planned");
-      return { plan: resolved.plan, record: await startPlannedTask(resolved.plan, { conductor }) };
-    }));
-  } catch (error) {
-    conductor.abandon();
-    throw error;
-  }
+  const request = await requestFromOptions(ctx, objective, extraArgs);
+  trace("run: request built");
+  const action = describeRequest(request);
+  const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
+  const { plan, record } = await governed(caller, action, async () => {
+    const resolved = await resolvePlan(request, { root: ctx.root, cwd: ctx.cwd, caller });
+    trace("run: planned");
+    return { plan: resolved.plan, record: await startPlannedTask(resolved.plan) };
+  });
   trace("run: task started");
   if (ctx.options.detach === true) {
-    if (!plan.remote) await awaitClaim(record.dir, 5_000);
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
         `${record.id} started (${plan.agent}, ${plan.mode}, ${plan.isolation}).`,
@@ -103,7 +92,7 @@ export function exitCodeOf(state: TaskState): number {
 
 /**
  * Follow a task to its end, rendering it live for people (or silently, for --json). The first Ctrl-C
- * detaches: the task keeps running under its conductor.
+ * detaches: the task keeps running under the project's conductor service.
  */
 export async function followAndRender(ctx: CommandContext, record: TaskRecord): Promise<TaskState> {
   const detach = new AbortController();

@@ -186,7 +186,6 @@ async function runAttempt(
       signal: task.abort.signal,
       env: process.env,
       log: (line) => appendFileSync(log, `${line}\n`),
-      takeSlot: false,
     });
   } finally {
     clearInterval(fence);

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { Consumer } from "@nats-io/jetstream";
 import { findAdapter, listAdapters } from "../../agents/registry.js";
 import type { EffectiveConfig } from "../../config/effective.js";
-import { concludeIfAbandoned } from "../../engine/lifecycle/conclude.js";
+import { recoverTask } from "../../engine/lifecycle/recover.js";
 import { loadAllTasks } from "../../engine/store/task-store.js";
 import { admissionOf } from "../../policy/admission.js";
 import { CaesarError, messageOf, UsageError } from "../../support/errors.js";
@@ -67,7 +67,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   // Tasks a previous worker in this clone left behind (killed): concluded here, their agents stopped.
   for (const record of await loadAllTasks(root)) {
     if (record.state.phase !== "finished" && !record.state.remote)
-      await concludeIfAbandoned(record, "worker").catch(() => undefined);
+      await recoverTask(record, "worker").catch(() => undefined);
   }
 
   const cluster = await connectWithRetry(options.access, `caesar worker ${id}`, options.stopNow, log);

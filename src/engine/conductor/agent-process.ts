@@ -1,27 +1,21 @@
 import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import type { ProcessExit } from "../../agents/adapter.js";
-import { LineBuffer } from "../../protocol/jsonl.js";
+import { isGroupAlive, isProcessAlive, type RecordedProcess } from "../../support/process.js";
+import { ChangeWatch } from "../store/change-watch.js";
+import { type AgentFiles, type OutputCursor, OutputReader, type OutputSink } from "./agent-output.js";
+import { findExecutable } from "./executable.js";
 import { terminateGroup } from "./terminate.js";
 
-export interface AgentProcessOptions {
-  bin: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  /** Where the output goes as it comes (raw.log for an agent, a bounded log for a check). */
-  raw: { write(chunk: string): unknown };
-  onStdoutLine(line: string): void;
-  onStderrLine(line: string): void;
-  /** Any output at all (for the stall notice). */
-  onOutput?(): void;
-  /** Keep stdin open as a pipe (a session driven over stdio, ACP); otherwise it is /dev/null. */
-  stdinPipe?: boolean;
-}
+export type AgentExit = ProcessExit & { spawnError?: NodeJS.ErrnoException };
 
+/** An agent's process group, started here or adopted from a conductor that is gone. */
 export interface AgentProcess {
+  /** The keeper's pid: the leader of the agent's process group. */
   pid: number | undefined;
-  /** Resolves when the agent has exited and its output is drained (grandchildren holding pipes are ended). */
-  done: Promise<ProcessExit & { spawnError?: NodeJS.ErrnoException }>;
+  /** Resolves once the agent has exited, whatever was left of its group ended, and its output handled. */
+  done: Promise<AgentExit>;
   /** End the whole process group (SIGTERM, grace, SIGKILL). */
   terminate(): Promise<void>;
   /** Write to the agent's stdin (with `stdinPipe`); a closed pipe drops the text (the exit says why). */
@@ -30,80 +24,193 @@ export interface AgentProcess {
   closeStdin(): void;
 }
 
+export interface AgentProcessOptions {
+  bin: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  files: AgentFiles;
+  /** Where the output goes, chunk by chunk (raw.log, the stream translator). */
+  sink: OutputSink;
+  /** Keep stdin open as a pipe (a session driven over stdio, ACP): such an agent ends with its conductor. */
+  stdinPipe?: boolean;
+}
+
 /**
- * Start the agent in a process group of its own (so the group can be ended as one), stdin from
- * /dev/null (or a pipe, for a session), stdout and stderr teed to raw.log and split into lines.
+ * The agent's keeper: a POSIX shell that runs the agent in the foreground and writes its exit status to a
+ * file. The agent's stdout and stderr are files too, so nothing the agent needs is held by the conductor:
+ * a conductor that dies (`kill -9`, OOM, an upgrade) leaves the agent working, and the next one reads the
+ * rest of its output and its status from the files (adoptAgentProcess). The keeper catches SIGTERM, SIGINT
+ * and SIGHUP (sent to the whole group, so the agent gets them too) only to outlive the agent and record how
+ * it ended; a caught signal is reset to its default in the agent by exec, so the agent sees them as usual.
+ * A status above 128 is a signal's (128 + its number), as every shell reports it.
  */
-export function startAgentProcess(options: AgentProcessOptions): AgentProcess {
-  const child = spawn(options.bin, options.args, {
-    cwd: options.cwd,
-    env: options.env,
-    detached: true,
-    stdio: [options.stdinPipe ? "pipe" : "ignore", "pipe", "pipe"],
-  });
+const KEEPER = `exit_file=$1; shift
+trap : TERM INT HUP
+"$@"
+status=$?
+printf '%s\\n' "$status" > "$exit_file"
+exit "$status"`;
+
+/**
+ * Start the agent in a process group of its own (so the group can be ended as one) under its keeper, stdin
+ * from /dev/null (or a pipe, for a session), stdout and stderr into this turn's files, read back as they
+ * grow.
+ */
+export async function startAgentProcess(options: AgentProcessOptions): Promise<AgentProcess> {
+  const { files } = options;
+  // Found first, as spawning it directly would: the keeper would only say "not found" in its stderr.
+  const found = findExecutable(options.bin, options.env.PATH ?? process.env.PATH ?? "", options.cwd);
+  if (!found.ok) return failedToStart(found.error);
+  await mkdir(files.dir, { recursive: true });
+  await Promise.all(
+    [files.stdout, files.stderr, files.exit, files.cursor].map((path) => rm(path, { force: true })),
+  );
+  const stdout = openSync(files.stdout, "a", 0o600);
+  const stderr = openSync(files.stderr, "a", 0o600);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn("/bin/sh", ["-c", KEEPER, "caesar-agent", files.exit, found.path, ...options.args], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: [options.stdinPipe ? "pipe" : "ignore", stdout, stderr],
+    });
+  } catch (error) {
+    return failedToStart(error as NodeJS.ErrnoException);
+  } finally {
+    closeSync(stdout);
+    closeSync(stderr);
+  }
   // An agent that dies closes its stdin: writing then fails with EPIPE, which its exit explains.
   child.stdin?.on("error", () => {});
   const pgid = child.pid;
-  const stdoutLines = new LineBuffer();
-  const stderrLines = new LineBuffer();
-  child.stdout?.setEncoding("utf8");
-  child.stderr?.setEncoding("utf8");
-  child.stdout?.on("data", (chunk: string) => {
-    options.raw.write(chunk);
-    options.onOutput?.();
-    for (const line of stdoutLines.push(chunk)) options.onStdoutLine(line);
-  });
-  child.stderr?.on("data", (chunk: string) => {
-    options.raw.write(chunk);
-    options.onOutput?.();
-    for (const line of stderrLines.push(chunk)) options.onStderrLine(line);
-  });
-
-  const done = new Promise<ProcessExit & { spawnError?: NodeJS.ErrnoException }>((resolve) => {
-    let settled = false;
-    child.once("error", (error: NodeJS.ErrnoException) => {
-      if (settled || child.pid !== undefined) return;
-      settled = true;
-      resolve({ code: null, signal: null, spawnError: error });
-    });
-    child.once("exit", (code, signal) => {
-      // Output may still be in flight, and grandchildren may hold the pipes open forever: give the
-      // streams a moment, then end whatever is left of the group so nothing outlives the task.
-      const closed = new Promise<void>((r) => child.once("close", () => r()));
-      const finish = () => {
-        if (settled) return;
-        settled = true;
-        for (const line of stdoutLines.flush()) options.onStdoutLine(line);
-        for (const line of stderrLines.flush()) options.onStderrLine(line);
-        resolve({ code, signal });
-      };
-      void (async () => {
-        const early = await Promise.race([closed.then(() => true), delay(300).then(() => false)]);
-        if (pgid !== undefined) await terminateGroup(pgid);
-        if (!early) {
-          const late = await Promise.race([closed.then(() => true), delay(2000).then(() => false)]);
-          if (!late) {
-            child.stdout?.destroy();
-            child.stderr?.destroy();
-          }
-        }
-        finish();
-      })();
-    });
-  });
-
-  return {
-    pid: child.pid,
-    done,
-    async terminate() {
-      if (pgid !== undefined) await terminateGroup(pgid);
+  const keeperExit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
+    (resolve) => {
+      child.once("error", (error) => resolve({ code: null, signal: null, error }));
+      child.once("exit", (code, signal) => resolve({ code, signal }));
     },
-    write(text: string) {
+  );
+  if (pgid === undefined) {
+    const exit = await keeperExit;
+    return failedToStart((exit.error ?? new Error("spawn failed")) as NodeJS.ErrnoException);
+  }
+  const reader = new OutputReader(files, options.sink, { stdout: 0, stderr: 0, raw: 0 });
+  const done = follow(
+    reader,
+    files,
+    pgid,
+    keeperExit.then(() => undefined),
+  );
+  return {
+    pid: pgid,
+    done,
+    terminate: () => terminateGroup(pgid).then(() => undefined),
+    write(text) {
       if (child.stdin?.writable) child.stdin.write(text);
     },
     closeStdin() {
       child.stdin?.end();
     },
+  };
+}
+
+export interface AdoptOptions {
+  /** The keeper as caesar recorded it (`state.agent_process`). */
+  keeper: RecordedProcess;
+  files: AgentFiles;
+  sink: OutputSink;
+  /** Where the previous conductor had got to; what comes before is replayed (sink.replay), not handled again. */
+  cursor: OutputCursor;
+}
+
+/**
+ * Take over an agent whose conductor is gone: replay the output already handled into the sink (so a stream
+ * translator gets its state back without emitting events twice), then follow the rest of it and the
+ * keeper's exit as startAgentProcess does. This process is not the keeper's parent: its exit is seen by
+ * polling, and its status read from the exit file.
+ */
+export async function adoptAgentProcess(options: AdoptOptions): Promise<AgentProcess> {
+  const { keeper, files } = options;
+  const reader = new OutputReader(files, options.sink, options.cursor);
+  await reader.replay();
+  const gone = (async () => {
+    const watch = new ChangeWatch(files.dir, { pollMs: 200 });
+    try {
+      while (isProcessAlive(keeper) && (await readExitFile(files.exit)) === undefined) await watch.next(200);
+    } finally {
+      watch.close();
+    }
+  })();
+  return {
+    pid: keeper.pid,
+    done: follow(reader, files, keeper.pid, gone),
+    terminate: () => terminateGroup(keeper.pid).then(() => undefined),
+    write() {},
+    closeStdin() {},
+  };
+}
+
+/**
+ * Read the output as it grows until the keeper has exited; then end whatever is left of the group (a
+ * grandchild still writing), read the rest, and resolve with how the agent ended.
+ */
+async function follow(
+  reader: OutputReader,
+  files: AgentFiles,
+  pgid: number,
+  keeperGone: Promise<void>,
+): Promise<AgentExit> {
+  let exited = false;
+  void keeperGone.then(() => {
+    exited = true;
+    reader.wake();
+  });
+  await reader.readUntil(() => exited);
+  // What the agent started may still run: a moment to end by itself, then the group is ended.
+  if (isGroupAlive(pgid)) {
+    await delay(300);
+    await terminateGroup(pgid);
+  }
+  await reader.drain();
+  reader.close();
+  const status = await readExitFile(files.exit);
+  return statusToExit(status);
+}
+
+/** The status the keeper wrote (undefined until it has, or when it was killed before it could). */
+export async function readExitFile(path: string): Promise<number | undefined> {
+  const text = await readFile(path, "utf8").catch(() => "");
+  const match = /^(\d{1,3})\n$/.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+const SIGNAL_NAMES: Record<number, NodeJS.Signals> = {
+  1: "SIGHUP",
+  2: "SIGINT",
+  3: "SIGQUIT",
+  6: "SIGABRT",
+  9: "SIGKILL",
+  11: "SIGSEGV",
+  13: "SIGPIPE",
+  14: "SIGALRM",
+  15: "SIGTERM",
+};
+
+/** A shell's status as a process exit: above 128, the signal that ended it; none, killed with its keeper. */
+export function statusToExit(status: number | undefined): ProcessExit {
+  if (status === undefined) return { code: null, signal: "SIGKILL" };
+  if (status > 128 && SIGNAL_NAMES[status - 128]) return { code: null, signal: SIGNAL_NAMES[status - 128]! };
+  return { code: status, signal: null };
+}
+
+function failedToStart(error: NodeJS.ErrnoException): AgentProcess {
+  return {
+    pid: undefined,
+    done: Promise.resolve({ code: null, signal: null, spawnError: error }),
+    terminate: async () => {},
+    write() {},
+    closeStdin() {},
   };
 }
 

@@ -1,4 +1,3 @@
-import type { WriteStream } from "node:fs";
 import type {
   AgentAdapter,
   LaunchContext,
@@ -39,7 +38,8 @@ export interface AgentStreamContext {
   launch: LaunchContext;
   dir: string;
   taskId: string;
-  raw: WriteStream;
+  /** raw.log, for the stream's own notes. */
+  raw: { write(text: string): unknown };
   emit(events: EventBody[]): void;
   /** Ask a person about permissions the policy allows (plan `ask_permissions`), until this deadline. */
   askPermissionsUntil?: number;

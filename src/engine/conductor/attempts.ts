@@ -1,10 +1,10 @@
-import type { WriteStream } from "node:fs";
-import { mkdir, rename } from "node:fs/promises";
+import { mkdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentAdapter, LaunchContext, StreamOutcome } from "../../agents/adapter.js";
 import type { Attempt, AttemptKind, CheckResult } from "../../protocol/checks.js";
 import type { Finding, Usage } from "../../protocol/report.js";
 import { taskPaths } from "../../protocol/task-dir.js";
+import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { errnoOf } from "../../support/errors.js";
 import { recordProcess } from "../../support/process.js";
 import { changedFiles, diffText } from "../../workspace/changes.js";
@@ -16,6 +16,8 @@ import { checksNotRun, runChecks } from "./checks.js";
 import type { Ending } from "./ending.js";
 import type { FinishInput } from "./finish.js";
 import { makeFollowUpPrompt, makeFreshBrief } from "./follow-up.js";
+import { agentOutputDir } from "./output-dir.js";
+import type { RawLog } from "./raw-log.js";
 import { CHANNEL_REPORT_FILE } from "./recover.js";
 import { pointerFindings } from "./worktree-pointer.js";
 
@@ -35,19 +37,37 @@ export type AgentTurn =
     }
   | { kind: "error"; ending: Ending };
 
+/**
+ * Where the attempts stand, written before each run of the agent starts: which run it is and how it was
+ * launched, what the runs before it found, and where its output begins in raw.log. A conductor taking the
+ * task over (the service restarted) continues the loop from here.
+ */
+export interface AttemptsProgress {
+  turn: number;
+  how: AttemptKind;
+  attempts: Attempt[];
+  findings: Finding[];
+  /** What every run so far spent, and what was spent before the current session began. */
+  spent: Usage;
+  before: Usage;
+  raw_from: number;
+}
+
 export interface AttemptsInput {
   dir: string;
   plan: TaskPlan;
   adapter: AgentAdapter;
   events: EventWriter;
-  raw: WriteStream;
+  raw: RawLog;
   cancel: AbortSignal;
   /** The first run's launch (its brief, its environment). */
   launch: LaunchContext;
   /** The git work tree the agent works in, and where the task started from (for a fresh run's diff). */
   git: { top: string | null; startTree: string | null; excluded: string[] };
   /** Run the agent once; `deadlineAt` is undefined for the first run, which fixes it. */
-  runTurn(launch: LaunchContext, deadlineAt: number | undefined): Promise<AgentTurn>;
+  runTurn(launch: LaunchContext, deadlineAt: number | undefined, turn: number): Promise<AgentTurn>;
+  /** Take over the run in progress when the previous conductor ended, instead of starting the first. */
+  resume?: { progress: AttemptsProgress; adopt(turn: number, rawFrom: number): Promise<AgentTurn> };
   finish(input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">): Promise<unknown>;
 }
 
@@ -59,31 +79,46 @@ export interface AttemptsInput {
  */
 export async function conductAttempts(input: AttemptsInput): Promise<void> {
   const { plan, dir, events } = input;
-  const attempts: Attempt[] = [];
-  const findings: Finding[] = [];
-  // What every attempt spent, not only the last: the budget is charged from it. `before` is what was
-  // spent before the current session began (a CLI may report a continued session's usage as a whole).
-  let spent: Usage = {};
-  let before: Usage = {};
+  const progress: AttemptsProgress = input.resume?.progress ?? {
+    turn: 1,
+    how: "first",
+    attempts: [],
+    findings: [],
+    spent: {},
+    before: {},
+    raw_from: 0,
+  };
+  const { attempts, findings } = progress;
   let launch = input.launch;
-  let how: AttemptKind = "first";
   let deadlineAt: number | undefined;
-  for (let number = 1; ; number++) {
-    const turn = await input.runTurn(launch, deadlineAt);
+  let adopting = input.resume !== undefined;
+  for (;;) {
+    const number = progress.turn;
+    let turn: AgentTurn;
+    if (adopting && input.resume) {
+      adopting = false;
+      turn = await input.resume.adopt(number, progress.raw_from);
+    } else {
+      progress.raw_from = await input.raw.written();
+      await writeProgress(dir, progress);
+      turn = await input.runTurn(launch, deadlineAt, number);
+    }
     if (turn.kind === "error") {
       await input.finish({ stream: {}, ending: turn.ending, attempts, findings });
       return;
     }
     deadlineAt = turn.deadlineAt;
-    if (how !== "resumed") before = spent;
-    spent = turn.stream.usageCoversSession
-      ? addUsage(before, turn.stream.usage)
-      : addUsage(spent, turn.stream.usage);
+    // What every attempt spent, not only the last: the budget is charged from it. `before` is what was
+    // spent before the current session began (a CLI may report a continued session's usage as a whole).
+    if (progress.how !== "resumed") progress.before = progress.spent;
+    progress.spent = turn.stream.usageCoversSession
+      ? addUsage(progress.before, turn.stream.usage)
+      : addUsage(progress.spent, turn.stream.usage);
     const checks = await checkTurn(input, turn, number, findings);
     const passed = plan.checks.length === 0 ? null : checks.every((check) => check.passed);
     attempts.push({
       attempt: number,
-      how,
+      how: progress.how,
       session: turn.stream.session ?? null,
       started_at: turn.startedAt,
       finished_at: turn.finishedAt,
@@ -99,6 +134,7 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
       !input.cancel.aborted &&
       deadlineAt > Date.now();
     if (!another) {
+      const spent = progress.spent;
       await input.finish({
         stream: Object.keys(spent).length > 0 ? { ...turn.stream, usage: spent } : turn.stream,
         ending: turn.ending,
@@ -112,14 +148,32 @@ export async function conductAttempts(input: AttemptsInput): Promise<void> {
     await setAside(dir, number);
     const next = await nextLaunch(input, turn, checks, number + 1);
     launch = next.launch;
-    how = next.how;
+    progress.how = next.how;
+    progress.turn = number + 1;
     const failed = checks.filter((check) => !check.passed).length;
     const message =
-      how === "resumed"
+      next.how === "resumed"
         ? `attempt ${number + 1} of ${plan.attempts}: ${failed} check(s) failed; continuing ${plan.agent}'s session ${turn.stream.session} with their output`
         : `attempt ${number + 1} of ${plan.attempts}: ${failed} check(s) failed; a new run of ${plan.agent} gets the diff so far and their output`;
     input.raw.write(`\n[caesar] ${message}\n`);
     await events.append({ type: "progress", message });
+  }
+}
+
+const PROGRESS_FILE = "attempts.json";
+
+async function writeProgress(dir: string, progress: AttemptsProgress): Promise<void> {
+  const folder = agentOutputDir(dir);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  await writeJsonAtomic(join(folder, PROGRESS_FILE), progress);
+}
+
+/** The attempts' progress a conductor left (none: the first run had not started). */
+export async function readProgress(dir: string): Promise<AttemptsProgress | undefined> {
+  try {
+    return JSON.parse(await readFile(join(agentOutputDir(dir), PROGRESS_FILE), "utf8")) as AttemptsProgress;
+  } catch {
+    return undefined;
   }
 }
 

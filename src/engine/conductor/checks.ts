@@ -5,8 +5,8 @@ import { formatDuration } from "../../support/duration.js";
 import { isProviderCredential } from "../../support/provider-credentials.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { PlannedCheck } from "../store/task-plan.js";
-import { startAgentProcess } from "./agent-process.js";
 import { CheckOutput } from "./check-output.js";
+import { startGroupProcess } from "./group-process.js";
 
 /** Where the checks' logs go, in the task directory: `checks/<attempt>-<n>.log`. */
 export const CHECKS_DIR = "checks";
@@ -106,7 +106,7 @@ async function runOne(input: {
     status: "started",
   });
   const started = Date.now();
-  const child = startAgentProcess({
+  const child = startGroupProcess({
     bin: "sh",
     args: ["-c", check.command],
     cwd: run.workspace,

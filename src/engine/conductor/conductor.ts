@@ -1,60 +1,72 @@
-import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
-import { join } from "node:path";
-import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
-import { writeLaunchFiles } from "../../agents/launch-files.js";
+import { rm } from "node:fs/promises";
+import type { AgentAdapter, StreamOutcome } from "../../agents/adapter.js";
 import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
-import type { EventBody } from "../../protocol/event.js";
-import type { Task } from "../../protocol/task.js";
-import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-dir.js";
-import { PROTOCOLS } from "../../protocol/versions.js";
+import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
-import { formatDuration } from "../../support/duration.js";
 import { messageOf } from "../../support/errors.js";
-import { OutputTail } from "../../support/output-tail.js";
-import { recordProcess } from "../../support/process.js";
+import { isProcessAlive, recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
-import { controlPaths } from "../store/control.js";
 import { EventWriter } from "../store/event-log.js";
-import { projectPaths } from "../store/project.js";
-import type { TaskState } from "../store/state.js";
+import type { SlotHolder, TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { readState, taskDirOf, updateState } from "../store/task-store.js";
-import { type AgentProcess, startAgentProcess } from "./agent-process.js";
-import { type AgentStream, makeAgentStream } from "./agent-stream.js";
-import { type AgentTurn, conductAttempts } from "./attempts.js";
-import { makeBrief } from "./brief.js";
-import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
-import { describeEnding, type Ending, type EndingCause, type EndingContext } from "./ending.js";
+import { agentFiles, readCursor } from "./agent-output.js";
+import { adoptAgent, type Describe, runAgent, type TurnInput } from "./agent-turn.js";
+import { type AttemptsProgress, conductAttempts, readProgress } from "./attempts.js";
+import { describeEnding, type EndingCause, type EndingContext } from "./ending.js";
 import { type FinishInput, finishTask } from "./finish.js";
-import { discardIsolation, type Isolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
-import { returnChannelFor } from "./return-channel.js";
-import { lendingOf } from "./slot-lending.js";
-import { acquireSlot } from "./slots.js";
+import { discardIsolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
+import { agentOutputDir } from "./output-dir.js";
+import { RawLog } from "./raw-log.js";
+import { readTaskEnvironment, removeTaskEnvironment } from "./task-env.js";
+import { agentEnvironment, makeLaunch, makeTask } from "./task-launch.js";
+import { terminateGroup } from "./terminate.js";
 
-/** What the conductor's entry hands it from the rooms it may not import. */
+/** What the conductor's host hands it from the rooms it may not import. */
 export interface ConductorHooks {
   /** After the task's final state (a race contender settles its race here). */
   settled?(plan: TaskPlan, final: TaskState): Promise<void>;
 }
 
+/** Take one of the project's `[policy] max_parallel` slots; resolves with its release (the service's pool). */
+export type TakeSlot = (
+  taskId: string,
+  plan: TaskPlan,
+  /** `[policy] max_parallel` as the task's configuration says now. */
+  max: number,
+  onWait: (holders: SlotHolder[]) => Promise<void>,
+  signal: AbortSignal,
+  /** The task already holds a slot (it was running when its conductor changed): counted at once. */
+  adopted?: boolean,
+) => Promise<() => void>;
+
 export interface ConductOptions extends ConductorHooks {
   /** Cancels the task: the agent's process group is ended and the task concluded `cancelled`. */
   signal?: AbortSignal;
-  /** The environment the agent inherits (less a parent task's CAESAR_* variables); default process.env. */
+  /**
+   * The environment the agent inherits (less a parent task's CAESAR_* variables). Default: the one its
+   * front end recorded with the task (task-env.ts), else this process's.
+   */
   env?: NodeJS.ProcessEnv;
   /** Where this task's diagnostics go (with CAESAR_TRACE=1, its phase timings); default stderr. */
   log?: (line: string) => void;
-  /** Take one of the project's `[policy] max_parallel` slots first (default true; a worker has its own cap). */
-  takeSlot?: boolean;
+  /** How the task takes a slot; none: it runs at once (a cluster worker keeps its own cap). */
+  takeSlot?: TakeSlot;
+  /**
+   * The task's previous conductor ended without finishing it: take its agent over where it stands (still
+   * running, or ended since), start again a task whose agent never started, conclude the rest.
+   */
+  adopt?: boolean;
+  /** The task is this conductor's (its record names it): a front end waiting for that can go on. */
+  onClaimed?(state: TaskState): void;
 }
 
 /**
  * The conductor: owns a task from its slot to its final state. It touches no process-wide state — its
- * cancel, its agent's environment and its diagnostics are given to it — so one process can conduct one
- * task (the detached conductor, process.ts, which turns the process's signals into the cancel) or many
- * (a cluster worker). It never leaves a task "running": whatever happens, it writes a final state.
+ * cancel, its agent's environment and its diagnostics are given to it — so one process conducts many tasks
+ * (the conductor service, a cluster worker). It never leaves a task "running": whatever happens, it writes
+ * a final state — except when its own process ends, which the agent outlives: the next conductor adopts it.
  */
 export async function conduct(root: string, taskId: string, options: ConductOptions = {}): Promise<void> {
   const dir = taskDirOf(root, taskId);
@@ -72,23 +84,31 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     (config) => ({ config }),
     (error: unknown) => ({ error }),
   );
-  const initial = await updateState(dir, (state) => ({ ...state, conductor: recordProcess(process.pid) }));
+  const initial = await updateState(dir, (state) =>
+    state.phase === "finished" ? undefined : { ...state, conductor: recordProcess(process.pid) },
+  );
   note("conductor: state recorded");
+  options.onClaimed?.(initial);
   if (initial.phase === "finished") return;
   if (initial.cancel_requested) cancel.abort(new Error("cancelled"));
 
-  let release: (() => Promise<void>) | undefined;
-  const raw = createWriteStream(paths.raw, { flags: "a" });
+  const resume = options.adopt ? await resumePoint(dir, plan, initial) : { kind: "start" as const };
+  const raw = await RawLog.open(paths.raw, resume.kind === "adopt" ? resume.rawCut : undefined);
+  let release: (() => void) | undefined;
   let closed = false;
   // Release what the conductor holds before the final state is written (see finishTask).
   const closeUp = async () => {
     if (closed) return;
     closed = true;
-    await new Promise<void>((resolve) => raw.end(resolve));
-    await release?.();
+    await raw.end();
+    release?.();
   };
   const finish = async (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => {
     const final = await finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+    await Promise.all([
+      rm(agentOutputDir(dir), { recursive: true, force: true }),
+      removeTaskEnvironment(dir),
+    ]).catch(() => undefined);
     await options.settled?.(plan, final).catch(() => undefined);
     return final;
   };
@@ -106,30 +126,17 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     await finish({ stream, ending: await describe(cause, context) });
   };
   try {
-    const loaded = await configLoad;
-    if ("error" in loaded) throw loaded.error;
-    const { config } = loaded;
-    const adapter = findAdapter(config, root, plan.agent);
-    note("conductor: config loaded");
-    if (options.takeSlot === false) release = async () => {};
-    else
-      release = await acquireSlot(
-        controlPaths(root).slots,
-        taskId,
-        config.policy.max_parallel.value,
-        (holders) =>
-          updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
-        cancel.signal,
-        lendingOf(root, plan),
-      ).catch((error) => {
-        if (cancel.signal.aborted) return undefined;
-        throw error;
-      });
-    if (!release) {
-      await end({ kind: "cancelled_before_start" });
+    if (resume.kind === "conclude") {
+      await concludeUnadoptable(initial, resume.why, describe, finish);
       return;
     }
-    await runTask({
+    const loaded = await configLoad;
+    if ("error" in loaded) throw loaded.error;
+    const adapter = findAdapter(loaded.config, root, plan.agent);
+    const maxParallel = loaded.config.policy.max_parallel.value;
+    note("conductor: config loaded");
+    const env = options.env ?? (await readTaskEnvironment(dir)) ?? process.env;
+    const input: RunInput = {
       finish,
       describe,
       end,
@@ -141,9 +148,34 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       events,
       raw,
       cancel: cancel.signal,
-      env: options.env ?? process.env,
+      env,
       note,
-    });
+    };
+    if (resume.kind === "adopt") {
+      release = await options.takeSlot?.(taskId, plan, maxParallel, async () => {}, cancel.signal, true);
+      await continueTask(input, initial, resume.progress);
+      return;
+    }
+    if (options.takeSlot) {
+      release = await options
+        .takeSlot(
+          taskId,
+          plan,
+          maxParallel,
+          (holders) =>
+            updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
+          cancel.signal,
+        )
+        .catch((error: unknown) => {
+          if (cancel.signal.aborted) return undefined;
+          throw error;
+        });
+      if (!release) {
+        await end({ kind: "cancelled_before_start" });
+        return;
+      }
+    }
+    await runTask(input);
   } catch (error) {
     await finishAfterCrash(dir, end, error);
   } finally {
@@ -153,8 +185,6 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
 }
 
 type Finish = (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => Promise<unknown>;
-/** How a task ended, in words, from its cause (ending.ts). */
-type Describe = (cause: EndingCause, context?: Partial<EndingContext>) => Promise<Ending>;
 /** Finish the task with an ending described from its cause: the one way a task ends. */
 type End = (cause: EndingCause, context?: Partial<EndingContext>, stream?: StreamOutcome) => Promise<void>;
 
@@ -168,17 +198,17 @@ interface RunInput {
   plan: TaskPlan;
   adapter: AgentAdapter;
   events: EventWriter;
-  raw: WriteStream;
+  raw: RawLog;
   cancel: AbortSignal;
   env: NodeJS.ProcessEnv;
   note: (phase: string) => void;
 }
 
 async function runTask(input: RunInput): Promise<void> {
-  const { dir, plan, adapter, raw, cancel, finish, end, taskId } = input;
+  const { dir, plan, raw, cancel, end, taskId } = input;
   const paths = taskPaths(dir);
   const planned = plannedWorktree(plan, taskId);
-  await updateState(dir, (state) => ({
+  const preparing = await updateState(dir, (state) => ({
     ...state,
     phase: "preparing",
     waiting_for_slot: null,
@@ -191,7 +221,7 @@ async function runTask(input: RunInput): Promise<void> {
 
   const isolation = await isolate(plan, taskId);
   input.note("conductor: isolated");
-  const task = makeTask(plan, taskId, dir, isolation);
+  const task = makeTask(plan, preparing, dir, isolation);
   await Promise.all([
     writeJsonAtomic(paths.task, task),
     updateState(dir, (state) => ({
@@ -206,7 +236,7 @@ async function runTask(input: RunInput): Promise<void> {
     })),
   ]);
 
-  const env = agentEnvironment(input.env, plan, task, dir, input.root);
+  const env = agentEnvironment(input.env, plan, task, dir);
   if (plan.worktree.setup.length > 0 && isolation.worktree) {
     const failure = await runSetup(plan.worktree.setup, isolation.workspace, env, raw, cancel);
     if (failure) {
@@ -219,229 +249,129 @@ async function runTask(input: RunInput): Promise<void> {
       return;
     }
   }
-
-  const runtimeDir = join(dir, "runtime");
-  await mkdir(runtimeDir, { recursive: true });
-  // The agent's credentials: in its environment only, their hash in caesar's record (credentials.ts).
-  const token = await issueTaskToken(dir);
-  const launch: LaunchContext = {
-    task,
-    paths,
-    prompt: makeBrief(
-      task,
-      paths,
-      plan.system_prompt,
-      plan.checks.map((check) => check.command),
-    ),
-    mode: plan.mode,
-    network: plan.network,
-    ...(plan.model ? { model: plan.model } : {}),
-    tools: plan.tools,
-    extraArgs: plan.extra_args,
-    ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
-    extraDirs: [dir],
-    runtimeDir,
-    env: { ...env, [TASK_TOKEN_ENV]: token },
-  };
-  // Checks and further attempts, when the plan has them (attempts.ts); else one run of the agent.
-  await conductAttempts({
-    dir,
-    plan,
-    adapter,
-    events: input.events,
-    raw,
-    cancel,
-    launch,
-    git: { top: isolation.gitTop, startTree: isolation.startTree, excluded: isolation.materialised },
-    runTurn: (turnLaunch, deadlineAt) => runAgent({ ...input, launch: turnLaunch, deadlineAt }),
-    finish,
+  await attempts(input, makeLaunch(plan, task, dir, env), {
+    top: isolation.gitTop,
+    startTree: isolation.startTree,
+    excluded: isolation.materialised,
   });
 }
 
-async function runAgent(
-  input: RunInput & { launch: LaunchContext; deadlineAt: number | undefined },
-): Promise<AgentTurn> {
-  const { dir, plan, events, raw, cancel, launch, adapter, taskId, describe } = input;
-  const command = adapter.buildCommand(launch);
-  // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
-  await writeLaunchFiles(command);
-  if (command.materialised?.length) {
-    await updateState(dir, (state) => ({
-      ...state,
-      materialised: [...new Set([...state.materialised, ...command.materialised!])],
-    }));
-  }
-  input.note("conductor: command built");
-  const rawFrom = await rawOffset(raw, taskPaths(dir).raw);
-  // What the agent last said on stderr (else on stdout): the words of a failure message.
-  const stderrTail = new OutputTail();
-  const stdoutTail = new OutputTail(10);
-  const outputTail = () => stderrTail.text || stdoutTail.text;
-  const emit = (bodies: EventBody[]) => {
-    for (const body of bodies) void events.append(body);
-  };
-  // The first run fixes the task's deadline; a later attempt runs within what is left of it.
-  const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
-  // A line translator, or a session the adapter drives over stdio (ACP): the rest of the run is shared.
-  const stream: AgentStream = makeAgentStream({
-    adapter,
+/** Checks and further attempts, when the plan has them (attempts.ts); else one run of the agent. */
+async function attempts(
+  input: RunInput,
+  launch: TurnInput["launch"],
+  git: { top: string | null; startTree: string | null; excluded: string[] },
+  resume?: { progress: AttemptsProgress; deadlineAt: number },
+): Promise<void> {
+  const turnInput = (turn: number, deadlineAt: number | undefined): TurnInput => ({
+    ...input,
     launch,
-    dir,
-    taskId,
-    raw,
-    emit,
-    ...(plan.ask_permissions ? { askPermissionsUntil: deadlineAt } : {}),
+    deadlineAt,
+    turn,
   });
-  let lastOutput = Date.now();
-  let agent: AgentProcess;
-  try {
-    agent = startAgentProcess({
-      bin: command.bin,
-      args: command.args,
-      cwd: command.cwd,
-      env: { ...launch.env, ...command.env },
-      raw,
-      stdinPipe: stream.stdinPipe,
-      onStdoutLine: (line) => {
-        stdoutTail.push(line);
-        stream.stdout(line);
-      },
-      onStderrLine: (line) => {
-        stderrTail.push(line);
-        stream.stderr(line);
-      },
-      onOutput: () => {
-        lastOutput = Date.now();
-      },
-    });
-    stream.attach(agent);
-  } catch (error) {
-    return {
-      kind: "error",
-      ending: await describe({ kind: "spawn_failed", bin: command.bin, error }, { command: command.display }),
-    };
-  }
-  const startedAt = new Date();
-  if (agent.pid !== undefined) {
-    // Appended at once, before anything else is awaited, so it precedes what the agent writes itself.
-    const started = events.append({
-      type: "started",
-      agent: plan.agent,
-      command: command.display,
-      pid: agent.pid,
-    });
-    await updateState(dir, (state) => ({
-      ...state,
-      phase: "running",
-      agent_process: recordProcess(agent.pid!),
-      command: command.display,
-      ...(input.deadlineAt === undefined
-        ? { started_at: startedAt.toISOString(), deadline_at: new Date(deadlineAt).toISOString() }
-        : {}),
-    }));
-    await started;
-  }
+  await conductAttempts({
+    dir: input.dir,
+    plan: input.plan,
+    adapter: input.adapter,
+    events: input.events,
+    raw: input.raw,
+    cancel: input.cancel,
+    launch,
+    git,
+    runTurn: (turnLaunch, deadlineAt, turn) =>
+      runAgent({ ...turnInput(turn, deadlineAt), launch: turnLaunch }),
+    ...(resume
+      ? {
+          resume: {
+            progress: resume.progress,
+            adopt: (turn, rawFrom) =>
+              adoptAgent({ ...turnInput(turn, resume.deadlineAt), deadlineAt: resume.deadlineAt, rawFrom }),
+          },
+        }
+      : {}),
+    finish: input.finish,
+  });
+}
 
-  let stopReason: "timed_out" | "cancelled" | undefined;
-  const stop = (reason: "timed_out" | "cancelled") => {
-    if (stopReason) return;
-    stopReason = reason;
-    stream.stop(agent);
-  };
-  const deadline = setTimeout(() => stop("timed_out"), Math.max(0, deadlineAt - Date.now()));
-  const onCancel = () => stop("cancelled");
-  cancel.addEventListener("abort", onCancel, { once: true });
-  if (cancel.aborted) onCancel();
-  const stall = setInterval(
-    () => {
-      const silent = Date.now() - lastOutput;
-      if (silent >= plan.stall_ms) {
-        lastOutput = Date.now();
-        void events.append({
-          type: "progress",
-          message: `no output from the agent for ${formatDuration(silent)}`,
-        });
-      }
-    },
-    Math.min(plan.stall_ms, 10_000),
+/**
+ * Continue a task whose agent a previous conductor started: its workplace and launch are rebuilt from
+ * caesar's records (never from the task directory), its current run is taken over, and the attempts go on
+ * from where they stood.
+ */
+async function continueTask(input: RunInput, state: TaskState, progress: AttemptsProgress): Promise<void> {
+  const { dir, plan } = input;
+  if (state.check_process) await terminateGroup(state.check_process.pid);
+  const task = makeTask(plan, state, dir, { workspace: state.workspace, baseRef: state.base_ref });
+  const launch = makeLaunch(plan, task, dir, agentEnvironment(input.env, plan, task, dir));
+  const deadlineAt = state.deadline_at ? Date.parse(state.deadline_at) : Date.now() + plan.timeout_ms;
+  await attempts(
+    input,
+    launch,
+    { top: state.worktree ?? plan.repo_top, startTree: state.start_tree, excluded: state.materialised },
+    { progress, deadlineAt },
   );
+}
 
-  const exit = await agent.done;
-  input.note("conductor: agent done");
-  clearTimeout(deadline);
-  clearInterval(stall);
-  cancel.removeEventListener("abort", onCancel);
-  await events.flush();
+type ResumePoint =
+  | { kind: "start" }
+  | { kind: "adopt"; progress: AttemptsProgress; rawCut: number }
+  | { kind: "conclude"; why: string };
 
-  if (exit.spawnError) {
-    return {
-      kind: "error",
-      ending: await describe(
-        { kind: "spawn_failed", bin: command.bin, error: exit.spawnError },
-        { command: command.display },
-      ),
-    };
+/**
+ * Where a task stands that a conductor left unfinished. An agent that started (alive or not) is taken
+ * over; a task whose agent never started starts again from scratch, its half-made worktree removed (no
+ * agent ever worked in it); anything else is concluded.
+ */
+async function resumePoint(dir: string, plan: TaskPlan, state: TaskState): Promise<ResumePoint> {
+  if (state.phase === "queued") return { kind: "start" };
+  if (state.agent_process === null) {
+    if (state.phase !== "preparing")
+      return { kind: "conclude", why: "it was ending before its agent started" };
+    if (state.worktree && plan.repo_top)
+      await discardIsolation(plan, {
+        worktree: state.worktree,
+        branch: state.branch,
+      } as Parameters<typeof discardIsolation>[1]).catch(() => undefined);
+    await updateState(dir, (current) => ({
+      ...current,
+      phase: "queued",
+      worktree: null,
+      branch: null,
+      start_tree: null,
+    }));
+    return { kind: "start" };
   }
-  let said: StreamOutcome = {};
-  try {
-    said = await stream.finish({ code: exit.code, signal: exit.signal } satisfies ProcessExit);
-  } catch (error) {
-    raw.write(`[caesar] the stream translator failed at the end: ${messageOf(error)}\n`);
-  }
-  await events.flush();
-  // What the stream still held: text being accumulated, tools left open (closed as failed).
-  for (const body of said.events ?? []) await events.append(body);
+  const progress = await readProgress(dir);
+  if (!progress) return { kind: "conclude", why: "caesar's record of its agent's run is gone" };
+  if (progress.turn !== state.agent_turn)
+    return { kind: "conclude", why: "it was between two runs of its agent" };
+  const cursor = await readCursor(agentFiles(agentOutputDir(dir), progress.turn).cursor);
+  return { kind: "adopt", progress, rawCut: cursor?.raw ?? progress.raw_from };
+}
+
+/** A task that cannot be taken over: its agent stopped if it still runs, then concluded as failed. */
+async function concludeUnadoptable(
+  state: TaskState,
+  why: string,
+  describe: Describe,
+  finish: Finish,
+): Promise<void> {
+  const stopped = state.agent_process !== null && isProcessAlive(state.agent_process);
+  if (state.agent_process) await terminateGroup(state.agent_process.pid);
+  if (state.check_process) await terminateGroup(state.check_process.pid);
   const ending = await describe(
     {
-      kind: "exited",
-      exit: { code: exit.code, signal: exit.signal },
-      stoppedFor: stopReason,
-      streamFailure: said.failure,
-      ...(said.processOutcome ? { processOutcome: said.processOutcome } : {}),
+      kind: "abandoned",
+      by: "service",
+      conductorPid: state.conductor?.pid ?? null,
+      agentPid: state.agent_process?.pid ?? null,
+      cancelled: state.cancel_requested !== null,
+      why,
+      agentStopped: stopped,
     },
-    { command: command.display, outputTail: outputTail(), ranMs: Date.now() - startedAt.getTime() },
+    { command: state.command },
   );
-  return {
-    kind: "exited",
-    stream: said,
-    ending,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    deadlineAt,
-    rawFrom,
-  };
-}
-
-/** The size of raw.log once everything written to it so far is on disk. */
-async function rawOffset(raw: WriteStream, path: string): Promise<number> {
-  await new Promise<void>((resolve) => raw.write("", () => resolve()));
-  return (await stat(path).catch(() => ({ size: 0 }))).size;
-}
-
-function makeTask(plan: TaskPlan, taskId: string, dir: string, isolation: Isolation): Task {
-  const paths = taskPaths(dir);
-  return {
-    protocol: PROTOCOLS.task,
-    id: taskId,
-    created_at: new Date().toISOString(),
-    // The seed marks role optional: absent, not null, reads the same under either reading of "optional".
-    ...(plan.role ? { role: plan.role } : {}),
-    agent: plan.agent,
-    objective: plan.objective,
-    context: plan.context,
-    constraints: plan.constraints,
-    acceptance_criteria: plan.acceptance,
-    mode: plan.mode,
-    isolation: plan.isolation,
-    network: plan.network,
-    workspace: isolation.workspace,
-    base_ref: isolation.baseRef,
-    deadline_ms: plan.timeout_ms,
-    depth: plan.depth,
-    report_path: paths.report,
-    events_path: paths.events,
-    channel: plan.channel ? returnChannelFor(dir).coordinates : null,
-  };
+  await finish({ stream: {}, ending });
 }
 
 /** With CAESAR_TRACE=1, a phase and its time into the task's log (stderr by default). */
@@ -450,29 +380,6 @@ function phaseNote(log: ((line: string) => void) | undefined): (phase: string) =
   return (phase) => {
     if (process.env.CAESAR_TRACE === "1")
       log(`[trace] ${Date.now() % 100000} (+${performance.now().toFixed(0)}) ${phase}`);
-  };
-}
-
-/**
- * The agent's environment: the given one, minus a parent task's CAESAR_* variables (its credentials
- * included), plus this task's.
- */
-function agentEnvironment(
-  base: NodeJS.ProcessEnv,
-  plan: TaskPlan,
-  task: Task,
-  dir: string,
-  root: string,
-): Record<string, string> {
-  const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR", TASK_TOKEN_ENV]);
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(base)) {
-    if (value !== undefined && !inherited.has(key)) env[key] = value;
-  }
-  return {
-    ...env,
-    ...makeCaesarEnv({ dir, taskId: task.id, agent: plan.agent, depth: plan.depth }),
-    AGENT_CHAT_ROOT: projectPaths(root).chat,
   };
 }
 

@@ -46,6 +46,10 @@ export type EndingCause =
       conductorPid: number | null;
       agentPid: number | null;
       cancelled: boolean;
+      /** Why it could not be taken over instead (said after who is gone). */
+      why?: string;
+      /** Whether its agent still ran and was stopped (false: it had ended by itself). */
+      agentStopped?: boolean;
     }
   /** The conductor itself failed (git, the file system, a bug). */
   | { kind: "crashed"; error: unknown }
@@ -126,11 +130,18 @@ export function describeEnding(cause: EndingCause, context: EndingContext): Endi
         cause.conductorPid !== null
           ? `its conductor (pid ${cause.conductorPid}) is gone`
           : "no conductor ever took it";
-      const stopped = cause.agentPid !== null ? `; its agent (pid ${cause.agentPid}) was stopped` : "";
+      const why = cause.why ? ` while ${cause.why}` : "";
+      const stopped =
+        cause.agentPid === null
+          ? ""
+          : cause.agentStopped === false
+            ? `; its agent (pid ${cause.agentPid}) had already ended`
+            : `; its agent (pid ${cause.agentPid}) was stopped`;
+      const by = cause.by === "service" ? "the conductor service" : `\`caesar ${cause.by}\``;
       return failure(
         context,
         {
-          headline: `The task was concluded by \`caesar ${cause.by}\`: ${who}${stopped}`,
+          headline: `The task was concluded by ${by}: ${who}${why}${stopped}`,
           agentRan: cause.agentPid !== null,
           outcome: cause.cancelled ? "cancelled" : "failed",
         },

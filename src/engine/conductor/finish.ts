@@ -30,8 +30,6 @@ export interface FinishInput {
   /** How the task ended, in words (ending.ts): the error event, state.error and a synthesised report. */
   ending: Ending;
   findings?: Finding[];
-  /** Concluding a task whose conductor died in its "finishing" phase (see `finished` below). */
-  diedWhileFinishing?: boolean;
   /** Called after the `finished` event and before the final state (release the slot, close raw.log). */
   beforeFinalState?: () => Promise<void>;
   /** The checks after the last attempt (absent: the plan's checks did not run). */
@@ -88,19 +86,29 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     input.checks ??
     (plan.checks.length > 0 ? checksNotRun(plan.checks, whyChecksDidNotRun(input.ending)) : []);
   const report = applyChecks(reconciled, checks, input.attempts ?? []);
-  // A task's events end with exactly one `finished`: a conductor that died after writing it, before its
-  // final state, leaves its concluder nothing to append. (Only then: an agent can write events.jsonl too,
-  // and what it writes never replaces the engine's own `finished`.)
-  const alreadyFinished = input.diedWhileFinishing === true && (await input.events.endsWithFinished());
-  // One failure, one `error` event: none when the agent's stream already wrote one for it.
+  // A task's events end with exactly one `finished` of caesar's, and one `error` per failure (none when
+  // the agent's stream already wrote it). Both carry one `at`, recorded with the seq of the first before
+  // they are appended: a conductor that died in between leaves the next one only what is missing — and an
+  // agent's own `finished` line is never taken for caesar's.
   const { ending } = input;
-  if (ending.error && !ending.announced && !alreadyFinished)
-    await input.events.append({ type: "error", message: ending.error.message, code: ending.error.code });
-  // The `finished` event goes first: whoever sees the final state then finds it in events.jsonl.
   const current = await readState(dir);
   const outcome = current.cancel_requested && ending.outcome !== "timed_out" ? "cancelled" : ending.outcome;
-  if (!alreadyFinished)
-    await input.events.append({ type: "finished", status: report.status, summary: report.summary, outcome });
+  const recorded = current.final_events;
+  const written = recorded ? await input.events.typesWrittenAt(recorded.seq, recorded.at) : new Set<string>();
+  const at = recorded?.at ?? new Date().toISOString();
+  if (!recorded) {
+    const seq = await input.events.nextSequence();
+    await updateState(dir, (state) => ({ ...state, final_events: { seq, at } }));
+  }
+  // Once caesar's `finished` is written, the task's story is told: nothing more is appended after it.
+  if (ending.error && !ending.announced && !written.has("error") && !written.has("finished"))
+    await input.events.append({ type: "error", message: ending.error.message, code: ending.error.code }, at);
+  // The `finished` event goes first: whoever sees the final state then finds it in events.jsonl.
+  if (!written.has("finished"))
+    await input.events.append(
+      { type: "finished", status: report.status, summary: report.summary, outcome },
+      at,
+    );
   await input.events.flush();
   // The budget: committed with the reported cost if the agent ran, released if it never did.
   await settleBudget(

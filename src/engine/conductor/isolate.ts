@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import type { WriteStream } from "node:fs";
 import { join } from "node:path";
 import { OutputTail } from "../../support/output-tail.js";
 import { gitOut } from "../../workspace/git.js";
@@ -106,7 +105,7 @@ export async function runSetup(
   commands: string[],
   cwd: string,
   env: Record<string, string>,
-  raw: WriteStream,
+  raw: { write(chunk: string | Buffer): unknown },
   signal: AbortSignal,
 ): Promise<SetupFailure | undefined> {
   for (const command of commands) {

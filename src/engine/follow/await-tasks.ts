@@ -4,7 +4,7 @@ import { isValidTaskId } from "../../protocol/ids.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { UsageError } from "../../support/errors.js";
 import * as z from "../../support/zod.js";
-import { concludeIfAbandoned } from "../lifecycle/conclude.js";
+import { recoverTask } from "../lifecycle/recover.js";
 import { watchPath } from "../store/change-watch.js";
 import { readState, taskDirOf } from "../store/task-store.js";
 import { isSuccessfulFinish, type TaskView, viewTask } from "./task-view.js";
@@ -120,7 +120,7 @@ async function lookAt(root: string, ids: string[], by: string): Promise<AwaitRes
     }
     try {
       const record = { id, dir, paths, state: await readState(dir) };
-      const state = await concludeIfAbandoned(record, by);
+      const state = await recoverTask(record, by);
       results.push(await viewTask({ ...record, state }));
     } catch {
       missing.push(id);

@@ -1,6 +1,6 @@
 import type { CaesarEvent } from "../../protocol/event.js";
 import { taskPaths } from "../../protocol/task-dir.js";
-import { concludeIfAbandoned } from "../lifecycle/conclude.js";
+import { recoverTask } from "../lifecycle/recover.js";
 import { ChangeWatch } from "../store/change-watch.js";
 import { type RejectedLine, readEvents } from "../store/event-log.js";
 import type { TaskState } from "../store/state.js";
@@ -50,12 +50,9 @@ export async function followTask(
         return state;
       }
       if (signal?.aborted) return state;
-      // A dead conductor concludes the task; a remote task's relay that died is started again.
-      if (
-        (state.conductor || state.remote) &&
-        (await concludeIfAbandoned({ id, dir, paths, state }, "run")).phase === "finished"
-      )
-        continue;
+      // A task whose conductor died is taken over by the project's service (started again if it is gone
+      // too); a remote task's relay that died is started again.
+      if ((await recoverTask({ id, dir, paths, state }, "run")).phase === "finished") continue;
       await watch.next(1000, signal);
     }
   } finally {

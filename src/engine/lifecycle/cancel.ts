@@ -4,6 +4,8 @@ import { isProcessAlive } from "../../support/process.js";
 import { describeEnding } from "../conductor/ending.js";
 import { finishTask } from "../conductor/finish.js";
 import { ensureRelay } from "../conductor/relay.js";
+import { askRunningService } from "../conductor/service-client.js";
+import { readServiceInfo } from "../conductor/service-files.js";
 import { KILL_GRACE_MS } from "../conductor/terminate.js";
 import { waitForChange } from "../store/change-watch.js";
 import { EventWriter } from "../store/event-log.js";
@@ -11,7 +13,7 @@ import type { TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
 import { isVerifiedTask, readState, type TaskRecord, taskDirOf, updateState } from "../store/task-store.js";
 import { type Caller, governed, identifyCaller } from "./caller.js";
-import { concludeIfAbandoned } from "./conclude.js";
+import { concludeAbandoned, needsConductor, recoverTask } from "./recover.js";
 import { assertWithinSubtree, descendantsOf } from "./subtree.js";
 
 export interface CancelOutcome {
@@ -89,21 +91,32 @@ async function cancelOne(dir: string, by: string): Promise<{ state: TaskState; c
   if (conductor && conductor.pid !== process.pid && isProcessAlive(conductor)) {
     // Only a pid caesar itself recorded is ever signalled: an unverified task's files could name any process.
     if (!isVerifiedTask(dir)) throw unverified(state.id, dir);
-    try {
-      process.kill(conductor.pid, "SIGTERM");
-    } catch {
-      // it just ended
-    }
-    const deadline = Date.now() + CONFIRM_MS;
-    while (Date.now() < deadline) {
-      state = await readState(dir);
-      if (state.phase === "finished") return { state, changed: true };
-      if (!isProcessAlive(conductor)) break;
-      await waitForChange(dir, 250);
+    // The project's service stops the task at once when told (and sees the recorded cancel on its next look
+    // anyway); any other conductor — a service stopping after its tasks — is asked with SIGTERM to stop now,
+    // and the service that takes its agent over finds the cancel.
+    const service = readServiceInfo(state.root);
+    if (service?.pid === conductor.pid) await askRunningService(state.root, { op: "cancel", task: state.id });
+    else {
+      try {
+        process.kill(conductor.pid, "SIGTERM");
+      } catch {
+        // it just ended
+      }
     }
   }
+  const deadline = Date.now() + CONFIRM_MS;
+  while (Date.now() < deadline) {
+    state = await readState(dir);
+    if (state.phase === "finished") return { state, changed: true };
+    // Its conductor is gone (killed, or it never had one): the task goes to the service, which cancels it.
+    if (needsConductor(state))
+      state = await recoverTask({ id: state.id, dir, paths: taskPaths(dir), state }, "cancel");
+    if (state.phase === "finished") return { state, changed: true };
+    await waitForChange(dir, 250);
+  }
+  // Nothing answered in time (no service could be started): concluded here, as cancelled.
   const current = { id: state.id, dir, paths: taskPaths(dir), state: await readState(dir) };
-  state = await concludeIfAbandoned(current, "cancel", "cancelled");
+  state = await concludeAbandoned(current, "cancel", "cancelled");
   return { state, changed: true };
 }
 

@@ -3,7 +3,7 @@ import { messageOf } from "../../support/errors.js";
 import { removeWorktree } from "../../workspace/worktree.js";
 import { isVerifiedTask, loadAllTasks, updateState } from "../store/task-store.js";
 import { type Caller, identifyCaller } from "./caller.js";
-import { concludeIfAbandoned } from "./conclude.js";
+import { recoverTask } from "./recover.js";
 import { taskResult } from "./result.js";
 import { descendantsOf } from "./subtree.js";
 
@@ -32,7 +32,7 @@ export async function collectGarbage(
   const entries: GcEntry[] = [];
   for (const record of records) {
     const wasRunning = record.state.phase !== "finished";
-    const state = await concludeIfAbandoned(record, "gc");
+    const state = await recoverTask(record, "gc");
     if (wasRunning && state.phase === "finished") {
       entries.push({
         id: record.id,

@@ -1,13 +1,13 @@
 import { loadTask, type TaskRecord } from "../store/task-store.js";
-import { concludeIfAbandoned } from "./conclude.js";
+import { recoverTask } from "./recover.js";
 
 /**
- * Load a task by (a prefix of) its id, concluding it first if its conductor is proven dead. Every front
- * end (CLI, MCP, HTTP) reads tasks through this, so none of them shows a dead task as running.
+ * Load a task by (a prefix of) its id, after the recovery step (recover.ts): a task whose conductor died
+ * is handed to the project's service first. Every front end (CLI, MCP, HTTP) reads tasks through this.
  */
 export async function loadLiveTask(root: string, typed: string, by: string): Promise<TaskRecord> {
   const record = await loadTask(root, typed);
-  const state = await concludeIfAbandoned(record, by);
+  const state = await recoverTask(record, by);
   return { ...record, state };
 }
 

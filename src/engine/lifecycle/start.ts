@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type BudgetLimits, cancelReservations, reserveBudget, settleBudget } from "../../policy/budget.js";
@@ -7,8 +7,9 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, messageOf } from "../../support/errors.js";
 import { withFileLock } from "../../support/file-lock.js";
-import { recordProcess } from "../../support/process.js";
-import { type ConductorExit, launchConductor, type PreparedConductor } from "../conductor/launch.js";
+import { TASK_TOKEN_ENV } from "../conductor/credentials.js";
+import { askService } from "../conductor/service-client.js";
+import { writeTaskEnvironment } from "../conductor/task-env.js";
 import { ChangeWatch } from "../store/change-watch.js";
 import { controlPaths, controlTaskPaths } from "../store/control.js";
 import { projectPaths } from "../store/project.js";
@@ -46,6 +47,11 @@ export interface CreateTaskOptions {
   makeId?: () => string;
   /** Fields of the initial state beside the plan's (the cluster's record, a conductor already known). */
   state?: Partial<Pick<TaskState, "remote" | "conductor">>;
+  /**
+   * The environment the tasks' agents inherit (task-env.ts): by default this process's — the person's shell
+   * for `caesar run` — without the credentials of a task it runs under.
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -58,15 +64,18 @@ export async function createTask(plan: TaskPlan, options: CreateTaskOptions = {}
 }
 
 /**
- * Create the task directory for a resolved plan and start its conductor, detached. Returns at once:
- * the task runs on its own, whatever happens to the caller.
+ * Create the task directory for a resolved plan and hand it to the project's conductor service (started if
+ * none runs). Returns once the service has claimed it: the task runs on its own, whatever happens to the
+ * caller.
  */
-export async function startTask(
-  plan: TaskPlan,
-  options: { conductor?: PreparedConductor } = {},
-): Promise<TaskRecord> {
+export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
   const [created] = await createTasks([plan]);
-  return launchTask(created!, options);
+  try {
+    return await launchTask(created!);
+  } catch (error) {
+    await concludeUnlaunched(created!, error);
+    throw error;
+  }
 }
 
 /**
@@ -148,7 +157,9 @@ export async function createTasks(
   const created: CreatedTask[] = [];
   try {
     for (const [index, plan] of plans.entries())
-      created.push(await createTaskFiles(plan, ids[index]!, options.state));
+      created.push(
+        await createTaskFiles(plan, ids[index]!, options.state, options.env ?? frontEndEnvironment()),
+      );
   } catch (error) {
     // Only what this call made is removed: a given id that was taken belongs to someone else.
     const ours = error instanceof TaskIdTakenError ? ids.filter((id) => id !== error.message) : ids;
@@ -187,6 +198,7 @@ async function createTaskFiles(
   plan: TaskPlan,
   id: string,
   extra: CreateTaskOptions["state"] = {},
+  env: NodeJS.ProcessEnv = {},
 ): Promise<CreatedTask> {
   const store = projectPaths(plan.root);
   const dir = join(store.tasks, id);
@@ -198,6 +210,8 @@ async function createTaskFiles(
   }
   const paths = taskPaths(dir);
   await writePlan(dir, plan);
+  // Before the state: a service that finds the task (its scan) conducts it with this environment.
+  await writeTaskEnvironment(dir, env);
   const now = new Date().toISOString();
   const state: TaskState = {
     version: 1,
@@ -224,6 +238,8 @@ async function createTaskFiles(
     linked: [],
     conductor: null,
     agent_process: null,
+    agent_turn: null,
+    agent_started_at: null,
     check_process: null,
     waiting_for_slot: null,
     command: null,
@@ -234,6 +250,7 @@ async function createTaskFiles(
     exit: null,
     report_status: null,
     report: null,
+    final_events: null,
     error: null,
     cancel_requested: null,
     applied: null,
@@ -247,33 +264,26 @@ async function createTaskFiles(
   return { record: { id, dir, paths, state }, plan };
 }
 
-/** Hand a created task to its conductor: the prepared one, or a new detached one. */
-export async function launchTask(
-  created: CreatedTask,
-  options: { conductor?: PreparedConductor } = {},
-): Promise<TaskRecord> {
+/** Hand a created task to the project's conductor service; resolves once the service has claimed it. */
+export async function launchTask(created: CreatedTask): Promise<TaskRecord> {
   const { record, plan } = created;
-  const { id, dir, paths, state } = record;
-  if (options.conductor) {
-    // A prepared conductor records itself when it takes the task. Until then the task is unclaimed, so a
-    // follower waits rather than concluding it: if this one ends without claiming it, it is replaced.
-    const prepared = options.conductor;
-    prepared.assign(plan.root, id);
-    void prepared.exited.then((exit) => {
-      if (prepared.pid !== undefined && (exit.code !== 0 || exit.signal !== null))
-        return replaceUnstartedConductor(plan.root, id, dir, prepared.pid, exit);
-    });
-    return { id, dir, paths, state };
-  }
-  const pid = launchConductor(plan.root, id, join(dir, CONDUCTOR_LOG));
-  if (pid !== undefined) {
-    const processRecord = recordProcess(pid);
-    const next = await updateState(dir, (current) =>
-      current.conductor ? undefined : { ...current, conductor: processRecord },
+  const { id, dir, paths } = record;
+  const response = await askService(plan.root, { op: "conduct", task: id });
+  if (!response.ok)
+    throw new CaesarError(
+      "service_refused",
+      `The conductor service did not take task ${id}: ${response.message}.`,
+      {
+        detail: "The task stays queued: any caesar command starts a service that takes it.",
+      },
     );
-    return { id, dir, paths, state: next };
-  }
-  return { id, dir, paths, state };
+  return { id, dir, paths, state: await readState(dir) };
+}
+
+/** The environment a front end's tasks inherit: its own, without the credentials of a task it runs under. */
+function frontEndEnvironment(): NodeJS.ProcessEnv {
+  const { [TASK_TOKEN_ENV]: _credentials, ...env } = process.env;
+  return env;
 }
 
 /** A created task that will never get a conductor: finished as failed, its budget place given back. */
@@ -316,32 +326,6 @@ export async function awaitClaim(dir: string, timeoutMs: number): Promise<TaskSt
   } finally {
     watch.close();
   }
-}
-
-/**
- * A prepared conductor that died before its task left "queued" — it could not even start — is replaced by
- * a new one, and conductor.log says so: how a conductor was started is never a reason for a task to fail.
- * Under the state's lock, so a task already concluded, or claimed by another conductor, is left alone.
- */
-async function replaceUnstartedConductor(
-  root: string,
-  id: string,
-  dir: string,
-  deadPid: number,
-  exit: ConductorExit,
-): Promise<void> {
-  await updateState(dir, (state) => {
-    if (state.phase !== "queued" || (state.conductor !== null && state.conductor.pid !== deadPid))
-      return undefined; // concluded already, or claimed by a conductor that is not this dead one
-    const log = join(dir, CONDUCTOR_LOG);
-    const how = exit.signal ? `killed by ${exit.signal}` : `exit code ${exit.code}`;
-    appendFileSync(
-      log,
-      `[caesar] conductor ${deadPid} ended before starting the task (${how}); starting another\n`,
-    );
-    const pid = launchConductor(root, id, log);
-    return pid === undefined ? undefined : { ...state, conductor: recordProcess(pid) };
-  }).catch(() => undefined);
 }
 
 /** Each task's result gets a sequential number in its project, like a pull request. */

@@ -75,6 +75,12 @@ export class ChangeWatch {
     });
   }
 
+  /** Count as a change now (something else than the file system says to look again). */
+  poke(): void {
+    this.changed = true;
+    this.wake?.();
+  }
+
   close(): void {
     this.stop();
     this.wake?.();

@@ -81,7 +81,6 @@ export function describeRejectedLine(rejected: RejectedLine): string {
 export class EventWriter {
   private nextSeq = 0;
   private seenOffset = 0;
-  private lastType: string | undefined;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -96,11 +95,18 @@ export class EventWriter {
     return result;
   }
 
-  /** Is the last event in the log (whoever wrote it) a `finished` event? */
-  async endsWithFinished(): Promise<boolean> {
+  /** The `seq` the next append takes (after every line appended so far, whoever wrote it). */
+  async nextSequence(): Promise<number> {
     await this.flush();
     await this.catchUp();
-    return this.lastType === "finished";
+    return this.nextSeq;
+  }
+
+  /** The types of the events from `seq` on that carry exactly this `at` (caesar's own last events). */
+  async typesWrittenAt(seq: number, at: string): Promise<Set<string>> {
+    await this.flush();
+    const { events } = await readEvents(this.path);
+    return new Set(events.filter((event) => event.seq >= seq && event.at === at).map((event) => event.type));
   }
 
   /** Wait for every pending append. */
@@ -120,7 +126,6 @@ export class EventWriter {
     const line = `${JSON.stringify(event)}\n`;
     await appendFile(this.path, line);
     this.nextSeq += 1;
-    this.lastType = event.type;
     this.seenOffset += Buffer.byteLength(line);
     return event;
   }
@@ -137,7 +142,6 @@ export class EventWriter {
     const { events, offset } = await readEvents(this.path, this.seenOffset);
     for (const event of events) {
       this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
-      this.lastType = event.type;
     }
     this.seenOffset = offset;
   }

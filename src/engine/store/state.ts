@@ -25,6 +25,7 @@ export const ProcessRecordSchema = z.object({
 export type ProcessRecord = z.infer<typeof ProcessRecordSchema>;
 
 export const SlotHolderSchema = z.object({ task_id: z.string(), pid: z.number().int(), since: z.string() });
+export type SlotHolder = z.infer<typeof SlotHolderSchema>;
 
 /**
  * A task sent to a pool of workers, as this machine follows it: the relay (engine/conductor/relay.ts)
@@ -91,7 +92,14 @@ export const TaskStateSchema = z.object({
   /** Paths shared with the main tree through symlinks ([worktree] link). */
   linked: z.array(z.string()).default([]),
   conductor: ProcessRecordSchema.nullable().default(null),
+  /**
+   * The agent's keeper (the leader of its process group, engine/conductor/agent-process.ts), and which run
+   * of the agent it is (1, then one more per further attempt) with when that run started: what a
+   * conductor needs to take the agent over (its output files are numbered by run).
+   */
   agent_process: ProcessRecordSchema.nullable().default(null),
+  agent_turn: z.number().int().positive().nullable().default(null),
+  agent_started_at: z.string().nullable().default(null),
   /** A check running after the agent (docs/checks.md), stopped by whoever concludes a dead conductor. */
   check_process: ProcessRecordSchema.nullable().default(null),
   waiting_for_slot: z.array(SlotHolderSchema).nullable().default(null),
@@ -106,6 +114,13 @@ export const TaskStateSchema = z.object({
     .default(null),
   report_status: ReportStatusSchema.nullable().default(null),
   report: NormalizedReportSchema.nullable().default(null),
+  /**
+   * caesar's own last events of the task (its `error`, its `finished`): the `at` they carry and the `seq`
+   * the first of them takes, recorded before they are appended. A conductor that ends the task again (the
+   * last one died in between) appends only those not in events.jsonl yet — and never takes an agent's own
+   * `finished` event for caesar's.
+   */
+  final_events: z.object({ seq: z.number().int().nonnegative(), at: z.string() }).nullable().default(null),
   /** Why the task could not run or was concluded by someone else than its conductor. */
   error: z.object({ code: z.string(), message: z.string() }).nullable().default(null),
   cancel_requested: z.object({ at: z.string(), by: z.string() }).nullable().default(null),

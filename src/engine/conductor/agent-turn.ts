@@ -1,0 +1,278 @@
+import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
+import { writeLaunchFiles } from "../../agents/launch-files.js";
+import type { EventBody } from "../../protocol/event.js";
+import { LineBuffer } from "../../protocol/jsonl.js";
+import { formatDuration } from "../../support/duration.js";
+import { messageOf } from "../../support/errors.js";
+import { OutputTail } from "../../support/output-tail.js";
+import { recordProcess } from "../../support/process.js";
+import type { EventWriter } from "../store/event-log.js";
+import type { TaskPlan } from "../store/task-plan.js";
+import { readState, updateState } from "../store/task-store.js";
+import { agentFiles, type OutputSink, type OutputStream, readCursor } from "./agent-output.js";
+import { type AgentProcess, adoptAgentProcess, startAgentProcess } from "./agent-process.js";
+import { type AgentStream, makeAgentStream } from "./agent-stream.js";
+import type { AgentTurn } from "./attempts.js";
+import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
+import type { Ending, EndingCause, EndingContext } from "./ending.js";
+import { agentOutputDir } from "./output-dir.js";
+import type { RawLog } from "./raw-log.js";
+
+/** How a task ended, in words, from its cause (ending.ts). */
+export type Describe = (cause: EndingCause, context?: Partial<EndingContext>) => Promise<Ending>;
+
+export interface TurnInput {
+  dir: string;
+  taskId: string;
+  plan: TaskPlan;
+  adapter: AgentAdapter;
+  events: EventWriter;
+  raw: RawLog;
+  cancel: AbortSignal;
+  describe: Describe;
+  note: (phase: string) => void;
+  launch: LaunchContext;
+  /** The task's deadline (epoch ms); undefined for the first run, which fixes it. */
+  deadlineAt: number | undefined;
+  /** Which run of the agent this is (1 for the first; more for further attempts). */
+  turn: number;
+}
+
+/** Run the agent once: build its command, start it under its keeper, and follow it to its end. */
+export async function runAgent(input: TurnInput): Promise<AgentTurn> {
+  const { dir, plan, events, raw, launch, adapter, describe } = input;
+  const command = adapter.buildCommand(launch);
+  // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
+  await writeLaunchFiles(command);
+  if (command.materialised?.length) {
+    await updateState(dir, (state) => ({
+      ...state,
+      materialised: [...new Set([...state.materialised, ...command.materialised!])],
+    }));
+  }
+  input.note("conductor: command built");
+  // Credentials per run: in the agent's environment only, their hash in caesar's record (credentials.ts).
+  const token = await issueTaskToken(dir);
+  const rawFrom = await raw.written();
+  const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
+  const output = makeOutput(input, deadlineAt);
+  const agent = await startAgentProcess({
+    bin: command.bin,
+    args: command.args,
+    cwd: command.cwd,
+    env: { ...launch.env, ...command.env, [TASK_TOKEN_ENV]: token },
+    files: agentFiles(agentOutputDir(dir), input.turn),
+    sink: output.sink,
+    stdinPipe: output.stream.stdinPipe,
+  });
+  if (agent.pid === undefined) {
+    const exit = await agent.done;
+    return {
+      kind: "error",
+      ending: await describe(
+        { kind: "spawn_failed", bin: command.bin, error: exit.spawnError },
+        { command: command.display },
+      ),
+    };
+  }
+  output.stream.attach(agent);
+  const startedAt = new Date();
+  // Appended before anything else is awaited, so it precedes what the agent writes itself.
+  const started = events.append({
+    type: "started",
+    agent: plan.agent,
+    command: command.display,
+    pid: agent.pid,
+  });
+  await updateState(dir, (state) => ({
+    ...state,
+    phase: "running",
+    agent_process: recordProcess(agent.pid!),
+    agent_turn: input.turn,
+    agent_started_at: startedAt.toISOString(),
+    command: command.display,
+    check_process: null,
+    ...(input.deadlineAt === undefined
+      ? { started_at: startedAt.toISOString(), deadline_at: new Date(deadlineAt).toISOString() }
+      : {}),
+  }));
+  await started;
+  return awaitAgent(input, { agent, output, command: command.display, startedAt, deadlineAt, rawFrom });
+}
+
+/**
+ * Take over the current run of an agent whose conductor is gone — still running, or ended since: its output
+ * so far is replayed into a new stream translator, the rest followed, its exit read from its keeper's file.
+ */
+export async function adoptAgent(
+  input: TurnInput & { deadlineAt: number; rawFrom: number },
+): Promise<AgentTurn> {
+  const { dir } = input;
+  const state = await readState(dir);
+  const keeper = state.agent_process;
+  if (!keeper) throw new Error("no agent process is recorded to take over");
+  const output = makeOutput(input, input.deadlineAt);
+  if (output.stream.stdinPipe)
+    throw new Error("a session agent (driven over its stdin) ends with its conductor");
+  const files = agentFiles(agentOutputDir(dir), input.turn);
+  const cursor = (await readCursor(files.cursor)) ?? { stdout: 0, stderr: 0, raw: input.rawFrom };
+  const agent = await adoptAgentProcess({ keeper, files, sink: output.sink, cursor });
+  await input.events.append({
+    type: "progress",
+    message: `the conductor service took over ${input.plan.agent} (pid ${keeper.pid}) from a conductor that ended`,
+  });
+  return awaitAgent(input, {
+    agent,
+    output,
+    command: state.command ?? input.plan.agent,
+    startedAt: new Date(state.agent_started_at ?? state.started_at ?? Date.now()),
+    deadlineAt: input.deadlineAt,
+    rawFrom: input.rawFrom,
+  });
+}
+
+interface Running {
+  agent: AgentProcess;
+  output: Output;
+  command: string;
+  startedAt: Date;
+  deadlineAt: number;
+  rawFrom: number;
+}
+
+/** Follow a started (or adopted) agent to its end: deadline, cancel, stall notices, then how it ended. */
+async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn> {
+  const { events, cancel, plan, describe, raw } = input;
+  const { agent, output, deadlineAt, startedAt } = running;
+  let stopReason: "timed_out" | "cancelled" | undefined;
+  const stop = (reason: "timed_out" | "cancelled") => {
+    if (stopReason) return;
+    stopReason = reason;
+    output.stream.stop(agent);
+  };
+  const deadline = setTimeout(() => stop("timed_out"), Math.max(0, deadlineAt - Date.now()));
+  const onCancel = () => stop("cancelled");
+  cancel.addEventListener("abort", onCancel, { once: true });
+  if (cancel.aborted) onCancel();
+  const stall = setInterval(
+    () => {
+      const silent = Date.now() - output.lastOutput;
+      if (silent >= plan.stall_ms) {
+        output.lastOutput = Date.now();
+        void events.append({
+          type: "progress",
+          message: `no output from the agent for ${formatDuration(silent)}`,
+        });
+      }
+    },
+    Math.min(plan.stall_ms, 10_000),
+  );
+
+  const exit = await agent.done;
+  input.note("conductor: agent done");
+  clearTimeout(deadline);
+  clearInterval(stall);
+  cancel.removeEventListener("abort", onCancel);
+  await events.flush();
+
+  let said: StreamOutcome = {};
+  try {
+    said = await output.stream.finish({ code: exit.code, signal: exit.signal } satisfies ProcessExit);
+  } catch (error) {
+    raw.write(`[caesar] the stream translator failed at the end: ${messageOf(error)}\n`);
+  }
+  await events.flush();
+  // What the stream still held: text being accumulated, tools left open (closed as failed).
+  for (const body of said.events ?? []) await events.append(body);
+  const ending = await describe(
+    {
+      kind: "exited",
+      exit: { code: exit.code, signal: exit.signal },
+      stoppedFor: stopReason,
+      streamFailure: said.failure,
+      ...(said.processOutcome ? { processOutcome: said.processOutcome } : {}),
+    },
+    { command: running.command, outputTail: output.tail(), ranMs: Date.now() - startedAt.getTime() },
+  );
+  return {
+    kind: "exited",
+    stream: said,
+    ending,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    deadlineAt,
+    rawFrom: running.rawFrom,
+  };
+}
+
+interface Output {
+  sink: OutputSink;
+  stream: AgentStream;
+  /** When the agent last wrote anything (for the stall notice). */
+  lastOutput: number;
+  /** What the agent last said on stderr (else on stdout): the words of a failure message. */
+  tail(): string;
+}
+
+/**
+ * Where the agent's output goes: raw.log as it comes, and the adapter's stream (a line translator, or a
+ * session the adapter drives over stdio) whose events are appended to events.jsonl. A chunk counts as
+ * handled once both are written (the reader's cursor then moves past it).
+ */
+function makeOutput(input: TurnInput, deadlineAt: number): Output {
+  const { adapter, launch, dir, taskId, raw, events, plan } = input;
+  let replaying = false;
+  const emit = (bodies: EventBody[]) => {
+    if (replaying) return;
+    for (const body of bodies) void events.append(body);
+  };
+  const stream = makeAgentStream({
+    adapter,
+    launch,
+    dir,
+    taskId,
+    raw,
+    emit,
+    ...(plan.ask_permissions ? { askPermissionsUntil: deadlineAt } : {}),
+  });
+  const stderrTail = new OutputTail();
+  const stdoutTail = new OutputTail(10);
+  const lines = { stdout: new LineBuffer(), stderr: new LineBuffer() };
+  const handle = (name: OutputStream, line: string) => {
+    if (name === "stdout") {
+      stdoutTail.push(line);
+      stream.stdout(line);
+    } else {
+      stderrTail.push(line);
+      stream.stderr(line);
+    }
+  };
+  const output: Output = {
+    stream,
+    lastOutput: Date.now(),
+    tail: () => stderrTail.text || stdoutTail.text,
+    sink: {
+      async consume(name, text) {
+        output.lastOutput = Date.now();
+        const size = await raw.append(text);
+        for (const line of lines[name].push(text)) handle(name, line);
+        await events.flush();
+        return size;
+      },
+      replay(name, text) {
+        replaying = true;
+        try {
+          for (const line of lines[name].push(text)) handle(name, line);
+        } finally {
+          replaying = false;
+        }
+      },
+      async end() {
+        for (const name of ["stdout", "stderr"] as const)
+          for (const line of lines[name].flush()) handle(name, line);
+        await events.flush();
+      },
+    },
+  };
+  return output;
+}

@@ -1,0 +1,46 @@
+import { createWriteStream, type WriteStream } from "node:fs";
+import { stat, truncate } from "node:fs/promises";
+
+/**
+ * A task's raw.log as its conductor writes it: the agent's output as it came, setup output and caesar's own
+ * notes. It knows its size (where it started, plus what was written), which the agent's output cursor
+ * records, so a conductor taking the task over continues exactly where the last one's handled output ended.
+ */
+export class RawLog {
+  private constructor(
+    private readonly stream: WriteStream,
+    private readonly start: number,
+  ) {}
+
+  /** Open for appending; `cutTo` first cuts off what a conductor that died wrote past its cursor. */
+  static async open(path: string, cutTo?: number): Promise<RawLog> {
+    let size = (await stat(path).catch(() => ({ size: 0 }))).size;
+    if (cutTo !== undefined && size > cutTo) {
+      await truncate(path, cutTo);
+      size = cutTo;
+    }
+    return new RawLog(createWriteStream(path, { flags: "a" }), size);
+  }
+
+  write(chunk: string | Buffer): void {
+    this.stream.write(chunk);
+  }
+
+  /** Resolves with the log's size once everything written so far is on disk. */
+  written(): Promise<number> {
+    return new Promise((resolve) => this.stream.write("", () => resolve(this.size())));
+  }
+
+  /** Write, then resolve with the log's size once it is on disk. */
+  append(chunk: string): Promise<number> {
+    return new Promise((resolve) => this.stream.write(chunk, () => resolve(this.size())));
+  }
+
+  size(): number {
+    return this.start + this.stream.bytesWritten;
+  }
+
+  end(): Promise<void> {
+    return new Promise((resolve) => this.stream.end(resolve));
+  }
+}

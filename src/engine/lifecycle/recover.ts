@@ -1,0 +1,108 @@
+import { join } from "node:path";
+import { taskPaths } from "../../protocol/task-dir.js";
+import { withFileLock } from "../../support/file-lock.js";
+import { readFileTail, tailOf } from "../../support/output-tail.js";
+import { isProcessAlive } from "../../support/process.js";
+import { describeEnding } from "../conductor/ending.js";
+import { finishTask } from "../conductor/finish.js";
+import { ensureRelay } from "../conductor/relay.js";
+import { askService } from "../conductor/service-client.js";
+import { terminateGroup } from "../conductor/terminate.js";
+import { EventWriter } from "../store/event-log.js";
+import type { Outcome, TaskState } from "../store/state.js";
+import { loadPlan } from "../store/task-plan.js";
+import { isVerifiedTask, readState, type TaskRecord } from "../store/task-store.js";
+
+/**
+ * Is this task unfinished and conducted by no live process — never claimed, or its conductor gone? Never
+ * for a remote task: it lives on in the cluster whatever happens here (a worker lost is the cluster's to
+ * handle), and its relay is started again instead (see recoverTask).
+ */
+export function needsConductor(state: TaskState): boolean {
+  if (state.phase === "finished" || state.remote) return false;
+  return state.conductor === null || !isProcessAlive(state.conductor);
+}
+
+/** A task no conductor ever claimed is concluded (when no service can take it) only after this long. */
+const UNCLAIMED_AFTER_MS = 60_000;
+
+/** Proven abandoned: its conductor is gone, or none claimed it for a minute (it may be being created). */
+function isAbandoned(state: TaskState, now = Date.now()): boolean {
+  if (!needsConductor(state)) return false;
+  return state.conductor !== null || now - Date.parse(state.created_at) > UNCLAIMED_AFTER_MS;
+}
+
+/**
+ * The one recovery step every reader (`ps`, `status`, `logs --follow`, `await`, `gc`, `cancel`, the server's
+ * index, the MCP tools) runs on a task before showing it — so no task stays "running" forever, and no
+ * reader ever concludes a task itself:
+ * - a remote task whose relay is gone gets its relay started again;
+ * - a local task that no live process conducts (its conductor was killed, or no one told a service about
+ *   it) is handed to the project's conductor service, started if need be, which takes its agent over
+ *   where it stands (or concludes it, when nothing can be taken over);
+ * - a task a cluster worker ran in this clone, or one without caesar's record, is concluded here as
+ *   failed, as no service conducts it.
+ * Returns the task's state as it is after that.
+ */
+export async function recoverTask(record: TaskRecord, by: string): Promise<TaskState> {
+  if (record.state.remote && record.state.phase !== "finished") {
+    ensureRelay(record.state.root);
+    return record.state;
+  }
+  if (!needsConductor(record.state)) return record.state;
+  const plan = await loadPlan(record.dir).catch(() => undefined);
+  if (plan && !plan.remote && isVerifiedTask(record.dir)) {
+    await askService(record.state.root, { op: "conduct", task: record.id });
+    return readState(record.dir);
+  }
+  return concludeAbandoned(record, by);
+}
+
+/**
+ * Conclude an unfinished task no conductor can take over (a worker's run in its own clone, or a task
+ * without caesar's record): stop its agent if caesar recorded it and it still runs, observe what it
+ * changed, and write a failed final state saying so.
+ */
+export async function concludeAbandoned(
+  record: TaskRecord,
+  by: string,
+  outcome: Outcome = "failed",
+): Promise<TaskState> {
+  if (!isAbandoned(record.state)) return record.state;
+  return withFileLock(join(record.dir, ".conclude.lock"), async () => {
+    const state = await readState(record.dir);
+    if (!isAbandoned(state)) return state;
+    // Only a process group caesar itself recorded is ever ended (an unverified task's files could name any).
+    const agentStopped =
+      state.agent_process !== null && isVerifiedTask(record.dir) && isProcessAlive(state.agent_process);
+    if (agentStopped) await terminateGroup(state.agent_process!.pid);
+    if (state.check_process && isProcessAlive(state.check_process))
+      await terminateGroup(state.check_process.pid);
+    const plan = await loadPlan(record.dir);
+    const paths = taskPaths(record.dir);
+    const ending = describeEnding(
+      {
+        kind: "abandoned",
+        by,
+        conductorPid: state.conductor?.pid ?? null,
+        agentPid: state.agent_process?.pid ?? null,
+        agentStopped,
+        cancelled: state.cancel_requested !== null || outcome === "cancelled",
+      },
+      {
+        agent: plan.agent,
+        command: state.command,
+        timeoutMs: plan.timeout_ms,
+        cancelledBy: state.cancel_requested?.by,
+        outputTail: tailOf(await readFileTail(paths.raw, 64 * 1024), 20),
+      },
+    );
+    return finishTask({
+      dir: record.dir,
+      plan,
+      events: new EventWriter(paths.events, record.id),
+      stream: {},
+      ending,
+    });
+  });
+}

@@ -1,0 +1,244 @@
+import { spawn } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/support/process.js";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { git, makeRepo, readJson, taskDir, writeConfig } from "../helpers/repo.js";
+
+// The conductor service: one process per project conducts every local task, and its own death — kill -9,
+// again and again — loses no task: agents write their output to files and outlive it, and the next service
+// takes them over where they stand.
+
+interface StateJson {
+  id: string;
+  phase: string;
+  outcome: string | null;
+  conductor: { pid: number } | null;
+  agent_process: { pid: number } | null;
+  report: { status: string; summary: string; changes: { path: string }[] } | null;
+}
+
+interface ServiceJson {
+  pid: number;
+  socket: string;
+}
+
+function project(config = ""): string {
+  const root = makeRepo({ "README.md": "# project\n" });
+  writeConfig(root, config, ["conformant", "chatty", "hang"]);
+  git(root, "add", ".caesar/config.toml");
+  git(root, "commit", "-qm", "caesar config");
+  return root;
+}
+
+function state(root: string, id: string): StateJson {
+  return readJson<StateJson>(join(taskDir(root, id), "state.json"));
+}
+
+function serviceFile(root: string): string {
+  return join(root, ".git", "caesar", "service", "service.json");
+}
+
+function service(root: string): ServiceJson | undefined {
+  try {
+    const info = readJson<ServiceJson>(serviceFile(root));
+    return isProcessAlive(info.pid) ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function until<T>(
+  what: string,
+  probe: () => T | null | undefined | false,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function detach(root: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const result = await runCaesar(["run", "--detach", "--json", ...args], { cwd: root, env });
+  expect(result.code, result.stderr + result.stdout).toBe(0);
+  return parseJsonOutput<{ task_id: string }>(result).task_id;
+}
+
+/** Send one raw line to the service's socket; resolves with what it answers. */
+function rawRequest(socket: string, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const client = connect(socket);
+    let text = "";
+    client.setEncoding("utf8");
+    client.on("connect", () => client.write(line));
+    client.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    client.on("error", reject);
+    client.on("close", () => resolve(text));
+  });
+}
+
+describe("the conductor service", () => {
+  it("conducts every task of a project in one process, started by the first task", async () => {
+    const root = project();
+    const runs = await Promise.all(
+      ["one", "two", "three"].map((name) =>
+        runCaesar(["run", "--json", "--agent", "conformant", `task ${name}`], { cwd: root }),
+      ),
+    );
+    const ids = runs.map((run) => {
+      expect(run.code, run.stderr).toBe(0);
+      return parseJsonOutput<{ task_id: string }>(run).task_id;
+    });
+    const conductors = new Set(ids.map((id) => state(root, id).conductor?.pid));
+    expect(conductors.size).toBe(1);
+    const running = service(root);
+    expect(running && conductors.has(running.pid)).toBe(true);
+    const status = parseJsonOutput<{ running: boolean; service: { pid: number; tasks: unknown[] } }>(
+      await runCaesar(["service", "status", "--json"], { cwd: root }),
+    );
+    expect(status).toMatchObject({ running: true, service: { pid: running!.pid, tasks: [] } });
+    // A second service for the same project exits at once, leaving the first one alone.
+    const second = await runCaesar(["service", "run"], { cwd: root, timeoutMs: 20_000 });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain("another service conducts the tasks of");
+    expect(service(root)?.pid).toBe(running!.pid);
+  });
+
+  it("keeps its socket and folder private, and answers a request it cannot read with an error", async () => {
+    const root = project();
+    await runCaesar(["run", "--json", "--agent", "conformant", "start the service"], { cwd: root });
+    const info = service(root)!;
+    expect(statSync(info.socket).mode & 0o777).toBe(0o600);
+    expect(statSync(join(root, ".git", "caesar", "service")).mode & 0o777).toBe(0o700);
+    expect(statSync(serviceFile(root)).mode & 0o777).toBe(0o600);
+    for (const line of ["not json\n", '{"op":"launch-missiles"}\n', '{"op":"conduct","task":42}\n']) {
+      const answer = JSON.parse(await rawRequest(info.socket, line)) as { ok: boolean; code: string };
+      expect(answer).toMatchObject({ ok: false, code: "invalid_request" });
+    }
+    // A task id that is not one never becomes a path: refused, and the service still answers.
+    const odd = JSON.parse(await rawRequest(info.socket, '{"op":"conduct","task":"../../etc"}\n')) as {
+      ok: boolean;
+      code: string;
+    };
+    expect(odd).toMatchObject({ ok: false, code: "invalid_request" });
+    const status = await runCaesar(["service", "status", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ running: boolean }>(status).running).toBe(true);
+  });
+
+  it("loses no task when it is killed with SIGKILL again and again: every agent ends with its own report", async () => {
+    const root = project("[policy]\nmax_parallel = 4\n");
+    const env = { LINES: "40", PAUSE_S: "0.1" };
+    const ids = await Promise.all(
+      ["a", "b", "c"].map((name) => detach(root, ["--agent", "chatty", `talk ${name}`], env)),
+    );
+    const agents = new Map<string, number>();
+    for (let kill = 0; kill < 4; kill++) {
+      const running = await until("a service", () => service(root));
+      await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 500));
+      for (const id of ids) {
+        const pid = state(root, id).agent_process?.pid;
+        if (pid !== undefined && !agents.has(id)) agents.set(id, pid);
+      }
+      process.kill(running.pid, "SIGKILL");
+      // Any reader brings a service back, which takes the tasks over.
+      const ps = await runCaesar(["ps", "--json"], { cwd: root });
+      expect(ps.code, ps.stderr).toBe(0);
+    }
+    for (const id of ids) await until(`${id} to finish`, () => state(root, id).phase === "finished");
+    for (const id of ids) {
+      const final = state(root, id);
+      expect(final.outcome, id).toBe("succeeded");
+      expect(final.report?.status).toBe("success");
+      expect(final.report?.summary).toBe("printed 40 lines");
+      expect(final.report?.changes.map((change) => change.path)).toEqual([`said-${id}.txt`]);
+      // The same agent process ran from start to end: it was taken over, never started again.
+      if (agents.has(id)) expect(final.agent_process?.pid).toBe(agents.get(id));
+      // Its output is in raw.log once, in order, whichever conductor read it.
+      const raw = readFileSync(join(taskDir(root, id), "raw.log"), "utf8");
+      const lines = raw.split("\n").filter((line) => line.startsWith("line "));
+      expect(lines).toEqual(Array.from({ length: 40 }, (_, index) => `line ${index + 1} of 40`));
+      expect(raw.split("\n").filter((line) => line.startsWith("note ")).length).toBe(4);
+      const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { type: string });
+      expect(events.filter((event) => event.type === "started").length).toBe(1);
+      expect(events.filter((event) => event.type === "finished").length).toBe(1);
+    }
+  }, 180_000);
+
+  it("takes a task no one told it about (its front end died before asking) when anything looks at it", async () => {
+    const root = project();
+    const { createTasks } = await import("../../src/engine/lifecycle/start.js");
+    const { resolvePlan } = await import("../../src/engine/lifecycle/plan.js");
+    const { PERSON } = await import("../../src/engine/lifecycle/caller.js");
+    const { plan } = await resolvePlan(
+      { objective: "left behind", agent: "conformant" },
+      { root, cwd: root, caller: PERSON },
+    );
+    const [created] = await createTasks([plan]);
+    const id = created!.record.id;
+    expect(state(root, id)).toMatchObject({ phase: "queued", conductor: null });
+    const status = await runCaesar(["status", id, "--json"], { cwd: root });
+    expect(status.code, status.stderr).toBe(0);
+    await until("the task to finish", () => state(root, id).phase === "finished");
+    expect(state(root, id)).toMatchObject({ outcome: "succeeded", report: { status: "success" } });
+  });
+
+  it("`service stop` waits for its tasks; `--now` leaves them to a new service, which finishes them", async () => {
+    const root = project();
+    const first = await detach(root, ["--agent", "chatty", "talk a while"], { LINES: "20", PAUSE_S: "0.1" });
+    const before = service(root)!;
+    const stopped = await runCaesar(["service", "stop", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ stopped: boolean; pid: number }>(stopped)).toMatchObject({
+      stopped: true,
+      pid: before.pid,
+    });
+    // It returned once its task had ended, not before.
+    expect(state(root, first)).toMatchObject({ phase: "finished", outcome: "succeeded" });
+    expect(isProcessAlive(before.pid)).toBe(false);
+
+    const second = await detach(root, ["--agent", "chatty", "talk again"], { LINES: "30", PAUSE_S: "0.1" });
+    const old = service(root)!;
+    await until("the agent to start", () => state(root, second).agent_process);
+    const handed = await runCaesar(["service", "stop", "--now", "--json"], { cwd: root });
+    expect(parseJsonOutput<{ handed_over: string[] }>(handed).handed_over).toEqual([second]);
+    const next = service(root)!;
+    expect(next.pid).not.toBe(old.pid);
+    await until("the task to finish", () => state(root, second).phase === "finished");
+    expect(state(root, second)).toMatchObject({
+      outcome: "succeeded",
+      report: { summary: "printed 30 lines" },
+    });
+  }, 120_000);
+
+  it("cancels a task it conducts at once, and exits once idle", async () => {
+    const root = project();
+    const id = await detach(root, ["--agent", "hang", "hang around"]);
+    await until("the agent to start", () => state(root, id).agent_process);
+    const agent = state(root, id).agent_process!.pid;
+    const cancelled = await runCaesar(["cancel", id, "--json"], { cwd: root });
+    expect(parseJsonOutput<{ cancelled: boolean; outcome: string }>(cancelled)).toMatchObject({
+      cancelled: true,
+      outcome: "cancelled",
+    });
+    expect(isProcessAlive(agent)).toBe(false);
+    // With nothing to do, a service exits after its idle time.
+    await runCaesar(["service", "stop"], { cwd: root });
+    const idle = spawn(process.execPath, [CAESAR_BIN, "service", "run", "--idle", "1s"], {
+      cwd: root,
+      stdio: "ignore",
+    });
+    const code = await new Promise<number | null>((resolve) => idle.on("exit", (exit) => resolve(exit)));
+    expect(code).toBe(0);
+    expect(service(root)).toBeUndefined();
+  });
+});
