@@ -1,10 +1,13 @@
+import type { ServiceStatus } from "../engine/conductor/service-files.js";
 import type { AgentSummary } from "./agent-summary.js";
+import { describeService } from "./service-line.js";
 
 interface DoctorResult {
   root: string;
   node: string;
   repository: { kind: string; top?: string; message?: string };
   files: { layer: string; path: string; present: boolean }[];
+  service: ServiceStatus | null;
   agents: AgentSummary[];
 }
 
@@ -26,6 +29,7 @@ export function renderDoctor(result: DoctorResult): string {
   );
   for (const file of result.files)
     lines.push(`config    ${file.layer.padEnd(8)} ${file.path}${file.present ? "" : "  (absent)"}`);
+  lines.push(`service   ${describeService(result.service)}`);
   for (const agent of result.agents) {
     lines.push("");
     const installed = agent.detection.installed

@@ -24,11 +24,13 @@ export const doctorCommand: CommandDefinition = {
         }));
         const config = await loadConfig(ctx.root);
         const agents = await summarizeAgents(config, listAdapters(config, ctx.root));
+        const { readServiceStatus } = await import("../service-line.js");
         const result = {
           root: ctx.root,
           node: process.version,
           repository,
           files: config.files,
+          service: await readServiceStatus(ctx.root),
           agents,
         };
         ctx.out.result(result, () => renderDoctor(result));

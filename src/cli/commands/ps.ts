@@ -51,6 +51,8 @@ export const psCommand: CommandDefinition = {
           );
         });
         const { renderPs } = await import("../ps-render.js");
+        const { describeService, readServiceStatus } = await import("../service-line.js");
+        const service = ctx.json ? null : await readServiceStatus(ctx.root);
         ctx.out.result(
           shown.map((s) => ({
             id: s.id,
@@ -68,7 +70,7 @@ export const psCommand: CommandDefinition = {
             worker: s.remote?.worker?.id ?? null,
             checks: checksVerdict(s.report?.checks),
           })),
-          () => renderPs(shown, now),
+          () => `${renderPs(shown, now)}\nservice  ${describeService(service)}`,
         );
       }),
     );

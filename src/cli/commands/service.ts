@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import type { ServiceStatus } from "../../engine/conductor/service-files.js";
 import { parseDuration } from "../../support/duration.js";
-import { formatElapsed } from "../../ui/elapsed.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+import { describeService, readServiceStatus } from "../service-line.js";
 
 /** How long a service with nothing to do stays (`caesar service run --idle`, CAESAR_SERVICE_IDLE). */
 const DEFAULT_IDLE = "60s";
@@ -22,9 +22,7 @@ export const serviceCommand: CommandDefinition = {
         .description("whether the service runs: its pid, uptime and the tasks it conducts"),
     ).action(
       handle(async (ctx) => {
-        const { askRunningService } = await import("../../engine/conductor/service-client.js");
-        const response = await askRunningService(ctx.root, { op: "status" }, 5_000);
-        const status = response?.ok ? (response.status ?? null) : null;
+        const status = await readServiceStatus(ctx.root);
         ctx.out.result({ running: status !== null, service: status }, () => renderServiceStatus(status));
         return 0;
       }),
@@ -89,12 +87,7 @@ export const serviceCommand: CommandDefinition = {
 };
 
 function renderServiceStatus(status: ServiceStatus | null): string {
-  if (!status) return "No conductor service runs for this project (the next task starts one).";
-  const lines = [
-    `service   pid ${status.pid}, up ${formatElapsed(Date.now() - Date.parse(status.started_at))}${status.stopping ? ", stopping" : ""}`,
-    `slots     ${status.slots.used} of ${status.slots.max} taken`,
-    `tasks     ${status.tasks.length === 0 ? "none" : ""}`,
-  ];
-  for (const task of status.tasks) lines.push(`  ${task.id}  ${task.phase}`);
+  const lines = [`service   ${describeService(status)}`];
+  for (const task of status?.tasks ?? []) lines.push(`  ${task.id}  ${task.phase}`);
   return lines.join("\n");
 }

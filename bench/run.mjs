@@ -1,0 +1,292 @@
+#!/usr/bin/env node
+// bench/run: what `caesar run` and the conductor service cost a task, measured in one run against baselines measured in
+// the same run.
+//
+//   npm run bench:run -- [--runs 11] [--parallel 20] [--flood-mb 100] [--baseline <bin>]
+//
+// 1. `caesar run` with a warm service (a no-op agent, worktree isolation, 200 files) against its floor —
+//    one bare Node start plus `git worktree add` of the same repository — and the agent run directly.
+// 2. Memory: caesar's summed peak for one attached task (the front end, the service, the agent's keeper),
+//    and per running task with `--parallel` tasks at once (the service's RSS growth divided by their number).
+// 3. A flood: an agent printing `--flood-mb` MB on stdout, against a plain copy of the same bytes to a file;
+//    the service's peak memory while it reads them.
+// With `--baseline <path to another caesar's bin/caesar.js>` (an older build: one conductor process per
+// task), the same measurements of it, run interleaved with this build's.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "11" },
+    parallel: { type: "string", default: "20" },
+    "flood-mb": { type: "string", default: "100" },
+    baseline: { type: "string" },
+  },
+});
+const runs = Number(values.runs);
+const parallel = Number(values.parallel);
+const floodMb = Number(values["flood-mb"]);
+const builds = [{ name: "this build", bin: fileURLToPath(new URL("../bin/caesar.js", import.meta.url)) }];
+if (values.baseline) builds.push({ name: "baseline", bin: values.baseline });
+
+const scratch = mkdtempSync(join(tmpdir(), "caesar-bench-service-"));
+const gitEnv = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "b",
+  GIT_AUTHOR_EMAIL: "b@b",
+  GIT_COMMITTER_NAME: "b",
+  GIT_COMMITTER_EMAIL: "b@b",
+};
+const bigFile = join(scratch, "flood.txt");
+{
+  const line = `${"x".repeat(99)}\n`;
+  const chunk = line.repeat(10_000); // 1 MB
+  writeFileSync(bigFile, "");
+  for (let i = 0; i < floodMb; i++) writeFileSync(bigFile, chunk, { flag: "a" });
+}
+
+/** A repository of 200 files with three agents: no-op, a sleeper, and the flood. */
+function makeProject(name) {
+  const root = join(scratch, name);
+  mkdirSync(root);
+  const agents = {
+    noop: '#!/bin/sh\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"noop"}\' > "$CAESAR_REPORT_PATH"\n',
+    sleeper:
+      '#!/bin/sh\nsleep 4\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"slept"}\' > "$CAESAR_REPORT_PATH"\n',
+    flood: `#!/bin/sh\ncat "${bigFile}"\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"flooded"}' > "$CAESAR_REPORT_PATH"\n`,
+  };
+  const agentDir = join(scratch, `${name}-agents`);
+  mkdirSync(agentDir);
+  for (const [id, script] of Object.entries(agents))
+    writeFileSync(join(agentDir, `${id}.sh`), script, { mode: 0o755 });
+  execFileSync("git", ["init", "-q", root]);
+  for (let i = 0; i < 200; i++) writeFileSync(join(root, `file-${i}.txt`), `content ${i}\n`);
+  writeFileSync(join(root, ".gitignore"), ".caesar/tasks/\n.caesar/wt/\n.caesar/state/\n");
+  execFileSync("git", ["add", "."], { cwd: root });
+  execFileSync("git", ["commit", "-qm", "init"], { cwd: root, env: gitEnv });
+  mkdirSync(join(root, ".caesar"), { recursive: true });
+  const config = Object.keys(agents)
+    .map((id) => `[[agent]]\nid = "${id}"\nbin = "${join(agentDir, `${id}.sh`)}"\n`)
+    .join("\n");
+  writeFileSync(join(root, ".caesar", "config.toml"), `[policy]\nmax_parallel = ${parallel + 4}\n${config}`);
+  return root;
+}
+
+/** Wall time and peak RSS (KiB) of a command, from the kernel (ru_maxrss of the reaped child). */
+function timed(command, args, options = {}) {
+  const probe = spawnSync(
+    "python3",
+    [
+      "-c",
+      "import resource,subprocess,sys,time\nt=time.perf_counter()\nr=subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL).returncode\nu=resource.getrusage(resource.RUSAGE_CHILDREN)\nprint(time.perf_counter()-t, u.ru_maxrss, u.ru_utime+u.ru_stime, r)",
+      command,
+      ...args,
+    ],
+    { encoding: "utf8", ...options },
+  );
+  const [seconds, rss, cpu, code] = probe.stdout.trim().split(/\s+/).map(Number);
+  if (code !== 0) throw new Error(`${command} ${args.join(" ")} failed (${code}): ${probe.stderr}`);
+  return { seconds, rssKiB: rss, cpu };
+}
+
+/** The conductor service of a project (this build), if one runs. */
+function servicePid(root) {
+  try {
+    return JSON.parse(readFileSync(join(root, ".git", "caesar", "service", "service.json"), "utf8")).pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** VmRSS, VmHWM (KiB) and CPU seconds of a process, from /proc. */
+function processStats(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return { rss: field("VmRSS"), hwm: field("VmHWM"), cpu: ticks / 100 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each per-task conductor of an older build prints its peak memory into its task's conductor.log. */
+function conductorPeaks(root) {
+  const peaks = [];
+  const tasks = join(root, ".caesar", "tasks");
+  if (!existsSync(tasks)) return peaks;
+  for (const id of readdirSync(tasks)) {
+    const log = join(tasks, id, "conductor.log");
+    const match = existsSync(log) ? /max RSS (\d+) KiB, CPU (\d+) ms/.exec(readFileSync(log, "utf8")) : null;
+    if (match) peaks.push({ id, rss: Number(match[1]), cpu: Number(match[2]) / 1000 });
+  }
+  return peaks;
+}
+
+const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+const ms = (seconds) => `${(seconds * 1000).toFixed(0)} ms`;
+const mib = (kib) => `${(kib / 1024).toFixed(1)} MiB`;
+
+// 1. Overhead, interleaved run by run so that a noisy machine affects every configuration alike.
+for (const build of builds) build.root = makeProject(build.name.replace(/\W/g, "-"));
+for (const build of builds)
+  timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: build.root });
+const overhead = { direct: [], floor: [], node: [], worktree: [] };
+for (const build of builds) build.times = [];
+const floorRoot = makeProject("floor");
+for (let i = 0; i < runs; i++) {
+  const dir = mkdtempSync(join(scratch, "direct-"));
+  overhead.direct.push(
+    timed(join(scratch, "floor-agents", "noop.sh"), [], {
+      cwd: floorRoot,
+      env: { ...process.env, CAESAR_REPORT_PATH: join(dir, "report.json") },
+    }).seconds,
+  );
+  for (const build of builds) {
+    const run = timed(build.bin, ["run", "--json", "--agent", "noop", `noop ${i}`], { cwd: build.root });
+    build.times.push(run.seconds);
+    build.frontRss = Math.max(build.frontRss ?? 0, run.rssKiB);
+  }
+  const node = timed(process.execPath, ["-e", "0"]).seconds;
+  const path = join(floorRoot, ".caesar", "bench-wt", String(i));
+  const worktree = timed("git", ["worktree", "add", "-q", "-b", `bench-floor-${i}`, path, "HEAD"], {
+    cwd: floorRoot,
+  }).seconds;
+  overhead.floor.push(node + worktree);
+  overhead.node.push(node);
+  overhead.worktree.push(worktree);
+}
+const direct = median(overhead.direct);
+const floor = median(overhead.floor);
+let bareNode = 0;
+for (let i = 0; i < 3; i++) bareNode = Math.max(bareNode, timed(process.execPath, ["-e", "0"]).rssKiB);
+console.log(`== caesar run, ${runs} runs (200 files, worktree isolation, a no-op agent; the service warm)`);
+console.log(`agent alone          ${ms(direct)}`);
+console.log(
+  `floor                ${ms(floor)}  (node start ${ms(median(overhead.node))}, git worktree add ${ms(median(overhead.worktree))})`,
+);
+for (const build of builds) {
+  const cost = median(build.times) - direct;
+  console.log(
+    `${build.name.padEnd(20)} ${ms(median(build.times))}  overhead ${ms(cost)} = ${(cost / floor).toFixed(2)}x the floor`,
+  );
+}
+console.log(`(target for this build: <= 1.50x)`);
+
+// 2. Memory for one attached task, and per task with many running at once.
+console.log(`\n== memory (bare \`node -e 0\`: ${mib(bareNode)})`);
+for (const build of builds) {
+  const pid = servicePid(build.root);
+  const service = pid ? processStats(pid) : undefined;
+  if (service) {
+    // The service's peak so far covers the runs above, one task at a time; the keeper is a shell (~1 MiB).
+    const sum = build.frontRss + service.hwm + 1024;
+    console.log(
+      `${build.name.padEnd(20)} one task: front end ${mib(build.frontRss)} + service ${mib(service.hwm)} + keeper ~1 MiB = ${mib(sum)}  (target <= 81.7 MiB, the peer's one process)`,
+    );
+  } else {
+    const peaks = conductorPeaks(build.root);
+    const conductor = median(peaks.map((peak) => peak.rss));
+    console.log(
+      `${build.name.padEnd(20)} one task: front end ${mib(build.frontRss)} + conductor ${mib(conductor)} = ${mib(build.frontRss + conductor)}`,
+    );
+  }
+}
+
+async function runParallel(build) {
+  const root = makeProject(`${build.name.replace(/\W/g, "-")}-parallel`);
+  timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: root });
+  const pid = servicePid(root);
+  const idle = pid ? processStats(pid)?.rss : undefined;
+  const started = [];
+  for (let i = 0; i < parallel; i++)
+    started.push(
+      new Promise((resolve, reject) => {
+        const child = spawn(build.bin, ["run", "--json", "--detach", "--agent", "sleeper", `sleep ${i}`], {
+          cwd: root,
+          stdio: "ignore",
+        });
+        child.on("exit", (code) =>
+          code === 0 ? resolve() : reject(new Error(`run --detach exited ${code}`)),
+        );
+      }),
+    );
+  await Promise.all(started);
+  let peak = 0;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (pid) peak = Math.max(peak, processStats(pid)?.rss ?? 0);
+    const states = readdirSync(join(root, ".caesar", "tasks")).map((id) => {
+      try {
+        return JSON.parse(readFileSync(join(root, ".caesar", "tasks", id, "state.json"), "utf8")).phase;
+      } catch {
+        return "unreadable";
+      }
+    });
+    if (states.every((phase) => phase === "finished") || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  if (pid && idle !== undefined) {
+    console.log(
+      `${build.name.padEnd(20)} ${parallel} tasks at once: the service grew ${mib(peak - idle)} (from ${mib(idle)} to ${mib(peak)}): ${mib((peak - idle) / parallel)} per task  (target <= 5 MiB)`,
+    );
+  } else {
+    const peaks = conductorPeaks(root).filter((peak) => peak.id !== undefined);
+    const sum = peaks.reduce((total, peak) => total + peak.rss, 0);
+    console.log(
+      `${build.name.padEnd(20)} ${parallel} tasks at once: ${peaks.length} conductors, ${mib(sum)} in all: ${mib(sum / Math.max(1, peaks.length))} per task`,
+    );
+  }
+}
+for (const build of builds) await runParallel(build);
+
+// 3. A flood of output.
+console.log(`\n== a flood: ${floodMb} MB on stdout`);
+const copyTarget = join(scratch, "copy.txt");
+const copies = [];
+for (let i = 0; i < 3; i++) copies.push(timed("sh", ["-c", `cat "${bigFile}" > "${copyTarget}"`]).seconds);
+const copy = median(copies);
+console.log(`plain copy to a file  ${ms(copy)}`);
+for (const build of builds) {
+  const root = makeProject(`${build.name.replace(/\W/g, "-")}-flood`);
+  timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: root });
+  const pid = servicePid(root);
+  const before = pid ? processStats(pid) : undefined;
+  const run = timed(build.bin, ["run", "--json", "--agent", "flood", "flood"], { cwd: root });
+  const after = pid ? processStats(pid) : undefined;
+  const id = readdirSync(join(root, ".caesar", "tasks")).find((task) => {
+    const state = JSON.parse(readFileSync(join(root, ".caesar", "tasks", task, "state.json"), "utf8"));
+    return state.objective === "flood";
+  });
+  const raw = readFileSync(join(root, ".caesar", "tasks", id, "raw.log")).length;
+  let memory;
+  let cpu = run.cpu;
+  if (before && after) {
+    memory = `service peak ${mib(after.hwm)} (before the flood ${mib(before.rss)})`;
+    cpu += after.cpu - before.cpu;
+  } else {
+    const conductor = conductorPeaks(root).find((peak) => peak.id === id);
+    memory = `conductor peak ${mib(conductor?.rss ?? 0)}`;
+    cpu += conductor?.cpu ?? 0;
+  }
+  console.log(
+    `${build.name.padEnd(20)} ${ms(run.seconds)} = ${(run.seconds / copy).toFixed(2)}x the copy  (target <= 3x); CPU ${cpu.toFixed(2)} s; ${memory}; front end ${mib(run.rssKiB)}; raw.log ${(raw / 1e6).toFixed(1)} MB`,
+  );
+}
+
+// Services exit once idle; their projects go now (a service whose project is removed exits at once).
+rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
