@@ -1,5 +1,14 @@
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +19,7 @@ const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * Before any test:
+ * - caesar's global configuration layer turns the OS sandbox off (see below);
  * - every temporary file of the run — the tests' repositories, and whatever caesar and the agents they
  *   start create under $TMPDIR — goes into one directory, removed when the run ends: running the suite
  *   leaves nothing in the machine's /tmp (CAESAR_KEEP_TEST_TMP=1 keeps it, and prints where);
@@ -20,6 +30,13 @@ const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 export default async function setup(project: TestProject): Promise<() => void> {
   const scratch = mkdtempSync(join(tmpdir(), "caesar-tests-"));
   process.env.TMPDIR = scratch;
+  // caesar's global configuration layer for the run: no OS sandbox unless a test asks for one. Every suite
+  // then behaves the same with or without bubblewrap on the machine; the sandbox's own suites (and any test
+  // that sets [sandbox] in its project) say `required`, and skip where it cannot run.
+  const configHome = join(scratch, "config");
+  mkdirSync(join(configHome, "caesar"), { recursive: true });
+  writeFileSync(join(configHome, "caesar", "config.toml"), '[sandbox]\nmode = "off"\n');
+  process.env.XDG_CONFIG_HOME = configHome;
   const notes = join(scratch, "missing.txt");
   process.env.CAESAR_TEST_NOTES = notes;
   rebuildIfStale();

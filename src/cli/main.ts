@@ -1,5 +1,10 @@
 /** The CLI's entry point as an ES module (dist/cli/main.js, loaded by bin/caesar.js); see program.ts. */
+import { brokerSocket, relayThroughBroker } from "./broker-client.js";
 import { main } from "./program.js";
 import { COMMANDS } from "./registry.js";
 
-process.exitCode = await main(process.argv, COMMANDS);
+// A sandboxed agent's command that needs caesar's records goes through its task's broker.
+const broker = brokerSocket(process.argv);
+process.exitCode = broker
+  ? await relayThroughBroker(broker, process.argv.slice(2))
+  : await main(process.argv, COMMANDS);

@@ -62,6 +62,8 @@ export const CLUSTER_DEFAULTS = {
   queue: null as string | null,
 };
 
+export const SANDBOX_DEFAULTS = { mode: "off" as "required" | "auto" | "off" };
+
 export const WORKTREE_DEFAULTS = { copy: [] as string[], link: [] as string[], setup: [] as string[] };
 
 export const CHECKS_DEFAULTS = {
@@ -99,6 +101,7 @@ export interface EffectiveConfig {
   worktree: { [K in keyof typeof WORKTREE_DEFAULTS]: Sourced<string[]> };
   cluster: { [K in keyof typeof CLUSTER_DEFAULTS]: Sourced<(typeof CLUSTER_DEFAULTS)[K]> };
   checks: { [K in keyof typeof CHECKS_DEFAULTS]: Sourced<(typeof CHECKS_DEFAULTS)[K]> };
+  sandbox: { [K in keyof typeof SANDBOX_DEFAULTS]: Sourced<(typeof SANDBOX_DEFAULTS)[K]> };
   models: Record<string, Sourced<string>>;
   /** `[[agent]]` entries: the most specific layer's declaration of an id wins whole. */
   agents: Record<string, Sourced<CustomAgentConfig>>;
@@ -170,6 +173,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     worktree: sourcedDefaults(WORKTREE_DEFAULTS),
     cluster: sourcedDefaults(CLUSTER_DEFAULTS),
     checks: sourcedDefaults(CHECKS_DEFAULTS),
+    sandbox: sourcedDefaults(SANDBOX_DEFAULTS),
     models: {},
     agents: {},
     agentSettings: {},
@@ -183,6 +187,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     overlay(config.policy as Record<string, Sourced<unknown>>, file.policy, layer);
     overlay(config.worktree as Record<string, Sourced<unknown>>, file.worktree, layer);
     overlay(config.checks as Record<string, Sourced<unknown>>, file.checks, layer);
+    overlay(config.sandbox as Record<string, Sourced<unknown>>, file.sandbox, layer);
     overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
     overlay(config.cluster as Record<string, Sourced<unknown>>, clusterValues(file.cluster), layer);
     for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };

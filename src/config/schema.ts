@@ -54,6 +54,16 @@ export const WorktreeSchema = z.strictObject({
   setup: z.array(z.string()).optional().describe("Commands run in the worktree before the agent starts."),
 });
 
+/** `[sandbox]`: the OS sandbox every agent runs in (docs/threat-model.md). */
+export const SandboxSchema = z.strictObject({
+  mode: z
+    .enum(["required", "auto", "off"])
+    .optional()
+    .describe(
+      "required: refuse a task where no sandbox can run; auto: sandbox where the platform can, else run unsandboxed with a high finding; off (default for now): never sandbox.",
+    ),
+});
+
 /**
  * `[cluster]`: where tasks go when they leave this machine (NATS JetStream for the queue, a git remote for
  * the code). Credentials are never written here as values: only the paths of files that hold them.
@@ -200,5 +210,6 @@ export const ConfigFileSchema = z.strictObject({
   risk_profiles: z.record(z.string(), RiskProfileSchema).optional(),
   role: z.array(RoleSchema).optional(),
   cluster: ClusterSchema.optional(),
+  sandbox: SandboxSchema.optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -13,10 +13,13 @@ import { agentFiles, type OutputSink, type OutputStream, readCursor } from "./ag
 import { type AgentProcess, adoptAgentProcess, startAgentProcess } from "./agent-process.js";
 import { type AgentStream, makeAgentStream } from "./agent-stream.js";
 import type { AgentTurn } from "./attempts.js";
+import { BROKER_ENV } from "./broker-files.js";
 import { issueTaskToken, TASK_TOKEN_ENV } from "./credentials.js";
 import type { Ending, EndingCause, EndingContext } from "./ending.js";
+import { findExecutable } from "./executable.js";
 import { agentOutputDir } from "./output-dir.js";
 import type { RawLog } from "./raw-log.js";
+import { sandboxCommand } from "./sandbox-run.js";
 
 /** How a task ended, in words, from its cause (ending.ts). */
 export type Describe = (cause: EndingCause, context?: Partial<EndingContext>) => Promise<Ending>;
@@ -36,6 +39,8 @@ export interface TurnInput {
   deadlineAt: number | undefined;
   /** Which run of the agent this is (1 for the first; more for further attempts). */
   turn: number;
+  /** The task's broker socket (a sandboxed agent's door to caesar), when it has one. */
+  broker?: string;
 }
 
 /** Run the agent once: build its command, start it under its keeper, and follow it to its end. */
@@ -56,25 +61,37 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   const rawFrom = await raw.written();
   const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
   const output = makeOutput(input, deadlineAt);
+  const env: Record<string, string> = {
+    ...launch.env,
+    ...command.env,
+    [TASK_TOKEN_ENV]: token,
+    ...(input.broker ? { [BROKER_ENV]: input.broker } : {}),
+  };
+  const failedToStart = async (error: NodeJS.ErrnoException | undefined) => ({
+    kind: "error" as const,
+    ending: await describe({ kind: "spawn_failed", bin: command.bin, error }, { command: command.display }),
+  });
+  // The program is looked up here, before its sandbox, so that a missing one is said as such.
+  const found = findExecutable(command.bin, env.PATH ?? process.env.PATH ?? "", command.cwd);
+  if (!found.ok) return failedToStart(found.error);
+  const sandboxed = sandboxCommand(
+    plan,
+    await readState(dir),
+    dir,
+    { ...command, bin: found.path },
+    env,
+    input.broker,
+  );
   const agent = await startAgentProcess({
-    bin: command.bin,
-    args: command.args,
+    bin: sandboxed.bin,
+    args: sandboxed.args,
     cwd: command.cwd,
-    env: { ...launch.env, ...command.env, [TASK_TOKEN_ENV]: token },
+    env: sandboxed.env,
     files: agentFiles(agentOutputDir(dir), input.turn),
     sink: output.sink,
     stdinPipe: output.stream.stdinPipe,
   });
-  if (agent.pid === undefined) {
-    const exit = await agent.done;
-    return {
-      kind: "error",
-      ending: await describe(
-        { kind: "spawn_failed", bin: command.bin, error: exit.spawnError },
-        { command: command.display },
-      ),
-    };
-  }
+  if (agent.pid === undefined) return failedToStart((await agent.done).spawnError);
   output.stream.attach(agent);
   const startedAt = new Date();
   // Appended before anything else is awaited, so it precedes what the agent writes itself.

@@ -60,6 +60,11 @@ export interface ConductOptions extends ConductorHooks {
   adopt?: boolean;
   /** The task is this conductor's (its record names it): a front end waiting for that can go on. */
   onClaimed?(state: TaskState): void;
+  /**
+   * Open the sandboxed task's broker (the conductor service's) and say where its socket is: the agent's
+   * one door to caesar from inside its sandbox. None: its nested requests have no way out.
+   */
+  openBroker?(taskId: string, dir: string, plan: TaskPlan): Promise<string>;
 }
 
 /**
@@ -136,6 +141,8 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     const maxParallel = loaded.config.policy.max_parallel.value;
     note("conductor: config loaded");
     const env = options.env ?? (await readTaskEnvironment(dir)) ?? process.env;
+    const broker =
+      plan.sandbox.backend && options.openBroker ? await options.openBroker(taskId, dir, plan) : undefined;
     const input: RunInput = {
       finish,
       describe,
@@ -150,6 +157,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       cancel: cancel.signal,
       env,
       note,
+      ...(broker ? { broker } : {}),
     };
     if (resume.kind === "adopt") {
       release = await options.takeSlot?.(taskId, plan, maxParallel, async () => {}, cancel.signal, true);
@@ -202,6 +210,8 @@ interface RunInput {
   cancel: AbortSignal;
   env: NodeJS.ProcessEnv;
   note: (phase: string) => void;
+  /** The task's broker socket, when it has one (sandboxed, under the service). */
+  broker?: string;
 }
 
 async function runTask(input: RunInput): Promise<void> {

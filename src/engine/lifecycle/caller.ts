@@ -4,6 +4,7 @@ import { isValidTaskId } from "../../protocol/ids.js";
 import { CAESAR_ENV_NAMES } from "../../protocol/task-dir.js";
 import { findTaskAncestor, type TaskAncestor } from "../../support/ancestry.js";
 import { CaesarError } from "../../support/errors.js";
+import { BROKER_CALLER_ENV, brokeredCaller } from "../conductor/broker-files.js";
 import { hashTaskToken, isSameDigest, TASK_TOKEN_ENV } from "../conductor/credentials.js";
 import type { TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
@@ -48,6 +49,27 @@ export interface IdentifyOptions {
 export async function identifyCaller(root: string, options: IdentifyOptions): Promise<Caller> {
   const env = options.env ?? process.env;
   const cwd = resolve(options.cwd ?? process.cwd());
+  // A command the conductor service started for a sandboxed task's broker: the channel it came through
+  // named the task, and only the service (this process's parent) can say so.
+  if (env[BROKER_CALLER_ENV] !== undefined) {
+    const named = brokeredCaller(root, env);
+    const proof: Proof = named
+      ? await proveTask(root, named, undefined)
+      : {
+          kind: "unproven",
+          reason: `${BROKER_CALLER_ENV} is set, but this process was not started by the project's conductor service`,
+        };
+    if (proof.kind === "task") return proof;
+    throw await refuse(
+      root,
+      named ?? taskOfPath(cwd)?.id,
+      options.action,
+      new CaesarError("nested_unproven", `Nested request refused: ${proof.reason}.`, {
+        detail:
+          "A sandboxed agent's requests reach caesar through its broker only, while its task runs. Nothing was done.",
+      }),
+    );
+  }
   const claimed = env.CAESAR_TASK_ID;
   const token = env[TASK_TOKEN_ENV];
   const ancestor = findTaskAncestor();
@@ -103,6 +125,20 @@ async function proveClaim(
 ): Promise<Proof> {
   const unproven = (reason: string): Proof => ({ kind: "unproven", reason });
   if (!claimed) return unproven(`${TASK_TOKEN_ENV} is set but CAESAR_TASK_ID is not`);
+  if (!token) return unproven(`${claimed}'s credentials are missing (${TASK_TOKEN_ENV} is not set)`);
+  return proveTask(root, claimed, { token, ancestor });
+}
+
+/**
+ * The claimed task, when it is one caesar started in this project and runs — proven by its credentials
+ * (`credentials`), or already by the channel the request came through (its broker: none to check).
+ */
+async function proveTask(
+  root: string,
+  claimed: string,
+  credentials: { token: string; ancestor: TaskAncestor | undefined } | undefined,
+): Promise<Proof> {
+  const unproven = (reason: string): Proof => ({ kind: "unproven", reason });
   if (!isValidTaskId(claimed)) return unproven(`CAESAR_TASK_ID=${JSON.stringify(claimed)} is not a task id`);
   const dir = taskDirOf(root, claimed);
   if (!isVerifiedTask(dir)) {
@@ -110,13 +146,16 @@ async function proveClaim(
       `CAESAR_TASK_ID names ${claimed}, which is not a task caesar started in this project (${root})`,
     );
   }
-  if (!token) return unproven(`${claimed}'s credentials are missing (${TASK_TOKEN_ENV} is not set)`);
   const state = await readState(dir);
-  if (state.token_sha256 === null) return unproven(`${claimed} was never given credentials`);
-  if (!(await isSameDigest(await hashTaskToken(token), state.token_sha256)))
-    return unproven(
-      `${claimed}'s credentials do not match (${TASK_TOKEN_ENV} is not the one caesar gave it)`,
-    );
+  if (credentials) {
+    const { token } = credentials;
+    if (state.token_sha256 === null) return unproven(`${claimed} was never given credentials`);
+    if (!(await isSameDigest(await hashTaskToken(token), state.token_sha256)))
+      return unproven(
+        `${claimed}'s credentials do not match (${TASK_TOKEN_ENV} is not the one caesar gave it)`,
+      );
+  }
+  const ancestor = credentials?.ancestor;
   if (state.phase !== "running")
     return unproven(`${claimed} is ${state.phase}, not running: its credentials ended with its agent`);
   if (state.cancel_requested)

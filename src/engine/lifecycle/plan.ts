@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
-import type { AgentAdapter, ToolLists } from "../../agents/adapter.js";
+import type { AgentAdapter, AgentCapabilities, ToolLists } from "../../agents/adapter.js";
 import { findAdapter, listAdapters } from "../../agents/registry.js";
 import {
   defaultGlobalConfigPath,
@@ -18,6 +18,7 @@ import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
 import type { Finding } from "../../protocol/report.js";
+import { decideSandbox, type SandboxDecision } from "../../sandbox/decide.js";
 import { parseDuration } from "../../support/duration.js";
 import { CaesarError, UsageError } from "../../support/errors.js";
 import { describeRepository } from "../../workspace/git.js";
@@ -145,7 +146,26 @@ async function planRequest(
     request.network ??
     role?.network ??
     (inherited && !inherited.network ? "off" : config.policy.network.value);
-  const { network, findings } = resolveNetwork(adapter.id, networkRequest, mode, adapter.capabilities);
+  // The OS sandbox the agent runs in (a worker's own [sandbox] decides for a remote task). An agent caesar
+  // could not otherwise confine (network "open": a custom program, the reference agent) has its network
+  // cut by the sandbox itself; the five CLIs keep their own control, as they need their model's host.
+  const sandbox: SandboxDecision = remote
+    ? { backend: null, detail: "runs on a worker, whose own [sandbox] decides" }
+    : decideSandbox(config.sandbox.mode.value, config.sandbox.mode.source);
+  const sandboxCutsNetwork = sandbox.backend !== null && adapter.capabilities.network.value === "open";
+  const capabilities: AgentCapabilities = sandboxCutsNetwork
+    ? {
+        ...adapter.capabilities,
+        network: { value: "toggle", why: "caesar's OS sandbox gives it no network when the task has none" },
+      }
+    : adapter.capabilities;
+  const { network, findings } = resolveNetwork(adapter.id, networkRequest, mode, capabilities);
+  if (!remote && sandbox.backend === null && config.sandbox.mode.value === "auto")
+    findings.push({
+      severity: "high",
+      title: "The agent ran without an OS sandbox",
+      detail: `${sandbox.detail}. With [sandbox] mode = "auto" (${config.sandbox.mode.source}) it ran unsandboxed: nothing but caesar's own checks kept it from writing outside its workspace, reading your credentials or reaching the network. Set [sandbox] mode = "required" to refuse instead.`,
+    });
 
   const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
   // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
@@ -201,6 +221,7 @@ async function planRequest(
       mode,
       isolation,
       network,
+      sandbox: { backend: sandbox.backend, detail: sandbox.detail, cuts_network: sandboxCutsNetwork },
       findings,
       tools,
       timeout_ms: timeoutMs,

@@ -25,6 +25,7 @@ import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
 import { readState, taskDirOf } from "../store/task-store.js";
+import { brokerSocketOf, TaskBroker } from "./broker.js";
 import { SlotPool } from "./slot-pool.js";
 
 export interface ServiceOptions {
@@ -284,6 +285,7 @@ class ConductorService {
     this.running.set(id, task);
     this.lastActivity = Date.now();
     const log = join(dir, "conductor.log");
+    const brokers: TaskBroker[] = [];
     const options: ConductOptions = {
       signal: cancel.signal,
       adopt,
@@ -303,6 +305,18 @@ class ConductorService {
           });
       },
       settled: (plan, final) => (plan.race ? settleRace(plan.root, plan.race, final) : Promise.resolve()),
+      openBroker: async (taskId, taskDir, plan) => {
+        const broker = new TaskBroker(
+          taskId,
+          taskDir,
+          plan,
+          brokerSocketOf(controlTaskPaths(root, taskId).dir),
+          this.options.log,
+        );
+        await broker.listen();
+        brokers.push(broker);
+        return broker.socketPath;
+      },
     };
     if (adopt) this.options.log(`[service] ${id}: taking it over from a conductor that is gone`);
     // Its agent may run: its place is counted now, before anything queued can take it.
@@ -317,6 +331,7 @@ class ConductorService {
         );
       })
       .finally(() => {
+        for (const broker of brokers) broker.close();
         claimedPlace?.();
         claimed();
         this.running.delete(id);

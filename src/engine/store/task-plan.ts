@@ -75,6 +75,13 @@ export const TaskPlanSchema = z.object({
   mode: ModeSchema,
   isolation: z.enum(["inplace", "worktree"]),
   network: z.boolean(),
+  /**
+   * The OS sandbox the agent runs in (null: none, `detail` says why), and whether the task's network is cut
+   * by it (no network namespace of the host) rather than by the agent's own CLI.
+   */
+  sandbox: z
+    .object({ backend: z.enum(["bwrap"]).nullable(), detail: z.string(), cuts_network: z.boolean() })
+    .default({ backend: null, detail: "planned by an older caesar", cuts_network: false }),
   findings: z.array(FindingSchema),
   /** Tool restrictions for the agent, in its CLI's own names. */
   tools: z

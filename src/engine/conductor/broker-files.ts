@@ -1,0 +1,24 @@
+import { isProcessAlive } from "../../support/process.js";
+import { readServiceInfo } from "./service-files.js";
+
+/**
+ * The variable the conductor service sets on a command it starts for a sandboxed task's broker: the task
+ * the request came from. Believed only in a process whose parent is the project's live service — which
+ * starts such a process for nothing else — so no agent can set it for itself (docs/threat-model.md).
+ */
+export const BROKER_CALLER_ENV = "CAESAR_BROKER_CALLER";
+
+/** Where a sandboxed agent finds its broker's socket (inside its sandbox, at the same path as outside). */
+export const BROKER_ENV = "CAESAR_BROKER";
+
+/**
+ * The task a brokered command runs for, when this process is one: its parent is the project's conductor
+ * service (its recorded pid and start time), which named the task. Undefined otherwise.
+ */
+export function brokeredCaller(root: string, env: NodeJS.ProcessEnv): string | undefined {
+  const named = env[BROKER_CALLER_ENV];
+  if (!named) return undefined;
+  const service = readServiceInfo(root);
+  if (!service || service.pid !== process.ppid || !isProcessAlive(service)) return undefined;
+  return named;
+}

@@ -1,0 +1,109 @@
+import { readFileSync, realpathSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { bwrapArgs } from "../../sandbox/bwrap.js";
+import { makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
+import { controlPaths, findGitCommonDir } from "../store/control.js";
+import type { TaskState } from "../store/state.js";
+import type { TaskPlan } from "../store/task-plan.js";
+import { CHECKS_DIR } from "./checks.js";
+
+/** The files of a task directory that are caesar's: bound read-only over the writable task directory. */
+const CAESAR_FILES = [
+  "task.json",
+  "plan.json",
+  "state.json",
+  "raw.log",
+  "conductor.log",
+  CHECKS_DIR,
+  "attempts",
+];
+
+export interface SandboxedCommand {
+  bin: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * The agent's command inside its OS sandbox, when its plan has one: `bwrap <profile> -- <command>`. The
+ * keeper (agent-process.ts) stays outside it, so it can record the exit status wherever the agent cannot
+ * write. Inside, `/tmp` is the sandbox's own (TMPDIR points there).
+ */
+export function sandboxCommand(
+  plan: TaskPlan,
+  state: Pick<TaskState, "workspace" | "worktree">,
+  dir: string,
+  command: { bin: string; args: string[]; cwd: string },
+  env: Record<string, string>,
+  broker?: string,
+): SandboxedCommand {
+  if (plan.sandbox.backend !== "bwrap") return { bin: command.bin, args: command.args, env };
+  const profile = profileOf(plan, state, dir, env, command.bin, broker);
+  return {
+    bin: "bwrap",
+    args: [...bwrapArgs(profile, command.cwd), command.bin, ...command.args],
+    env: { ...env, TMPDIR: "/tmp" },
+  };
+}
+
+export function profileOf(
+  plan: TaskPlan,
+  state: Pick<TaskState, "workspace" | "worktree">,
+  dir: string,
+  env: Record<string, string>,
+  program: string,
+  broker?: string,
+): SandboxProfile {
+  const workspace = state.workspace;
+  const protectedInWorkspace =
+    state.worktree === null
+      ? [join(plan.repo_top ?? workspace, ".git"), join(plan.root, ".caesar")].filter((path) =>
+          isInside(path, workspace),
+        )
+      : [];
+  const profile = makeProfile({
+    mode: plan.mode,
+    network: plan.network || !plan.sandbox.cuts_network,
+    workspace,
+    taskDir: dir,
+    taskFiles: CAESAR_FILES.map((name) => join(dir, name)),
+    controlDir: controlPaths(plan.root).dir,
+    worktreeGitDir: state.worktree ? registrationOf(state.worktree) : null,
+    protectedInWorkspace,
+    extraWritable: [],
+    // Its broker's folder, bound where it is: inside the hidden control directory, the one thing there.
+    broker: broker ? { source: dirname(broker), target: dirname(broker) } : null,
+    // Under the private /tmp, what the agent still needs to read: the project (the user's checkout and the
+    // other tasks' folders stay read-only), its program, its home (its CLI's settings), its PATH.
+    visible: [
+      plan.root,
+      dirname(program),
+      ...(env.HOME ? [env.HOME] : []),
+      ...(env.PATH ?? "").split(":"),
+    ].filter(Boolean),
+  });
+  return profile;
+}
+
+/**
+ * A worktree's registration in the git common directory (`worktrees/<name>`, where git keeps its index and
+ * HEAD), found from caesar's record of where the common directory is — never from the worktree's `.git`
+ * file, which the agent can rewrite — and only when it points back at this worktree.
+ */
+function registrationOf(worktree: string): string | null {
+  const common = findGitCommonDir(resolve(worktree, ".."));
+  if (!common) return null;
+  const registration = join(common, "worktrees", basename(worktree));
+  try {
+    const back = readFileSync(join(registration, "gitdir"), "utf8").trim();
+    return realpathSync(back) === realpathSync(join(worktree, ".git")) ? registration : null;
+  } catch {
+    return null;
+  }
+}
+
+function isInside(path: string, folder: string): boolean {
+  const full = resolve(path);
+  const base = resolve(folder);
+  return full === base || full.startsWith(`${base}/`);
+}

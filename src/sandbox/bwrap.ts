@@ -1,0 +1,123 @@
+import { spawnSync } from "node:child_process";
+import { statSync } from "node:fs";
+import { userInfo } from "node:os";
+import type { SandboxProfile } from "./profile.js";
+
+/** The user the agent is inside: the caller's own uid, or 1000 for root (root inside could remount). */
+export function insideUid(uid = userInfo().uid): number {
+  return uid === 0 ? 1000 : uid;
+}
+
+/**
+ * bubblewrap's arguments for a profile, before the agent's command. Every rule is the kernel's:
+ * - a user namespace of its own, the agent a non-root user in it with no capability (`--cap-drop ALL`):
+ *   it cannot remount what is read-only nor unmount what hides a folder — not even from a nested
+ *   namespace of its own, whose mounts the kernel locks;
+ * - its own pid namespace (and /proc): no other process of the machine is visible (their environments
+ *   neither); its own IPC and host name; a private /tmp;
+ * - the whole file system read-only, a private /tmp (what the agent needs there bound again, read-only),
+ *   the profile's writable folders bound read-write, caesar's files bound read-only over them, the hidden
+ *   folders replaced by empty ones (a hidden file by /dev/null);
+ * - no network namespace of the host when the task has no network (nothing, loopback included);
+ * - it dies with its keeper (agent-process.ts), so nothing of it outlives a task stopped with SIGKILL.
+ */
+export function bwrapArgs(profile: SandboxProfile, cwd: string, uid = insideUid()): string[] {
+  const args = [
+    "--unshare-user",
+    "--uid",
+    String(uid),
+    "--gid",
+    String(uid),
+    "--cap-drop",
+    "ALL",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--die-with-parent",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+  ];
+  if (!profile.network) args.push("--unshare-net");
+  // Mounts stack in this order: what stays visible under /tmp, what is writable, caesar's files over it,
+  // then what is hidden (inside any of them), then the broker's folder (inside the hidden control folder).
+  for (const path of profile.visible) args.push("--ro-bind", path, path);
+  for (const path of profile.writable) args.push("--bind", path, path);
+  for (const path of profile.readOnly) args.push("--ro-bind", path, path);
+  const hiddenDirs = profile.hidden.filter(isDirectory);
+  for (const path of profile.hidden) {
+    if (hiddenDirs.includes(path)) args.push("--tmpfs", path);
+    else args.push("--ro-bind", "/dev/null", path);
+  }
+  for (const bind of profile.binds) args.push("--bind", bind.source, bind.target);
+  // A hidden folder is empty and stays so: nothing can be written there either.
+  for (const path of hiddenDirs) args.push("--remount-ro", path);
+  args.push("--chdir", cwd, "--");
+  return args;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export interface BwrapProbe {
+  available: boolean;
+  /** The bwrap found, or why none can run here. */
+  detail: string;
+  version?: string;
+}
+
+let probed: BwrapProbe | undefined;
+
+/**
+ * Can bubblewrap sandbox an agent here, with the profile's own flags? Tried once per process: a sandbox
+ * that starts `true`. Where it cannot (not installed, user namespaces disabled or restricted), why.
+ */
+export function probeBwrap(): BwrapProbe {
+  if (probed) return probed;
+  const version = spawnSync("bwrap", ["--version"], { encoding: "utf8", timeout: 5_000 });
+  if (version.error || version.status !== 0) {
+    probed = {
+      available: false,
+      detail:
+        "bubblewrap is not installed (Debian, Ubuntu: `apt install bubblewrap`; Fedora: `dnf install bubblewrap`)",
+    };
+    return probed;
+  }
+  const profile: SandboxProfile = {
+    visible: [],
+    writable: [],
+    readOnly: [],
+    hidden: [],
+    binds: [],
+    network: false,
+  };
+  const trial = spawnSync("bwrap", [...bwrapArgs(profile, "/"), "true"], {
+    encoding: "utf8",
+    timeout: 10_000,
+  });
+  const versionText = version.stdout.trim();
+  probed =
+    trial.status === 0
+      ? {
+          available: true,
+          detail: `${versionText} (user, pid, ipc and network namespaces)`,
+          version: versionText,
+        }
+      : {
+          available: false,
+          detail: `${versionText} cannot create a sandbox here: ${(trial.stderr || trial.error?.message || `exit ${trial.status}`).trim()} (unprivileged user namespaces must be allowed: sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 an AppArmor profile for bwrap)`,
+          version: versionText,
+        };
+  return probed;
+}

@@ -1,0 +1,99 @@
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * What an agent's processes may touch, as mounts over a read-only view of the machine. The sandbox's
+ * backend turns it into the operating system's rules (bwrap.ts); nothing here is enforced by caesar
+ * itself.
+ */
+export interface SandboxProfile {
+  /**
+   * Paths under the private /tmp that stay visible, read-only: the project when it lives there, the
+   * agent's program, its home, its PATH.
+   */
+  visible: string[];
+  /** Directories (or files) the agent may write, bound read-write at their own path. */
+  writable: string[];
+  /** Paths bound read-only over what `writable` opens (caesar's own files inside a writable folder). */
+  readOnly: string[];
+  /** Directories hidden behind an empty tmpfs: unreadable, their contents invisible. */
+  hidden: string[];
+  /** A folder of caesar's bound at another path inside (the broker's socket): `source` → `target`. */
+  binds: { source: string; target: string }[];
+  /** No network namespace of the host: no network at all, loopback included. */
+  network: boolean;
+}
+
+export interface ProfileInput {
+  mode: "read-only" | "write";
+  network: boolean;
+  /** Where the agent works (a worktree, or the project for an in-place task). */
+  workspace: string;
+  /** The task directory: the agent writes its report, events, questions and scratch files there. */
+  taskDir: string;
+  /** caesar's files in the task directory, bound read-only over it (they exist when the agent starts). */
+  taskFiles: string[];
+  /** caesar's control directory (`<git common dir>/caesar`): its records, other tasks' environments. */
+  controlDir: string;
+  /** A worktree task's registration in the git common directory (`worktrees/<name>`): git writes there. */
+  worktreeGitDir: string | null;
+  /** Paths inside a writable workspace that stay read-only (an in-place task's `.git`, `.caesar`). */
+  protectedInWorkspace: string[];
+  /** Extra writable folders the agent's CLI needs (its per-run home under the task's runtime/). */
+  extraWritable: string[];
+  /** Where the broker's socket folder is bound inside, if the task has one. */
+  broker: { source: string; target: string } | null;
+  /** Folders of the user's that hold credentials, hidden unless configured otherwise. */
+  secrets?: string[];
+  /** What the agent must still see under the private /tmp (only paths there are kept). */
+  visible?: string[];
+}
+
+/** Credential folders of the user's never readable by an agent (unless configured). */
+export function defaultSecretPaths(home = homedir()): string[] {
+  return [
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".npmrc",
+  ].map((path) => join(home, path));
+}
+
+/**
+ * The profile of one run of an agent:
+ * - everything read-only, `/tmp` private (bwrap.ts);
+ * - write task: its workspace (an in-place task's `.git` and `.caesar` excepted) and its worktree's
+ *   registration in git; read-only task: nothing in the workspace;
+ * - the task directory writable (report, events, questions, scratch), caesar's own files in it not;
+ * - caesar's control directory hidden (the records that decide, other tasks' environments, the service's
+ *   socket), and the user's credential folders;
+ * - the network only when the task has it.
+ */
+export function makeProfile(input: ProfileInput): SandboxProfile {
+  const writable = [input.taskDir, ...input.extraWritable];
+  const readOnly = [...input.taskFiles];
+  if (input.mode === "write") {
+    writable.push(input.workspace);
+    if (input.worktreeGitDir) writable.push(input.worktreeGitDir);
+    readOnly.push(...input.protectedInWorkspace);
+  }
+  const privateTmp = (path: string) => path === "/tmp" || path.startsWith("/tmp/");
+  return {
+    visible: [...new Set(input.visible ?? [])].filter(
+      (path) => privateTmp(path) && path !== "/tmp" && existsSync(path),
+    ),
+    writable: writable.filter((path) => existsSync(path)),
+    readOnly: readOnly.filter((path) => existsSync(path)),
+    hidden: [input.controlDir, ...(input.secrets ?? defaultSecretPaths())].filter((path) => existsSync(path)),
+    binds: input.broker ? [input.broker] : [],
+    network: input.network,
+  };
+}
