@@ -1,8 +1,8 @@
 import { ModeSchema } from "../protocol/task.js";
+import { requestName, requestText } from "../support/request-strings.js";
 import * as z from "../support/zod.js";
 import { envelopeFields, TaskIdArgument } from "./envelope-fields.js";
 import { MUTATE_PROTOCOL } from "./protocol-ids.js";
-import { requestName, requestText } from "./request-strings.js";
 
 /**
  * The mutation vocabulary (`cz-mutate/1`): a separate envelope, the same strictness, a bearer token. Each
