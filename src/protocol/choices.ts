@@ -7,19 +7,24 @@ import * as z from "../support/zod.js";
  * schemas of whole documents.
  */
 
-export const ModeSchema = z
-  .enum(["read-only", "write"])
-  .describe("read-only: the agent must not change files.");
+/** A closed set whose refusal lists it in plain words, the same on every surface. */
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, { error: `expected one of ${values.join(", ")}` });
+}
+
+export const ModeSchema = oneOf(["read-only", "write"]).describe(
+  "read-only: the agent must not change files.",
+);
 export type Mode = z.infer<typeof ModeSchema>;
 
 /** Where a task may be asked to work: `auto` lets the mode decide (see plan.ts). */
-export const IsolationRequestSchema = z.enum(["auto", "inplace", "worktree"]);
+export const IsolationRequestSchema = oneOf(["auto", "inplace", "worktree"]);
 export type IsolationRequest = z.infer<typeof IsolationRequestSchema>;
 
 /** The network asked for an agent: `auto` lets what the agent can control decide. */
-export const TriStateNetworkSchema = z.enum(["auto", "on", "off"]);
+export const TriStateNetworkSchema = oneOf(["auto", "on", "off"]);
 export type NetworkRequest = z.infer<typeof TriStateNetworkSchema>;
 
 /** How a later attempt reaches the agent when checks fail: its own session continued, or a new run. */
-export const FollowUpSchema = z.enum(["resume", "fresh"]);
+export const FollowUpSchema = oneOf(["resume", "fresh"]);
 export type FollowUp = z.infer<typeof FollowUpSchema>;

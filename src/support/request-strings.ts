@@ -33,11 +33,14 @@ function tooLong(input: unknown, max: number): string {
   return `is ${length} characters long; at most ${max} are allowed`;
 }
 
-/** Free text of at most `max` characters: several lines, tabs, nothing else invisible. */
-export function requestText(max: number) {
+/**
+ * Free text of at most `max` characters: several lines, tabs, nothing else invisible. `longer` says where
+ * longer text belongs, when somewhere does.
+ */
+export function requestText(max: number, longer?: string) {
   return z
     .string()
-    .max(max, { error: (issue) => tooLong(issue.input, max) })
+    .max(max, { error: (issue) => `${tooLong(issue.input, max)}${longer ? `: ${longer}` : ""}` })
     .regex(TEXT_PATTERN, { error: (issue) => describeControl(issue.input, "\t\n\r") });
 }
 

@@ -197,7 +197,7 @@ describe("task.delegate with checks", () => {
       objective: 'create made.txt containing "checked"',
       agent: "reference",
       checks: ["grep -q checked made.txt"],
-      acceptance: ["run: test -s made.txt", "made.txt says checked"],
+      acceptance_criteria: ["run: test -s made.txt", "made.txt says checked"],
     });
     const finished = await waitFor(taskId, (body) => body.task.phase === "finished", "finished");
     expect(finished.task.checks).toEqual({ total: 2, passed: 2, state: "passed" });
@@ -233,7 +233,11 @@ describe("question.answer", () => {
     });
     expect(asked.task.pendingQuestions).toBe(1);
 
-    const unknown = await api.mutate("question.answer", { taskId, questionId: "q_nope", answer: "x" });
+    const unknown = await api.mutate("question.answer", {
+      task_id: taskId,
+      question_id: "q_nope",
+      answer: "x",
+    });
     expect(unknown.status).toBe(404);
     expect((await json(unknown)).error.code).toBe("unknown_question");
 
@@ -250,7 +254,11 @@ describe("question.answer", () => {
     expect(done.report.summary).toBe("The answer was: blue");
     expect(done.questions[0].answer).toMatchObject({ answer: "blue", answeredBy: "http" });
 
-    const second = await api.mutate("question.answer", { taskId, questionId: "q_fixture01", answer: "red" });
+    const second = await api.mutate("question.answer", {
+      task_id: taskId,
+      question_id: "q_fixture01",
+      answer: "red",
+    });
     expect(second.status).toBe(409);
     expect((await json(second)).error.code).toBe("already_answered");
     const staleSecond = await api.mutate(

@@ -1,8 +1,8 @@
 import { type Command, Option } from "commander";
 import { CaesarError, UsageError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+import { collect } from "../flags.js";
 import { layerOptions } from "../layer-options.js";
-import { collect } from "../options.js";
 
 export const agentsCommand: CommandDefinition = {
   name: "agents",
@@ -201,22 +201,23 @@ export const agentsCommand: CommandDefinition = {
           );
         }
         const { resolvePlan } = await import("../../engine/lifecycle/plan.js");
+        const { parseDelegationRequest } = await import("../../engine/lifecycle/request.js");
         const { startTask } = await import("../../engine/lifecycle/start.js");
         const { followTask } = await import("../../engine/follow/follow.js");
-        const { parseDuration } = await import("../../support/duration.js");
-        const { plan } = await resolvePlan(
+        const request = parseDelegationRequest(
           {
             objective:
               "This is a connectivity test from caesar. Do not modify any file. Write a short report whose summary names your model, then stop.",
             agent: String(id),
             mode: "read-only",
-            timeoutMs: parseDuration(String(ctx.options.timeout), "--timeout"),
-            requestedBy: "agents test",
+            timeout: ctx.options.timeout,
+            requested_by: "agents test",
             // It tests the agent installed on this machine.
             on: "local",
           },
-          { root: ctx.root },
+          { spell: (path) => (path[0] === "agent" ? "<id>" : `--${String(path[0])}`) },
         );
+        const { plan } = await resolvePlan(request, { root: ctx.root });
         const record = await startTask(plan);
         ctx.out.notice(`${record.id}: testing ${id} (read-only)…`);
         const final = await followTask(record.id, record.dir, {});

@@ -90,12 +90,8 @@ async function planRequest(
   const { root } = context;
   const globalConfig = globalConfigOf(root, caller, context.env);
   const config = context.config ?? (await loadConfig(root, context.env, { globalPath: globalConfig }));
+  // Never empty: the request's parse refuses an objective that says nothing.
   const objective = request.objective.trim();
-  if (objective === "") {
-    throw new UsageError("empty_objective", "The objective is empty.", {
-      detail: 'Say what the agent should do: caesar run "Fix the parser on empty input".',
-    });
-  }
   const role = request.role ? findRole(config, request.role) : undefined;
   const parent = caller.kind === "task" ? parentOf(caller, config) : undefined;
   const remote = resolveRemote(request.on, config, root, parent?.task.remote ?? null, context.env);
@@ -150,7 +146,7 @@ async function planRequest(
   const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
   // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
   const timeoutMs =
-    request.timeoutMs ??
+    request.timeout ??
     (inherited ? Math.max(1000, Math.min(defaultTimeout, inherited.timeMs)) : defaultTimeout);
   const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
@@ -195,7 +191,7 @@ async function planRequest(
       objective,
       context: request.context ?? "",
       constraints: request.constraints ?? [],
-      acceptance: request.acceptance ?? [],
+      acceptance: request.acceptance_criteria ?? [],
       agent: adapter.id,
       role: role?.name ?? null,
       mode,
@@ -206,9 +202,9 @@ async function planRequest(
       timeout_ms: timeoutMs,
       stall_ms: stallMs,
       model,
-      extra_args: request.extraArgs ?? [],
+      extra_args: request.extra_args ?? [],
       channel: request.channel ?? false,
-      ask_permissions: request.askPermissions ?? false,
+      ask_permissions: request.ask_permissions ?? false,
       parent_id: parent?.task.id ?? null,
       depth: parent ? parent.task.depth + 1 : 0,
       kind: decision?.kind ?? "root",
@@ -225,7 +221,7 @@ async function planRequest(
       repo_prefix: repo.kind === "none" ? "" : relative(repo.top, repo.workspace),
       worktree,
       system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
-      requested_by: parent ? parent.task.id : (request.requestedBy ?? "cli"),
+      requested_by: parent ? parent.task.id : (request.requested_by ?? "cli"),
       ...checks,
       race: null,
       global_config: globalConfig,
