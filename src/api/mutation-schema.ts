@@ -21,19 +21,26 @@ export const DelegateArgumentsSchema = CallerRequestSchema.describe(
 );
 
 export const CancelArgumentsSchema = z
-  .strictObject({ taskId: TaskIdArgument })
+  .strictObject({ task_id: TaskIdArgument })
   .describe("task.cancel: stop a task and its agent's whole process group.");
 
 export const AnswerArgumentsSchema = z
   .strictObject({
-    taskId: TaskIdArgument,
-    questionId: TaskIdArgument.describe("The question's id (questions/<id>.json)."),
+    task_id: TaskIdArgument,
+    question_id: TaskIdArgument.describe("The question's id (questions/<id>.json)."),
     answer: requestText(20_000).describe("The answer; the first answer wins."),
   })
   .describe("question.answer: answer a question an agent asked.");
 
-/** Arguments renamed when the request became one schema, for the refusal of a caller who sends the old. */
-export const FORMER_ARGUMENTS: Readonly<Record<string, string>> = FORMER_NAMES;
+/**
+ * Arguments renamed when the vocabulary's arguments became snake_case like the rest of caesar's wire formats
+ * (the envelope keeps the seed's camelCase), for the refusal of a caller who sends an old name.
+ */
+export const FORMER_ARGUMENTS: Readonly<Record<string, string>> = {
+  ...FORMER_NAMES,
+  taskId: "task_id",
+  questionId: "question_id",
+};
 
 export const ApplyArgumentsSchema = z
   .strictObject({

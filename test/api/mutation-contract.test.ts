@@ -244,7 +244,7 @@ describe("question.answer", () => {
     const answered = await ok(
       api.mutate(
         "question.answer",
-        { taskId, questionId: "q_fixture01", answer: "blue" },
+        { task_id: taskId, question_id: "q_fixture01", answer: "blue" },
         { runId: asked.runId, revision: asked.revision },
       ),
     );
@@ -263,7 +263,7 @@ describe("question.answer", () => {
     expect((await json(second)).error.code).toBe("already_answered");
     const staleSecond = await api.mutate(
       "question.answer",
-      { taskId, questionId: "q_fixture01", answer: "red" },
+      { task_id: taskId, question_id: "q_fixture01", answer: "red" },
       { runId: asked.runId, revision: asked.revision },
     );
     expect(staleSecond.status).toBe(409);
@@ -276,7 +276,7 @@ describe("task.cancel", () => {
     const { taskId } = await delegate({ objective: "hang around", agent: "hang" });
     const running = await waitFor(taskId, (body) => body.task.phase === "running", "running");
     const cancelled = await ok(
-      api.mutate("task.cancel", { taskId }, { runId: running.runId, revision: running.revision }),
+      api.mutate("task.cancel", { task_id: taskId }, { runId: running.runId, revision: running.revision }),
     );
     expect(cancelled.result).toMatchObject({
       taskId,
@@ -284,17 +284,17 @@ describe("task.cancel", () => {
       phase: "finished",
       outcome: "cancelled",
     });
-    const again = await ok(api.mutate("task.cancel", { taskId }));
+    const again = await ok(api.mutate("task.cancel", { task_id: taskId }));
     expect(again.result).toMatchObject({ cancelled: false, outcome: "cancelled" });
     const user = await ok(api.query("timeline.read", { actor: "user", repo: taskId }));
     expect(user.result.entries.map((e: Json) => [e.kind, e.data.by])).toEqual([["cancel", "http"]]);
   });
 
   it("an unknown task is 404; an invalid id never reaches the file system (400)", async () => {
-    const missing = await api.mutate("task.cancel", { taskId: "t_00000000" });
+    const missing = await api.mutate("task.cancel", { task_id: "t_00000000" });
     expect(missing.status).toBe(404);
     expect((await json(missing)).error.code).toBe("task_not_found");
-    const traversal = await api.mutate("task.cancel", { taskId: "../../etc" });
+    const traversal = await api.mutate("task.cancel", { task_id: "../../etc" });
     expect(traversal.status).toBe(400);
     expect((await json(traversal)).error.code).toBe("invalid_argument");
   });

@@ -118,14 +118,14 @@ async function runMutation(ctx: ApiContext, request: MutationRequest, raw: unkno
       };
     }
     case "task.cancel": {
-      const task = await fresh(ctx, request.arguments.taskId);
+      const task = await fresh(ctx, request.arguments.task_id);
       checkTarget(request, task.stateRevision, `task ${task.id}`);
       const { state, changed } = await cancelTask(record(task), BY);
       await index.refresh([task.id]);
       return { taskId: task.id, cancelled: changed, phase: state.phase, outcome: state.outcome };
     }
     case "question.answer": {
-      const { taskId, questionId, answer } = request.arguments;
+      const { task_id: taskId, question_id: questionId, answer } = request.arguments;
       const task = await fresh(ctx, taskId);
       checkTarget(request, task.questionsRevision, `the questions of task ${task.id}`);
       const written = await answerTask(record(task), questionId, answer, BY);
