@@ -58,7 +58,7 @@ export const DelegationFields = {
   timeout: requestDuration(MAX_REQUEST_DURATION_MS)
     .optional()
     .describe(
-      "Time allowed, with a unit: 90s, 20m, 1h30m (default: the role's, else [policy] timeout, 30m).",
+      `Time allowed, with a unit: 90s, 20m, 1h30m, at most ${MAX_REQUEST_DURATION_MS / 86_400_000}d (default: the role's, else [policy] timeout, 30m).`,
     ),
   model: requestName(256).optional().describe("The model for the agent, where it lets caesar choose."),
   context: requestText(CONTEXT_MAX_CHARS)
