@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { findExecutable } from "../../agents/version.js";
 import type { EffectiveConfig } from "../../config/effective.js";
-import type { RoleConfig } from "../../config/schema.js";
+import type { FollowUp, RoleConfig } from "../../config/schema.js";
 import { parseDuration } from "../../support/duration.js";
 import { UsageError } from "../../support/errors.js";
 import { type PlannedCheck, runCriterionCommand } from "../store/task-plan.js";
@@ -19,7 +19,7 @@ export interface ResolvedChecks {
   checks: PlannedCheck[];
   check_timeout_ms: number;
   attempts: number;
-  follow_up: "resume" | "fresh";
+  follow_up: FollowUp;
 }
 
 /**

@@ -11,12 +11,13 @@ import {
   riskProfileOf,
   settingsOf,
 } from "../../config/effective.js";
-import type { RoleConfig } from "../../config/schema.js";
+import type { IsolationRequest, RoleConfig } from "../../config/schema.js";
 import { assertAdmitted } from "../../policy/admission.js";
 import { decideDelegation } from "../../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
+import type { Mode } from "../../protocol/choices.js";
 import type { Finding } from "../../protocol/report.js";
 import { parseDuration } from "../../support/duration.js";
 import { CaesarError, UsageError } from "../../support/errors.js";
@@ -315,7 +316,7 @@ async function readRolePrompt(
 
 /** A task on other machines runs in a worktree there: its result comes back as a commit. */
 function remoteIsolation(
-  requested: "auto" | "inplace" | "worktree" | undefined,
+  requested: IsolationRequest | undefined,
   repo: "none" | "empty" | "usable",
 ): "worktree" {
   if (requested === "inplace") {
@@ -342,8 +343,8 @@ function remoteIsolation(
 }
 
 function resolveIsolation(
-  requested: "auto" | "inplace" | "worktree",
-  mode: "read-only" | "write",
+  requested: IsolationRequest,
+  mode: Mode,
   repo: "none" | "empty" | "usable",
   config: EffectiveConfig,
   checked: boolean,
