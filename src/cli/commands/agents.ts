@@ -1,8 +1,14 @@
 import { type Command, Option } from "commander";
 import { CaesarError, UsageError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
-import { collect } from "../flags.js";
+import { collect, readFlags, switchFlag, textFlag, withFlags } from "../flags.js";
 import { layerOptions } from "../layer-options.js";
+
+/** `caesar agents test`'s flags. */
+const TEST_FLAGS = {
+  yes: switchFlag("--yes", "confirm: run it"),
+  timeout: textFlag("--timeout <duration>", "time allowed", { fallback: "3m" }),
+};
 
 export const agentsCommand: CommandDefinition = {
   name: "agents",
@@ -183,15 +189,17 @@ export const agentsCommand: CommandDefinition = {
     );
 
     withCommonOptions(
-      agents
-        .command("test")
-        .description("run a real read-only micro-task with an agent (it may spend tokens: needs --yes)")
-        .argument("<id>", "agent id")
-        .option("--yes", "confirm: run it")
-        .option("--timeout <duration>", "time allowed", "3m"),
+      withFlags(
+        agents
+          .command("test")
+          .description("run a real read-only micro-task with an agent (it may spend tokens: needs --yes)")
+          .argument("<id>", "agent id"),
+        TEST_FLAGS,
+      ),
     ).action(
       handle(async (ctx, id) => {
-        if (ctx.options.yes !== true) {
+        const flags = readFlags(TEST_FLAGS, ctx.options);
+        if (!flags.yes) {
           throw new UsageError(
             "confirmation_needed",
             `caesar agents test ${id} runs a real task with ${id}: it may spend tokens.`,
@@ -210,7 +218,7 @@ export const agentsCommand: CommandDefinition = {
               "This is a connectivity test from caesar. Do not modify any file. Write a short report whose summary names your model, then stop.",
             agent: String(id),
             mode: "read-only",
-            timeout: ctx.options.timeout,
+            timeout: flags.timeout,
             requested_by: "agents test",
             // It tests the agent installed on this machine.
             on: "local",
