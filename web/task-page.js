@@ -37,7 +37,7 @@ export function showTaskPage(view, id, status) {
   );
   const cancelButton = h(
     "button",
-    { "data-testid": "cancel", class: "danger", onclick: () => act("task.cancel", () => ({ taskId: id })) },
+    { "data-testid": "cancel", class: "danger", onclick: () => act("task.cancel", () => ({ task_id: id })) },
     "Cancel",
   );
   actions.append(applyButton, cancelButton);
@@ -135,7 +135,8 @@ export function showTaskPage(view, id, status) {
       h("h3", {}, pending.length > 0 ? `Questions waiting for you (${pending.length})` : "Questions"),
       pending.map((q) => {
         const input = h("textarea", { rows: "2", name: "answer", "data-testid": "answer-input" });
-        const send = (text) => act("question.answer", () => ({ taskId: id, questionId: q.id, answer: text }));
+        const send = (text) =>
+          act("question.answer", () => ({ task_id: id, question_id: q.id, answer: text }));
         return h(
           "form",
           {

@@ -3,7 +3,7 @@ import { followTask } from "../engine/follow/follow.js";
 import { governed, identifyCaller } from "../engine/lifecycle/caller.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
 import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import type { DelegationRequest } from "../engine/lifecycle/request.js";
+import { type DelegationRequest, parseDelegationRequest, wireSpelling } from "../engine/lifecycle/request.js";
 import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
@@ -111,6 +111,11 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   return { stopReason, task: { id: record.id, summary } };
 }
 
+/**
+ * ACP's codec of the delegation request: the prompt's text is the objective, the files it references (and
+ * the session's previous task) the context; then the request's one parse, as on every other surface — a
+ * prompt with a control character, or too long, is refused with the same words.
+ */
 function requestFor(prompt: acp.ContentBlock[], context: TurnContext): DelegationRequest {
   const texts: string[] = [];
   const references: string[] = [];
@@ -118,29 +123,53 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
     if (block.type === "text") texts.push(block.text);
     else if (block.type === "resource_link") references.push(`- ${block.uri}`);
     else if (block.type === "resource" && "text" in block.resource) {
-      references.push(`File ${block.resource.uri}:\n${block.resource.text.slice(0, 64 * 1024)}`);
+      // A file's text is quoted, not the user's words (nor is a report's summary, below): its control
+      // characters are shown, not refused.
+      references.push(
+        `File ${block.resource.uri}:\n${showControls(block.resource.text.slice(0, 64 * 1024))}`,
+      );
     }
   }
   const contextParts = [
     ...(context.previous
-      ? [`This follows task ${context.previous.id} of the same session: ${context.previous.summary}`]
+      ? [
+          `This follows task ${context.previous.id} of the same session: ${showControls(context.previous.summary)}`,
+        ]
       : []),
     ...(references.length > 0 ? ["Referenced by the user:", ...references] : []),
   ];
   const delegate = context.delegate;
-  return {
-    objective: texts.join("\n").trim(),
-    ...("agent" in delegate ? { agent: delegate.agent } : {}),
-    ...("role" in delegate ? { role: delegate.role } : {}),
-    ...(context.mode !== "default" ? { mode: context.mode } : {}),
-    ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
-    // The return channel lets the agent ask questions, which the editor's user answers.
-    channel: true,
-    askPermissions: true,
-    // The editor's agent runs here: its permission requests and its questions reach the editor's user.
-    on: "local",
-    requestedBy: "acp",
-  };
+  return parseDelegationRequest(
+    {
+      objective: texts.join("\n").trim(),
+      ...("agent" in delegate ? { agent: delegate.agent } : {}),
+      ...("role" in delegate ? { role: delegate.role } : {}),
+      ...(context.mode !== "default" ? { mode: context.mode } : {}),
+      ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
+      // The return channel lets the agent ask questions, which the editor's user answers.
+      channel: true,
+      ask_permissions: true,
+      // The editor's agent runs here: its permission requests and its questions reach the editor's user.
+      on: "local",
+      requested_by: "acp",
+    },
+    {
+      spell: (path) =>
+        path[0] === "objective"
+          ? "the prompt"
+          : path[0] === "context"
+            ? "the referenced files"
+            : wireSpelling(path),
+    },
+  );
+}
+
+/** Control characters (but tab and line breaks) written out as `\u001b`, so quoted text stays text. */
+function showControls(text: string): string {
+  return text.replace(
+    /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/g,
+    (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** caesar's own plan for the turn: run the agent, verify with git, offer the change. */

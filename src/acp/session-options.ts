@@ -2,7 +2,7 @@ import type { SessionConfigOption, SessionModeState } from "@agentclientprotocol
 import { listAdapters } from "../agents/registry.js";
 import type { EffectiveConfig } from "../config/effective.js";
 import { assertAdmitted } from "../policy/admission.js";
-import type { Mode } from "../protocol/task.js";
+import { type Mode, ModeSchema } from "../protocol/choices.js";
 
 /** Who a prompt is delegated to: the flag's choice, the session's option, or the project's default. */
 export type Delegate = { agent: string } | { role: string } | { default: true };
@@ -14,18 +14,21 @@ export const DELEGATE_OPTION = "delegate";
 export const MODE_OPTION = "mode";
 export const DEFAULT_VALUE = "default";
 
-const MODES: { id: SessionMode; name: string; description: string }[] = [
-  { id: "default", name: "Project default", description: "The mode the role or the project's policy sets" },
-  {
-    id: "write",
+/** How the editor shows each mode of the protocol's (a mode added there must be named here: a type error). */
+const MODE_NAMES: Record<Mode, { name: string; description: string }> = {
+  write: {
     name: "Write",
     description: "The agent changes files in a worktree of its own; you apply the change",
   },
-  {
-    id: "read-only",
+  "read-only": {
     name: "Read-only",
     description: "The agent investigates and reports; caesar refuses every edit",
   },
+};
+
+const MODES: { id: SessionMode; name: string; description: string }[] = [
+  { id: "default", name: "Project default", description: "The mode the role or the project's policy sets" },
+  ...ModeSchema.options.map((id) => ({ id, ...MODE_NAMES[id] })),
 ];
 
 /** `agent:<id>` / `role:<name>` / `default`, as the delegate option's values. */

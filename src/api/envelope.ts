@@ -83,7 +83,13 @@ function tooLarge(): ApiError {
 export function parseEnvelope<S extends z.ZodType>(
   schema: S,
   raw: unknown,
-  context: { protocol: string; operations: readonly string[]; schemaPath: string },
+  context: {
+    protocol: string;
+    operations: readonly string[];
+    schemaPath: string;
+    /** Fields renamed in this vocabulary, old name → what to send now: a caller sending one is told. */
+    formerNames?: Readonly<Record<string, string>>;
+  },
 ): z.infer<S> {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
@@ -110,9 +116,13 @@ export function parseEnvelope<S extends z.ZodType>(
   }
   const unknown = first((issue) => issue.code === "unrecognized_keys");
   if (unknown && unknown.code === "unrecognized_keys") {
+    const renamed = unknown.keys
+      .filter((key) => context.formerNames?.[key])
+      .map((key) => `${key} is now ${context.formerNames![key]}.`);
     return fail(
       "unknown_field",
       `Unknown field(s) at ${jsonPath(unknown.path)}: ${unknown.keys.join(", ")}.`,
+      [...renamed, see].join(" "),
     );
   }
   const argument = first((issue) => at(issue, "arguments"));
@@ -122,8 +132,8 @@ export function parseEnvelope<S extends z.ZodType>(
   const other = result.error.issues[0]!;
   return fail("invalid_envelope", `Invalid envelope at ${jsonPath(other.path)}: ${other.message}.`);
 
-  function fail(code: string, summary: string): never {
-    throw new ApiError(400, code, summary, see, issues);
+  function fail(code: string, summary: string, detail = see): never {
+    throw new ApiError(400, code, summary, detail, issues);
   }
 }
 

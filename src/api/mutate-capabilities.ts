@@ -1,4 +1,11 @@
+import type * as z from "../support/zod.js";
 import type { ApiContext } from "./api-context.js";
+import {
+  AnswerArgumentsSchema,
+  ApplyArgumentsSchema,
+  CancelArgumentsSchema,
+  DelegateArgumentsSchema,
+} from "./mutation-schema.js";
 import { MUTATE_PROTOCOL, OPERATOR_HEADER, OPERATOR_HEADER_VALUE, PATHS } from "./protocol-ids.js";
 import { CSRF_HEADER } from "./security/sessions.js";
 
@@ -41,27 +48,26 @@ export function mutateCapabilities(ctx: ApiContext) {
     operations: [
       {
         name: "task.delegate",
-        arguments:
-          "objective (required), agent, role, mode, isolation, network, timeoutMs, model, context, constraints, acceptance",
+        arguments: argumentList(DelegateArgumentsSchema),
         stale: "only when runId differs or revision was never issued (a new task conflicts with nothing)",
         result: "taskId, changeNumber and the task's summary; the task runs on its own conductor",
       },
       {
         name: "task.cancel",
-        arguments: "taskId",
+        arguments: argumentList(CancelArgumentsSchema),
         stale: "when the task's state.json changed after revision",
         result: "whether it was cancelled, and its final phase and outcome",
       },
       {
         name: "question.answer",
-        arguments: "taskId, questionId, answer",
+        arguments: argumentList(AnswerArgumentsSchema),
         stale:
           "when the task's questions or answers changed after revision; a question already answered is 409 already_answered",
         result: "when and by whom it was answered",
       },
       {
         name: "change.apply",
-        arguments: "number, force (optional)",
+        arguments: argumentList(ApplyArgumentsSchema),
         stale: "when the task's state.json changed after revision",
         result: "the files staged in the working tree, and the HEAD they were merged with",
       },
@@ -83,4 +89,11 @@ export function mutateCapabilities(ctx: ApiContext) {
       "The same engine as the CLI: policy refusals, apply's safety checks and the first-answer-wins rule hold.",
     ],
   };
+}
+
+/** An operation's arguments, from its schema: `objective (required), agent, …` (durations as "20m"). */
+function argumentList(schema: z.ZodObject): string {
+  return Object.entries(schema.shape)
+    .map(([name, field]) => (field.def.type === "optional" ? name : `${name} (required)`))
+    .join(", ");
 }

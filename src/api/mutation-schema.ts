@@ -1,8 +1,8 @@
-import { ModeSchema } from "../protocol/task.js";
+import { CallerRequestSchema, FORMER_NAMES } from "../engine/lifecycle/request.js";
+import { requestText } from "../support/request-strings.js";
 import * as z from "../support/zod.js";
 import { envelopeFields, TaskIdArgument } from "./envelope-fields.js";
 import { MUTATE_PROTOCOL } from "./protocol-ids.js";
-import { requestName, requestText } from "./request-strings.js";
 
 /**
  * The mutation vocabulary (`cz-mutate/1`): a separate envelope, the same strictness, a bearer token. Each
@@ -11,55 +11,36 @@ import { requestName, requestText } from "./request-strings.js";
  */
 
 const base = envelopeFields(MUTATE_PROTOCOL);
-const MAX_WEEK_MS = 7 * 24 * 3_600_000;
 
-export const DelegateArgumentsSchema = z
-  .strictObject({
-    objective: requestText(20_000)
-      .regex(/\S/, "the objective must say something")
-      .describe("What the agent should do."),
-    agent: requestName(128).optional().describe("The agent id (reference, codex, claude, …)."),
-    role: requestName(128).optional().describe("A configured role instead of (or with) an agent."),
-    mode: ModeSchema.optional(),
-    isolation: z.enum(["auto", "inplace", "worktree"]).optional(),
-    network: z.enum(["auto", "on", "off"]).optional(),
-    timeoutMs: z.number().int().positive().max(MAX_WEEK_MS).optional().describe("Deadline in milliseconds."),
-    model: requestName(256).optional(),
-    context: requestText(200_000).optional(),
-    constraints: z.array(requestText(2_000)).max(50).optional(),
-    acceptance: z
-      .array(requestText(2_000))
-      .max(50)
-      .optional()
-      .describe("Acceptance criteria; one written `run: <command>` is a check."),
-    checks: z
-      .array(requestText(2_000))
-      .max(20)
-      .optional()
-      .describe("Commands run in the task's worktree after the agent; each must exit 0 (docs/checks.md)."),
-    checkTimeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_WEEK_MS)
-      .optional()
-      .describe("Each check's deadline."),
-    attempts: z.number().int().min(1).max(10).optional().describe("Attempts when checks fail (default 1)."),
-    followUp: z.enum(["resume", "fresh"]).optional().describe("How a later attempt reaches the agent."),
-  })
-  .describe("task.delegate: start a task, exactly as `caesar run --detach` would.");
+/**
+ * The delegation request as a caller may send it — the same fields, names, validation and descriptions as
+ * the MCP tools' (src/engine/lifecycle/request.ts): snake_case, durations as strings with a unit.
+ */
+export const DelegateArgumentsSchema = CallerRequestSchema.describe(
+  "task.delegate: start a task, exactly as `caesar run --detach` would.",
+);
 
 export const CancelArgumentsSchema = z
-  .strictObject({ taskId: TaskIdArgument })
+  .strictObject({ task_id: TaskIdArgument })
   .describe("task.cancel: stop a task and its agent's whole process group.");
 
 export const AnswerArgumentsSchema = z
   .strictObject({
-    taskId: TaskIdArgument,
-    questionId: TaskIdArgument.describe("The question's id (questions/<id>.json)."),
+    task_id: TaskIdArgument,
+    question_id: TaskIdArgument.describe("The question's id (questions/<id>.json)."),
     answer: requestText(20_000).describe("The answer; the first answer wins."),
   })
   .describe("question.answer: answer a question an agent asked.");
+
+/**
+ * Arguments renamed when the vocabulary's arguments became snake_case like the rest of caesar's wire formats
+ * (the envelope keeps the seed's camelCase), for the refusal of a caller who sends an old name.
+ */
+export const FORMER_ARGUMENTS: Readonly<Record<string, string>> = {
+  ...FORMER_NAMES,
+  taskId: "task_id",
+  questionId: "question_id",
+};
 
 export const ApplyArgumentsSchema = z
   .strictObject({

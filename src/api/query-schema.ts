@@ -1,7 +1,7 @@
+import { requestName } from "../support/request-strings.js";
 import * as z from "../support/zod.js";
 import { envelopeFields } from "./envelope-fields.js";
 import { AGENT_PROTOCOL } from "./protocol-ids.js";
-import { requestName } from "./request-strings.js";
 
 /**
  * The request envelope of the agent query contract (`cz-agent/1`): strict at every level (an unknown field

@@ -2,11 +2,6 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { UsageError } from "../support/errors.js";
 
-/** Commander collector for repeatable options. */
-export function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
 /** `--context` takes text, or `@file` to read it from a file. */
 export async function readTextOrFile(
   value: string | undefined,
@@ -23,18 +18,6 @@ export async function readTextOrFile(
       detail: `${(error as Error).message}. Pass the text itself, or @ followed by a readable file.`,
     });
   }
-}
-
-export function oneOf<T extends string>(value: unknown, allowed: readonly T[], flag: string): T | undefined {
-  if (value === undefined) return undefined;
-  if ((allowed as readonly unknown[]).includes(value)) return value as T;
-  throw new UsageError(
-    "invalid_option",
-    `${flag} ${JSON.stringify(value)} is not one of ${allowed.join(", ")}.`,
-    {
-      detail: `Pass ${flag} ${allowed.join("|")}.`,
-    },
-  );
 }
 
 /**

@@ -7,6 +7,7 @@ import type {
   AgentSettings,
   ConfigFile,
   CustomAgentConfig,
+  FollowUp,
   PolicySchema,
   RiskProfile,
   RoleConfig,
@@ -70,7 +71,7 @@ export const CHECKS_DEFAULTS = {
   default: [] as string[],
   timeout: "10m",
   attempts: 1,
-  follow_up: "resume" as "resume" | "fresh",
+  follow_up: "resume" as FollowUp,
 };
 
 export interface DelegateTarget {

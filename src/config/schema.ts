@@ -1,3 +1,9 @@
+import {
+  FollowUpSchema,
+  IsolationRequestSchema,
+  ModeSchema,
+  TriStateNetworkSchema,
+} from "../protocol/choices.js";
 import * as z from "../support/zod.js";
 
 /**
@@ -7,11 +13,14 @@ import * as z from "../support/zod.js";
 
 const durationText = z.string().min(1).describe("A duration with a unit: 90s, 10m, 1h30m.");
 
-export const TriStateNetworkSchema = z.enum(["auto", "on", "off"]);
-export type NetworkRequest = z.infer<typeof TriStateNetworkSchema>;
-
-export const IsolationRequestSchema = z.enum(["auto", "inplace", "worktree"]);
-export type IsolationRequest = z.infer<typeof IsolationRequestSchema>;
+export {
+  type FollowUp,
+  FollowUpSchema,
+  type IsolationRequest,
+  IsolationRequestSchema,
+  type NetworkRequest,
+  TriStateNetworkSchema,
+} from "../protocol/choices.js";
 
 export const PolicySchema = z.strictObject({
   allowed: z
@@ -25,7 +34,7 @@ export const PolicySchema = z.strictObject({
     .positive()
     .optional()
     .describe("Running tasks across all processes (default 4)."),
-  mode: z.enum(["read-only", "write"]).optional(),
+  mode: ModeSchema.optional(),
   isolation: IsolationRequestSchema.optional(),
   network: TriStateNetworkSchema.optional(),
   timeout: durationText.optional(),
@@ -131,12 +140,9 @@ export const ChecksSchema = z.strictObject({
     .max(10)
     .optional()
     .describe("How many times the agent may try when checks fail (default 1: no second attempt)."),
-  follow_up: z
-    .enum(["resume", "fresh"])
-    .optional()
-    .describe(
-      "resume (default): continue the agent's own session where its CLI can; fresh: a new run whose brief carries the diff and the failures.",
-    ),
+  follow_up: FollowUpSchema.optional().describe(
+    "resume (default): continue the agent's own session where its CLI can; fresh: a new run whose brief carries the diff and the failures.",
+  ),
 });
 
 export const CustomAgentSchema = z.strictObject({
@@ -160,7 +166,7 @@ export const RoleSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/, "lower-case letters, digits, '-' and '_'"),
   purpose: z.string().optional(),
   agents: z.array(z.string()).optional(),
-  mode: z.enum(["read-only", "write"]).optional(),
+  mode: ModeSchema.optional(),
   isolation: IsolationRequestSchema.optional(),
   network: TriStateNetworkSchema.optional(),
   timeout: durationText.optional(),

@@ -3,14 +3,30 @@ import { startPlannedTask, startPlannedTasks } from "../cluster/start.js";
 import { admitAll } from "../engine/lifecycle/admit.js";
 import { type Caller, governed } from "../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import type { DelegationRequest } from "../engine/lifecycle/request.js";
+import { type DelegationRequest, wireSpelling } from "../engine/lifecycle/request.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
-import { DelegationSchema, DelegationShape, toDelegationRequest } from "./delegation-args.js";
+import {
+  DelegationArgumentsSchema,
+  parsedByHandler,
+  parseToolArguments,
+  toDelegationRequest,
+} from "./delegation-args.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 export const FANOUT_MAX_TASKS = 32;
+
+const fanoutTasks = <T extends z.ZodType>(task: T) =>
+  z
+    .array(task)
+    .min(1, "tasks must contain at least one task.")
+    .max(FANOUT_MAX_TASKS, `tasks must contain no more than ${FANOUT_MAX_TASKS} tasks.`)
+    .describe("The tasks, each shaped like caesar_delegate's arguments.");
+
+/** caesar_fanout's arguments, as published; each task is then parsed as caesar_delegate's arguments are. */
+const FanoutSchema = z.strictObject({ tasks: fanoutTasks(DelegationArgumentsSchema) });
+const FanoutListSchema = z.strictObject({ tasks: fanoutTasks(z.unknown()) });
 
 /** What a started task looks like to the caller. */
 export function describeStarted(id: string, dir: string, plan: TaskPlan) {
@@ -40,10 +56,11 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
       description: [
         "Hand one coding task to another coding agent (codex, claude, opencode, gemini, copilot, or a configured one), which works on it in the background, by default in its own git worktree so your files stay untouched.",
         "Returns at once with a `task_id` (the task runs under its own process: ending this session does not stop it). Then call caesar_await with that id to get its report — changes verified against git — and caesar_diff / caesar_apply to review and take its work.",
+        "Pick the agent with caesar_list_agents, or a role with caesar_list_roles. With `channel: true` the agent can ask you questions: answer them with caesar_answer.",
         "Several independent tasks at once: caesar_fanout. The same task on several agents, to compare: caesar_race.",
         "Refused before anything starts when the policy forbids it (unknown or denied agent, in-place write in a repository, delegation too deep…): the error says which setting lifts it.",
       ].join(" "),
-      inputSchema: DelegationShape,
+      inputSchema: parsedByHandler(DelegationArgumentsSchema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
@@ -76,13 +93,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         "Admission is all or none: every task is checked against the policy before any starts; if one is refused, nothing is started and the error names which one and why.",
         "Returns the started tasks' ids at once, in order; then caesar_await them together.",
       ].join(" "),
-      inputSchema: {
-        tasks: z
-          .array(DelegationSchema)
-          .min(1, "tasks must contain at least one task.")
-          .max(FANOUT_MAX_TASKS, `tasks must contain no more than ${FANOUT_MAX_TASKS} tasks.`)
-          .describe("The tasks, each shaped like caesar_delegate's arguments."),
-      },
+      inputSchema: parsedByHandler(FanoutSchema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
@@ -92,10 +103,14 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     },
     async (args) =>
       runTool(async () => {
+        // Every task is parsed before any is admitted: a bad one is refused as such, naming its place.
+        const requests = parseToolArguments(FanoutListSchema, args).tasks.map((task, index) =>
+          toDelegationRequest(task, (path) => wireSpelling(["tasks", index, ...path])),
+        );
         const { started, plans } = await startAllOrNone(
-          args.tasks.map((task) => ({ objective: task.objective, build: () => toDelegationRequest(task) })),
+          requests.map((request) => ({ objective: request.objective, build: () => request })),
           context,
-          `caesar_fanout of ${args.tasks.length} task(s)`,
+          `caesar_fanout of ${requests.length} task(s)`,
         );
         const tasks = started.map((record, index) => describeStarted(record.id, record.dir, plans[index]!));
         const ids = tasks.map((task) => task.task_id);

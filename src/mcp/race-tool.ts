@@ -2,6 +2,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { startGovernedRace } from "../cluster/start.js";
 import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { compareTasks } from "../engine/follow/compare-tasks.js";
+import { CallerRequestSchema, DelegationFields } from "../engine/lifecycle/request.js";
 import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
 import { lookAtRace, RACE_MAX_AGENTS } from "../engine/race/race.js";
 import { readPlan } from "../engine/store/task-plan.js";
@@ -9,9 +10,38 @@ import { loadTask, type TaskRecord, taskDirOf } from "../engine/store/task-store
 import { UsageError } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
-import { DelegationOptionsShape, toDelegationRequest } from "./delegation-args.js";
+import {
+  parsedByHandler,
+  parseToolArguments,
+  RaceOptionsShape,
+  toDelegationRequest,
+} from "./delegation-args.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
+
+/** caesar_race's arguments: to start a race (objective, agents, the request's options) or compare one. */
+const RaceArgumentsSchema = z.strictObject({
+  objective: CallerRequestSchema.shape.objective
+    .optional()
+    .describe("What every agent should do (to start a race)."),
+  agents: z
+    .array(DelegationFields.agent.unwrap())
+    .min(2, "agents must name at least two agents.")
+    .max(RACE_MAX_AGENTS, `agents must name no more than ${RACE_MAX_AGENTS} agents.`)
+    .optional()
+    .describe('The contenders (to start a race), e.g. ["codex", "claude"].'),
+  ...RaceOptionsShape,
+  best: z
+    .boolean()
+    .optional()
+    .describe(
+      "Let every contender finish and rank them (checks passed, then the smaller diff, then time) instead of taking the first whose checks all pass.",
+    ),
+  task_ids: AwaitRequestSchema.shape.task_ids
+    .optional()
+    .describe("Instead of starting a race: the task ids of an earlier one, to compare them again."),
+  timeout_ms: AwaitRequestSchema.shape.timeout_ms,
+});
 
 /** caesar_race: one objective on several agents, each in its own worktree, compared side by side. */
 export function registerRaceTool(server: McpServer, context: OrchestratorContext): void {
@@ -25,31 +55,7 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
         "Waits up to `timeout_ms` (default 30000, at most 120000) for them. If some are still running, the comparison shows them as running: call caesar_race again with `task_ids` (the ids it returned) to compare again, without starting anything.",
         "Then caesar_diff and caesar_apply the winner. Needs a git repository with at least one commit.",
       ].join(" "),
-      inputSchema: {
-        objective: z
-          .string()
-          .trim()
-          .min(1)
-          .optional()
-          .describe("What every agent should do (to start a race)."),
-        agents: z
-          .array(z.string().min(1))
-          .min(2, "agents must name at least two agents.")
-          .max(RACE_MAX_AGENTS, `agents must name no more than ${RACE_MAX_AGENTS} agents.`)
-          .optional()
-          .describe('The contenders (to start a race), e.g. ["codex", "claude"].'),
-        ...DelegationOptionsShape,
-        best: z
-          .boolean()
-          .optional()
-          .describe(
-            "Let every contender finish and rank them (checks passed, then the smaller diff, then time) instead of taking the first whose checks all pass.",
-          ),
-        task_ids: AwaitRequestSchema.shape.task_ids
-          .optional()
-          .describe("Instead of starting a race: the task ids of an earlier one, to compare them again."),
-        timeout_ms: AwaitRequestSchema.shape.timeout_ms,
-      },
+      inputSchema: parsedByHandler(RaceArgumentsSchema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
@@ -57,8 +63,9 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
         openWorldHint: true,
       },
     },
-    async (args, extra) =>
+    async (raw, extra) =>
       runTool(async () => {
+        const args = parseToolArguments(RaceArgumentsSchema, raw);
         let ids: string[];
         let objective: string | undefined = args.objective;
         if (args.task_ids) {
@@ -82,6 +89,14 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
           const action = `caesar_race of ${args.agents.join(", ")}`;
           const caller = await callerOf(context, action);
           const objective = args.objective;
+          // Every contender's request is parsed before any is admitted (the race's own fields aside).
+          const { agents: _agents, best: _best, task_ids: _ids, timeout_ms: _wait, ...options } = raw;
+          const requests = new Map(
+            args.agents.map((agent) => [
+              agent,
+              toDelegationRequest({ ...options, objective, agent, isolation: "worktree" }),
+            ]),
+          );
           const started = await startGovernedRace({
             context,
             caller,
@@ -89,7 +104,7 @@ export function registerRaceTool(server: McpServer, context: OrchestratorContext
             objective,
             agents: args.agents,
             mode: args.best ? "best" : "first",
-            requestFor: (agent) => toDelegationRequest({ ...args, objective, agent, isolation: "worktree" }),
+            requestFor: (agent) => requests.get(agent)!,
           });
           ids = started.records.map((record) => record.id);
         }

@@ -1,11 +1,9 @@
 import * as z from "../support/zod.js";
+import { ModeSchema } from "./choices.js";
 import { TASK_ID_PATTERN } from "./ids.js";
 import { PROTOCOLS } from "./versions.js";
 
-export const ModeSchema = z
-  .enum(["read-only", "write"])
-  .describe("read-only: the agent must not change files.");
-export type Mode = z.infer<typeof ModeSchema>;
+export { type Mode, ModeSchema } from "./choices.js";
 
 export const IsolationSchema = z
   .enum(["inplace", "worktree"])

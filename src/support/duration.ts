@@ -3,9 +3,15 @@ import { UsageError } from "./errors.js";
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
 
-/** Parse `90s`, `10m`, `1h30m`, `1500ms` into milliseconds. A bare number is refused: the unit matters. */
-export function parseDuration(raw: string, what = "duration"): number {
-  const text = raw.trim();
+/**
+ * What a duration looks like, everywhere one is given (flags, tool and HTTP arguments, configuration files):
+ * one or more numbers, each with its unit — `1500ms`, `90s`, `20m`, `1h30m`, `2d`. A bare number is not
+ * one: the unit matters. (Published as the JSON Schemas' `pattern`.)
+ */
+export const DURATION_PATTERN = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h|d))+$/;
+
+/** The milliseconds `text` stands for (whole, rounded), or undefined when it is not a duration. */
+export function durationMs(text: string): number | undefined {
   PART.lastIndex = 0;
   let total = 0;
   let consumed = 0;
@@ -15,12 +21,18 @@ export function parseDuration(raw: string, what = "duration"): number {
     consumed = PART.lastIndex;
     match = PART.exec(text);
   }
-  if (text === "" || consumed !== text.length || total <= 0) {
+  return text === "" || consumed !== text.length ? undefined : Math.round(total);
+}
+
+/** Parse `90s`, `10m`, `1h30m`, `1500ms` into milliseconds. A bare number is refused: the unit matters. */
+export function parseDuration(raw: string, what = "duration"): number {
+  const ms = durationMs(raw.trim());
+  if (ms === undefined || ms <= 0) {
     throw new UsageError("invalid_duration", `Invalid ${what} ${JSON.stringify(raw)}.`, {
       detail: "Write a positive duration with a unit: 1500ms, 90s, 10m, 1h30m, 2d.",
     });
   }
-  return Math.round(total);
+  return ms;
 }
 
 export function formatDuration(ms: number): string {

@@ -26,6 +26,7 @@ export {
   uuid,
   ZodDefault,
   ZodError,
+  ZodObject,
   ZodOptional,
   ZodType,
 } from "zod";

@@ -26,7 +26,7 @@ beforeAll(async () => {
 
 afterAll(() => api?.close());
 
-async function envelope(operation = "task.cancel", args: unknown = { taskId: "t_00000000" }) {
+async function envelope(operation = "task.cancel", args: unknown = { task_id: "t_00000000" }) {
   const state = await api.state();
   return JSON.stringify({
     protocol: "cz-mutate/1",

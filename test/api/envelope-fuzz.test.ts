@@ -228,10 +228,10 @@ describe("the mutation endpoint under malformed envelopes", () => {
       operation: fc.constant(operation),
       arguments: {
         "task.delegate": fc.record({ objective: fc.constant("do it") }),
-        "task.cancel": fc.record({ taskId: fc.constant("t_fuzz0001") }),
+        "task.cancel": fc.record({ task_id: fc.constant("t_fuzz0001") }),
         "question.answer": fc.record({
-          taskId: fc.constant("t_fuzz0001"),
-          questionId: fc.constant("q_1"),
+          task_id: fc.constant("t_fuzz0001"),
+          question_id: fc.constant("q_1"),
           answer: fc.string(),
         }),
         "change.apply": fc.record({ number: fc.integer({ min: 1 }) }),
@@ -262,7 +262,7 @@ describe("the mutation endpoint under malformed envelopes", () => {
     validMutation.chain((e) =>
       fc
         .constantFrom("../etc", "", "t_ok/..", "a".repeat(200), "..", "t_x..y")
-        .map((id) => JSON.stringify({ ...e, operation: "task.cancel", arguments: { taskId: id } })),
+        .map((id) => JSON.stringify({ ...e, operation: "task.cancel", arguments: { task_id: id } })),
     ),
     validMutation.map((e) =>
       JSON.stringify({ ...e, operation: "task.delegate", arguments: { objective: "   " } }),

@@ -62,13 +62,13 @@ describe("the HTTP API inside a task", () => {
           const body = (await response.json()) as { error?: { code: string; summary: string } };
           return { status: response.status, ...body.error };
         };
-        const cancel = await errorOf(await api.mutate("task.cancel", { taskId: victim }));
+        const cancel = await errorOf(await api.mutate("task.cancel", { task_id: victim }));
         expect(cancel).toMatchObject({
           code: "outside_subtree",
           summary: `Refused: task ${inside} may only cancel tasks it started (its subtree), not ${victim}, which it did not start.`,
         });
         const answer = await errorOf(
-          await api.mutate("question.answer", { taskId: victim, questionId: "q_12345678", answer: "x" }),
+          await api.mutate("question.answer", { task_id: victim, question_id: "q_12345678", answer: "x" }),
         );
         expect(answer.code).toBe("outside_subtree");
         const number = stateOf(root, victim).change_number;

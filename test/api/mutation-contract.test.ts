@@ -197,7 +197,7 @@ describe("task.delegate with checks", () => {
       objective: 'create made.txt containing "checked"',
       agent: "reference",
       checks: ["grep -q checked made.txt"],
-      acceptance: ["run: test -s made.txt", "made.txt says checked"],
+      acceptance_criteria: ["run: test -s made.txt", "made.txt says checked"],
     });
     const finished = await waitFor(taskId, (body) => body.task.phase === "finished", "finished");
     expect(finished.task.checks).toEqual({ total: 2, passed: 2, state: "passed" });
@@ -233,14 +233,18 @@ describe("question.answer", () => {
     });
     expect(asked.task.pendingQuestions).toBe(1);
 
-    const unknown = await api.mutate("question.answer", { taskId, questionId: "q_nope", answer: "x" });
+    const unknown = await api.mutate("question.answer", {
+      task_id: taskId,
+      question_id: "q_nope",
+      answer: "x",
+    });
     expect(unknown.status).toBe(404);
     expect((await json(unknown)).error.code).toBe("unknown_question");
 
     const answered = await ok(
       api.mutate(
         "question.answer",
-        { taskId, questionId: "q_fixture01", answer: "blue" },
+        { task_id: taskId, question_id: "q_fixture01", answer: "blue" },
         { runId: asked.runId, revision: asked.revision },
       ),
     );
@@ -250,12 +254,16 @@ describe("question.answer", () => {
     expect(done.report.summary).toBe("The answer was: blue");
     expect(done.questions[0].answer).toMatchObject({ answer: "blue", answeredBy: "http" });
 
-    const second = await api.mutate("question.answer", { taskId, questionId: "q_fixture01", answer: "red" });
+    const second = await api.mutate("question.answer", {
+      task_id: taskId,
+      question_id: "q_fixture01",
+      answer: "red",
+    });
     expect(second.status).toBe(409);
     expect((await json(second)).error.code).toBe("already_answered");
     const staleSecond = await api.mutate(
       "question.answer",
-      { taskId, questionId: "q_fixture01", answer: "red" },
+      { task_id: taskId, question_id: "q_fixture01", answer: "red" },
       { runId: asked.runId, revision: asked.revision },
     );
     expect(staleSecond.status).toBe(409);
@@ -268,7 +276,7 @@ describe("task.cancel", () => {
     const { taskId } = await delegate({ objective: "hang around", agent: "hang" });
     const running = await waitFor(taskId, (body) => body.task.phase === "running", "running");
     const cancelled = await ok(
-      api.mutate("task.cancel", { taskId }, { runId: running.runId, revision: running.revision }),
+      api.mutate("task.cancel", { task_id: taskId }, { runId: running.runId, revision: running.revision }),
     );
     expect(cancelled.result).toMatchObject({
       taskId,
@@ -276,17 +284,17 @@ describe("task.cancel", () => {
       phase: "finished",
       outcome: "cancelled",
     });
-    const again = await ok(api.mutate("task.cancel", { taskId }));
+    const again = await ok(api.mutate("task.cancel", { task_id: taskId }));
     expect(again.result).toMatchObject({ cancelled: false, outcome: "cancelled" });
     const user = await ok(api.query("timeline.read", { actor: "user", repo: taskId }));
     expect(user.result.entries.map((e: Json) => [e.kind, e.data.by])).toEqual([["cancel", "http"]]);
   });
 
   it("an unknown task is 404; an invalid id never reaches the file system (400)", async () => {
-    const missing = await api.mutate("task.cancel", { taskId: "t_00000000" });
+    const missing = await api.mutate("task.cancel", { task_id: "t_00000000" });
     expect(missing.status).toBe(404);
     expect((await json(missing)).error.code).toBe("task_not_found");
-    const traversal = await api.mutate("task.cancel", { taskId: "../../etc" });
+    const traversal = await api.mutate("task.cancel", { task_id: "../../etc" });
     expect(traversal.status).toBe(400);
     expect((await json(traversal)).error.code).toBe("invalid_argument");
   });

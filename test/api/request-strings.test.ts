@@ -78,8 +78,8 @@ function argumentsWith(field: StringField, value: string): Json {
     "timeline.read": { actor: "alpha", repo: "t_strings1" },
     "repository.read": { id: "t_strings1" },
     "task.delegate": { objective: "do it" },
-    "task.cancel": { taskId: "t_strings1" },
-    "question.answer": { taskId: "t_strings1", questionId: "q_1", answer: "yes" },
+    "task.cancel": { task_id: "t_strings1" },
+    "question.answer": { task_id: "t_strings1", question_id: "q_1", answer: "yes" },
   };
   const args = structuredClone(base[field.operation]);
   let node = args;

@@ -103,8 +103,8 @@ for (const auth of [{}, { Authorization: "Bearer " + randomBytes(32).toString("h
 }
 const mutations = [
   ["task.delegate", { objective: "id > " + root + "/pwn.txt", agent: "reference" }],
-  ["task.cancel", { taskId: targets.running }],
-  ["question.answer", { taskId: targets.asking, questionId: targets.questionId, answer: "nobody's answer" }],
+  ["task.cancel", { task_id: targets.running }],
+  ["question.answer", { task_id: targets.asking, question_id: targets.questionId, answer: "nobody's answer" }],
   ["change.apply", { number: targets.change }],
 ];
 const forged = "caesar_session_" + port + "=" + secret();

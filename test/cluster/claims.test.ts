@@ -16,6 +16,7 @@ import { serverTimeOf } from "../../src/cluster/server-clock.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
 import { encode, type Final, type WorkerRecord } from "../../src/cluster/wire.js";
 import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
+import { parseDelegationRequest } from "../../src/engine/lifecycle/request.js";
 import { createTask } from "../../src/engine/lifecycle/start.js";
 import { controlPaths } from "../../src/engine/store/control.js";
 import { accessTo, freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
@@ -277,7 +278,7 @@ describe.skipIf(!NATS_SERVER)("the ledger a remote task reserves in", () => {
   it("counts a tree rooted in a task that runs here in this project's file ledger, any other in the cluster's", async () => {
     const root = makeRepo();
     const { plan } = await resolvePlan(
-      { objective: "a local root", agent: "reference", on: "local" },
+      parseDelegationRequest({ objective: "a local root", agent: "reference", on: "local" }),
       { root },
     );
     const local = await createTask(plan);

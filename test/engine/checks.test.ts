@@ -288,7 +288,11 @@ describe("bad checks", () => {
     [["--accept", "run: "], "check_empty", "is empty: a check is a command"],
     [["--check", "true", "--isolation", "inplace"], "checks_need_worktree", "Checks need worktree isolation"],
     [["--attempts", "2"], "attempts_without_checks", "--attempts 2 needs checks"],
-    [["--check", "true", "--attempts", "0"], "invalid_attempts", "Invalid attempts 0"],
+    [
+      ["--check", "true", "--attempts", "0"],
+      "invalid_argument",
+      "Invalid argument at --attempts: expected a whole number from 1 to 10",
+    ],
   ])("refuses %j before the agent starts (%s)", async (args, code, message) => {
     const root = project();
     const result = await runCaesar(["run", "--json", "--agent", "writer", ...args, "write out.txt"], {

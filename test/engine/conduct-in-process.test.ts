@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { conduct } from "../../src/engine/conductor/conductor.js";
 import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
+import { parseDelegationRequest } from "../../src/engine/lifecycle/request.js";
 import { createTask } from "../../src/engine/lifecycle/start.js";
 import { readState } from "../../src/engine/store/task-store.js";
 import { makeRepo, writeConfig } from "../helpers/repo.js";
@@ -20,8 +21,12 @@ describe("conduct() inside a long-lived process (as a cluster worker runs it)", 
     const root = makeRepo();
     writeConfig(root, "", ["env-dump", "hang"]);
     const plan = async (agent: string) =>
-      (await resolvePlan({ objective: `${agent} task`, agent, mode: "read-only", on: "local" }, { root }))
-        .plan;
+      (
+        await resolvePlan(
+          parseDelegationRequest({ objective: `${agent} task`, agent, mode: "read-only", on: "local" }),
+          { root },
+        )
+      ).plan;
     const dumper = await createTask(await plan("env-dump"));
     const hanger = await createTask(await plan("hang"));
     const listeners = () =>

@@ -5,6 +5,7 @@ import { mergeLayers } from "../../src/config/effective.js";
 import type { ConfigFile } from "../../src/config/schema.js";
 import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
 import { resolveRemote } from "../../src/engine/lifecycle/remote-plan.js";
+import { parseDelegationRequest } from "../../src/engine/lifecycle/request.js";
 import { git, makeRepo, tempDir, writeConfig } from "../helpers/repo.js";
 
 const config = (layers: ["global" | "project" | "local", ConfigFile][]) =>
@@ -81,7 +82,12 @@ describe("a remote plan", () => {
     writeConfig(root, "", ["writer"]);
     const head = git(root, "rev-parse", "HEAD");
     const { plan } = await resolvePlan(
-      { objective: "x", agent: "writer", mode: "read-only", on: "nats://127.0.0.1:4222" },
+      parseDelegationRequest({
+        objective: "x",
+        agent: "writer",
+        mode: "read-only",
+        on: "nats://127.0.0.1:4222",
+      }),
       { root },
     );
     expect(plan).toMatchObject({
@@ -91,13 +97,21 @@ describe("a remote plan", () => {
     });
     await expect(
       resolvePlan(
-        { objective: "x", agent: "writer", isolation: "inplace", on: "nats://127.0.0.1:4222" },
+        parseDelegationRequest({
+          objective: "x",
+          agent: "writer",
+          isolation: "inplace",
+          on: "nats://127.0.0.1:4222",
+        }),
         { root },
       ),
     ).rejects.toMatchObject({ code: "remote_inplace" });
     const bare = tempDir();
     await expect(
-      resolvePlan({ objective: "x", agent: "reference", on: "nats://127.0.0.1:4222" }, { root: bare }),
+      resolvePlan(
+        parseDelegationRequest({ objective: "x", agent: "reference", on: "nats://127.0.0.1:4222" }),
+        { root: bare },
+      ),
     ).rejects.toMatchObject({ code: "remote_needs_git" });
   });
 
@@ -107,11 +121,13 @@ describe("a remote plan", () => {
       root,
       '[[role]]\nname = "far"\nagents = ["nowhere-here"]\n\n[[agent]]\nid = "nowhere-here"\nbin = "/no/such/bin"\n',
     );
-    await expect(resolvePlan({ objective: "x", role: "far", on: "local" }, { root })).rejects.toMatchObject({
+    await expect(
+      resolvePlan(parseDelegationRequest({ objective: "x", role: "far", on: "local" }), { root }),
+    ).rejects.toMatchObject({
       code: "role_no_agent",
     });
     const { plan } = await resolvePlan(
-      { objective: "x", role: "far", on: "nats://127.0.0.1:4222" },
+      parseDelegationRequest({ objective: "x", role: "far", on: "nats://127.0.0.1:4222" }),
       { root },
     );
     expect(plan.agent).toBe("nowhere-here");

@@ -180,9 +180,14 @@ describe("the conductor service", () => {
     const { createTasks } = await import("../../src/engine/lifecycle/start.js");
     const { resolvePlan } = await import("../../src/engine/lifecycle/plan.js");
     const { PERSON } = await import("../../src/engine/lifecycle/caller.js");
+    const { parseDelegationRequest } = await import("../../src/engine/lifecycle/request.js");
     const { plan } = await resolvePlan(
-      { objective: "left behind", agent: "conformant" },
-      { root, cwd: root, caller: PERSON },
+      parseDelegationRequest({ objective: "left behind", agent: "conformant" }),
+      {
+        root,
+        cwd: root,
+        caller: PERSON,
+      },
     );
     const [created] = await createTasks([plan]);
     const id = created!.record.id;

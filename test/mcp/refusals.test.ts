@@ -108,7 +108,8 @@ describe("caesar mcp serve refuses, explicitly, and changes nothing", () => {
       agent: "conformant",
       timeout: "soon",
     });
-    expect(textOf(badTimeout)).toContain("Invalid timeout");
+    expect(badTimeout.structuredContent).toMatchObject({ error: { code: "invalid_argument" } });
+    expect(textOf(badTimeout)).toContain('Invalid argument at timeout: "soon" is not a duration');
     const race = await mcp.call("caesar_race", { objective: "x", agents: ["conformant"] });
     expect(race.isError).toBe(true);
     expect(tasks()).toEqual(before);

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { mergeLayers } from "../../src/config/effective.js";
 import { type TaskCaller, taskOfPath } from "../../src/engine/lifecycle/caller.js";
 import { resolvePlan } from "../../src/engine/lifecycle/plan.js";
+import { parseDelegationRequest } from "../../src/engine/lifecycle/request.js";
 import { controlPaths, findGitCommonDir } from "../../src/engine/store/control.js";
 import type { TaskState } from "../../src/engine/store/state.js";
 import type { TaskPlan } from "../../src/engine/store/task-plan.js";
@@ -112,7 +113,7 @@ describe("refusal messages", () => {
     } as unknown as TaskState;
     const caller: TaskCaller = { kind: "task", id: "t_0000aaaa", dir: root, root, state, plan };
     const refused = await resolvePlan(
-      { objective: "offline work", agent: "open", network: "off", mode: "read-only" },
+      parseDelegationRequest({ objective: "offline work", agent: "open", network: "off", mode: "read-only" }),
       { root, config, caller },
     ).catch((error: unknown) => error as { code: string; message: string; detail: string });
     expect(refused).toMatchObject({

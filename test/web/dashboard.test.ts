@@ -371,7 +371,7 @@ describeWithChromium("attacks on a logged-in browser", () => {
         runId: dashboard.serve.runId,
         revision: 1_000_000,
         operation: "task.cancel",
-        arguments: { taskId: id },
+        arguments: { task_id: id },
       });
       // Another local server — another user's, say — on another port of 127.0.0.1: cookies are per host, so
       // the browser sends caesar's session with what this page sends. Its attempts post a result back.

@@ -4,6 +4,8 @@ import { answerTask } from "../../engine/lifecycle/answer-task.js";
 import { applyTask } from "../../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../../engine/lifecycle/cancel.js";
 import { resolvePlan } from "../../engine/lifecycle/plan.js";
+import { CALLER_FIELDS, parseDelegationRequest } from "../../engine/lifecycle/request.js";
+import { jsonPath } from "../../protocol/documents.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import { withEcho } from "../echo.js";
@@ -12,6 +14,7 @@ import type { IndexedTask } from "../index/indexed-task.js";
 import { RecentIds } from "../index/request-ids.js";
 import { mutateCapabilities } from "../mutate-capabilities.js";
 import {
+  FORMER_ARGUMENTS,
   MUTATION_OPERATIONS,
   type MutationRequest,
   MutationRequestSchema,
@@ -60,6 +63,7 @@ export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
           protocol: MUTATE_PROTOCOL,
           operations: MUTATION_OPERATIONS,
           schemaPath: PATHS.mutateSchema,
+          formerNames: FORMER_ARGUMENTS,
         });
         if (!seen.add(request.requestId)) {
           throw new ApiError(
@@ -69,7 +73,7 @@ export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
             "Use a fresh UUID for every request. Reread the state to see what the first one did.",
           );
         }
-        const result = await runMutation(ctx, request);
+        const result = await runMutation(ctx, request, raw);
         return c.json({
           protocol: MUTATE_PROTOCOL,
           requestId: request.requestId,
@@ -88,16 +92,22 @@ export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
   return app;
 }
 
-async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<unknown> {
+/**
+ * Act on a valid envelope. A delegation's arguments (valid: the envelope's schema holds the request's
+ * fields) go through the request's one parse, as on every surface: `raw` is the body as sent.
+ */
+async function runMutation(ctx: ApiContext, request: MutationRequest, raw: unknown): Promise<unknown> {
   const { index } = ctx;
   checkRun(ctx, request);
   switch (request.operation) {
     case "task.delegate": {
-      const { timeoutMs, ...rest } = request.arguments;
-      const { plan } = await resolvePlan(
-        { ...rest, ...(timeoutMs === undefined ? {} : { timeoutMs }), requestedBy: BY },
-        { root: ctx.root },
-      );
+      const given = raw !== null && typeof raw === "object" && "arguments" in raw ? raw.arguments : undefined;
+      const delegation = parseDelegationRequest(given, {
+        accept: CALLER_FIELDS,
+        set: { requested_by: BY },
+        spell: (path) => jsonPath(["arguments", ...path]),
+      });
+      const { plan } = await resolvePlan(delegation, { root: ctx.root });
       const record = await startPlannedTask(plan);
       await index.refresh([record.id]);
       const task = index.task(record.id);
@@ -108,14 +118,14 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
       };
     }
     case "task.cancel": {
-      const task = await fresh(ctx, request.arguments.taskId);
+      const task = await fresh(ctx, request.arguments.task_id);
       checkTarget(request, task.stateRevision, `task ${task.id}`);
       const { state, changed } = await cancelTask(record(task), BY);
       await index.refresh([task.id]);
       return { taskId: task.id, cancelled: changed, phase: state.phase, outcome: state.outcome };
     }
     case "question.answer": {
-      const { taskId, questionId, answer } = request.arguments;
+      const { task_id: taskId, question_id: questionId, answer } = request.arguments;
       const task = await fresh(ctx, taskId);
       checkTarget(request, task.questionsRevision, `the questions of task ${task.id}`);
       const written = await answerTask(record(task), questionId, answer, BY);

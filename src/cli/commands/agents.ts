@@ -1,8 +1,14 @@
 import { type Command, Option } from "commander";
 import { CaesarError, UsageError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+import { collect, readFlags, switchFlag, textFlag, withFlags } from "../flags.js";
 import { layerOptions } from "../layer-options.js";
-import { collect } from "../options.js";
+
+/** `caesar agents test`'s flags. */
+const TEST_FLAGS = {
+  yes: switchFlag("--yes", "confirm: run it"),
+  timeout: textFlag("--timeout <duration>", "time allowed", { fallback: "3m" }),
+};
 
 export const agentsCommand: CommandDefinition = {
   name: "agents",
@@ -183,15 +189,17 @@ export const agentsCommand: CommandDefinition = {
     );
 
     withCommonOptions(
-      agents
-        .command("test")
-        .description("run a real read-only micro-task with an agent (it may spend tokens: needs --yes)")
-        .argument("<id>", "agent id")
-        .option("--yes", "confirm: run it")
-        .option("--timeout <duration>", "time allowed", "3m"),
+      withFlags(
+        agents
+          .command("test")
+          .description("run a real read-only micro-task with an agent (it may spend tokens: needs --yes)")
+          .argument("<id>", "agent id"),
+        TEST_FLAGS,
+      ),
     ).action(
       handle(async (ctx, id) => {
-        if (ctx.options.yes !== true) {
+        const flags = readFlags(TEST_FLAGS, ctx.options);
+        if (!flags.yes) {
           throw new UsageError(
             "confirmation_needed",
             `caesar agents test ${id} runs a real task with ${id}: it may spend tokens.`,
@@ -201,22 +209,23 @@ export const agentsCommand: CommandDefinition = {
           );
         }
         const { resolvePlan } = await import("../../engine/lifecycle/plan.js");
+        const { parseDelegationRequest } = await import("../../engine/lifecycle/request.js");
         const { startTask } = await import("../../engine/lifecycle/start.js");
         const { followTask } = await import("../../engine/follow/follow.js");
-        const { parseDuration } = await import("../../support/duration.js");
-        const { plan } = await resolvePlan(
+        const request = parseDelegationRequest(
           {
             objective:
               "This is a connectivity test from caesar. Do not modify any file. Write a short report whose summary names your model, then stop.",
             agent: String(id),
             mode: "read-only",
-            timeoutMs: parseDuration(String(ctx.options.timeout), "--timeout"),
-            requestedBy: "agents test",
+            timeout: flags.timeout,
+            requested_by: "agents test",
             // It tests the agent installed on this machine.
             on: "local",
           },
-          { root: ctx.root },
+          { spell: (path) => (path[0] === "agent" ? "<id>" : `--${String(path[0])}`) },
         );
+        const { plan } = await resolvePlan(request, { root: ctx.root });
         const record = await startTask(plan);
         ctx.out.notice(`${record.id}: testing ${id} (read-only)…`);
         const final = await followTask(record.id, record.dir, {});

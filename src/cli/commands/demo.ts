@@ -20,10 +20,14 @@ export const demoCommand: CommandDefinition = {
         const { taskResult, taskPatch } = await import("../../engine/lifecycle/result.js");
         const repo = makeDemoRepository();
         ctx.out.notice(`Throwaway repository: ${repo}\nObjective: ${DEMO_OBJECTIVE}\n`);
-        const { plan } = await resolvePlan(
-          { objective: DEMO_OBJECTIVE, agent: "reference", requestedBy: "demo", on: "local" },
-          { root: repo },
-        );
+        const { parseDelegationRequest } = await import("../../engine/lifecycle/request.js");
+        const request = parseDelegationRequest({
+          objective: DEMO_OBJECTIVE,
+          agent: "reference",
+          requested_by: "demo",
+          on: "local",
+        });
+        const { plan } = await resolvePlan(request, { root: repo });
         const record = await startTask(plan);
         const demoCtx = { ...ctx, root: repo };
         const final = await followAndRender(demoCtx, record);

@@ -1,7 +1,21 @@
-import { type Command, Option } from "commander";
+import type { Command } from "commander";
 import { CaesarError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
+import { ISOLATION, MODE, MODEL, NETWORK, TIMEOUT } from "../delegation-flags.js";
+import { readFlags, textFlag, withFlags } from "../flags.js";
 import { layerOptions } from "../layer-options.js";
+
+/** `caesar role add`'s flags: the role's fields; those a request has too are the request's flags. */
+const ROLE_FLAGS = {
+  purpose: textFlag("--purpose <text>", "What it is for."),
+  agents: textFlag("--agents <ids>", "Agents in fallback order, comma-separated."),
+  mode: MODE,
+  isolation: ISOLATION,
+  network: NETWORK,
+  timeout: TIMEOUT,
+  model: MODEL,
+  systemPromptFile: textFlag("--system-prompt-file <path>", "A prompt file, relative to the project root."),
+};
 
 export const roleCommand: CommandDefinition = {
   name: "role",
@@ -63,18 +77,13 @@ export const roleCommand: CommandDefinition = {
 
     layerOptions(
       withCommonOptions(
-        role
-          .command("add")
-          .description("add a role, or change fields of one (only the fields given are written)")
-          .argument("<name>", "role name")
-          .option("--purpose <text>", "what it is for")
-          .option("--agents <ids>", "agents in fallback order, comma-separated")
-          .addOption(new Option("--mode <mode>").choices(["read-only", "write"]))
-          .addOption(new Option("--isolation <isolation>").choices(["auto", "inplace", "worktree"]))
-          .addOption(new Option("--network <network>").choices(["auto", "on", "off"]))
-          .option("--timeout <duration>", "time allowed")
-          .option("--model <model>", "model for its agent")
-          .option("--system-prompt-file <path>", "a prompt file, relative to the project root"),
+        withFlags(
+          role
+            .command("add")
+            .description("add a role, or change fields of one (only the fields given are written)")
+            .argument("<name>", "role name"),
+          ROLE_FLAGS,
+        ),
       ),
     ).action(
       handle(async (ctx, name) => {
@@ -83,17 +92,15 @@ export const roleCommand: CommandDefinition = {
         const { layerFromFlags } = await import("../../config/write.js");
         const { parseDuration } = await import("../../support/duration.js");
         const { UsageError } = await import("../../support/errors.js");
-        const o = ctx.options;
-        if (o.timeout) parseDuration(String(o.timeout), "--timeout");
+        const o = readFlags(ROLE_FLAGS, ctx.options);
+        if (o.timeout) parseDuration(o.timeout, "--timeout");
         const parsed = RoleSchema.safeParse({
           name,
           purpose: o.purpose,
           agents: o.agents
-            ? String(o.agents)
-                .split(",")
-                .map((a) => a.trim())
-                .filter(Boolean)
-            : undefined,
+            ?.split(",")
+            .map((a) => a.trim())
+            .filter(Boolean),
           mode: o.mode,
           isolation: o.isolation,
           network: o.network,

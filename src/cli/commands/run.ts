@@ -1,61 +1,64 @@
 import type { Command } from "commander";
-import { Option } from "commander";
 import { UsageError } from "../../support/errors.js";
+import { trace } from "../../support/trace.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
-import { argsAfterDoubleDash, collect } from "../options.js";
+import {
+  ACCEPT,
+  AGENT,
+  ATTEMPTS,
+  CHANNEL,
+  CHECK,
+  CHECK_TIMEOUT,
+  CONSTRAINT,
+  CONTEXT,
+  FOLLOW_UP,
+  ISOLATION,
+  MODE,
+  MODEL,
+  NETWORK,
+  ON,
+  ROLE,
+  requestFromFlags,
+  TIMEOUT,
+} from "../delegation-flags.js";
+import { readFlags, switchFlag, withFlags } from "../flags.js";
+import { argsAfterDoubleDash } from "../options.js";
+
+/** `caesar run`'s flags: the request's, then its own. */
+export const RUN_FLAGS = {
+  agent: AGENT,
+  role: ROLE,
+  mode: MODE,
+  isolation: ISOLATION,
+  network: NETWORK,
+  timeout: TIMEOUT,
+  model: MODEL,
+  context: CONTEXT,
+  constraint: CONSTRAINT,
+  accept: ACCEPT,
+  check: CHECK,
+  checkTimeout: CHECK_TIMEOUT,
+  attempts: ATTEMPTS,
+  followUp: FOLLOW_UP,
+  channel: CHANNEL,
+  detach: switchFlag("--detach", "Start the task and return its id at once."),
+  on: ON,
+};
 
 export const runCommand: CommandDefinition = {
   name: "run",
   group: "delegate",
   define(program: Command) {
     return withCommonOptions(
-      program
-        .command("run")
-        .description("delegate a task to an agent, in its own worktree, and follow it live")
-        .usage("[options] <objective> [-- extra agent args]")
-        .argument("<objective>", "what the agent should do")
-        .argument("[extra...]", "after --: passed verbatim to the agent")
-        .option("--agent <id>", "the agent to run (see `caesar agents list`)")
-        .option("--role <name>", "a role: picks the agent and its defaults")
-        .addOption(new Option("--mode <mode>", "read-only or write").choices(["read-only", "write"]))
-        .addOption(
-          new Option("--isolation <isolation>", "where the agent works").choices([
-            "auto",
-            "inplace",
-            "worktree",
-          ]),
-        )
-        .addOption(new Option("--network <network>", "network for the agent").choices(["auto", "on", "off"]))
-        .option("--timeout <duration>", "time allowed (e.g. 10m, 1h30m) — task.json deadline_ms")
-        .option("--model <model>", "model for the agent")
-        .option("--context <text|@file>", "context for the agent: text, or @file to read it")
-        .option("--constraint <text>", "a constraint (repeatable)", collect, [])
-        .option(
-          "--accept <criterion>",
-          "an acceptance criterion (repeatable); `run: <command>` is a check",
-          collect,
-          [],
-        )
-        .option(
-          "--check <command>",
-          "a command run in the workspace after the agent; must pass (repeatable)",
-          collect,
-          [],
-        )
-        .option("--check-timeout <duration>", "each check's deadline (default 10m), never past the task's")
-        .option("--attempts <n>", "when checks fail, give the agent up to n attempts in all (default 1)")
-        .addOption(
-          new Option("--follow-up <how>", "how a second attempt reaches the agent").choices([
-            "resume",
-            "fresh",
-          ]),
-        )
-        .option("--channel", "give the agent the return channel (questions, progress, report)")
-        .option("--detach", "start the task and return its id at once")
-        .option(
-          "--on <nats-url|local>",
-          "run on the pool of workers behind this NATS server (default: [cluster] nats), or `local`",
-        ),
+      withFlags(
+        program
+          .command("run")
+          .description("delegate a task to an agent, in its own worktree, and follow it live")
+          .usage("[options] <objective> [-- extra agent args]")
+          .argument("<objective>", "what the agent should do")
+          .argument("[extra...]", "after --: passed verbatim to the agent"),
+        RUN_FLAGS,
+      ),
     ).action(
       handle(async (ctx, objective, extra) => {
         const extraArgs = argsAfterDoubleDash(ctx.command.args.length ? rawArgsOf(ctx.command) : []);
@@ -70,8 +73,14 @@ export const runCommand: CommandDefinition = {
             },
           );
         }
+        const request = await requestFromFlags(RUN_FLAGS, ctx.options, {
+          objective: String(objective),
+          extraArgs,
+          cwd: ctx.cwd,
+        });
+        trace("run: request built");
         const { runFromCli } = await import("../run/run-task.js");
-        return runFromCli(ctx, String(objective), extraArgs);
+        return runFromCli(ctx, request, { detach: readFlags(RUN_FLAGS, ctx.options).detach });
       }),
     );
   },

@@ -1,47 +1,44 @@
 import { startGovernedRace } from "../../cluster/start.js";
 import { identifyCaller } from "../../engine/lifecycle/caller.js";
+import type { DelegationRequest } from "../../engine/lifecycle/request.js";
 import type { RaceDecision } from "../../engine/race/decide.js";
-import { lookAtRace, RACE_MAX_AGENTS, type RaceLook } from "../../engine/race/race.js";
+import { lookAtRace, type RaceLook } from "../../engine/race/race.js";
 import { waitForChange } from "../../engine/store/change-watch.js";
 import { taskDirOf } from "../../engine/store/task-store.js";
-import { UsageError } from "../../support/errors.js";
 import { paintStatus, type Theme, themeFor } from "../../ui/theme.js";
 import type { CommandContext } from "../command.js";
-import { requestFromOptions } from "./run-task.js";
 
 /** `caesar race`: admit every contender (all or none), start the race, follow it to its decision. */
-export async function raceFromCli(ctx: CommandContext, objective: string): Promise<number> {
-  const agents = (ctx.options.agent as string[] | undefined) ?? [];
-  if (agents.length < 2 || agents.length > RACE_MAX_AGENTS) {
-    throw new UsageError(
-      "race_arguments",
-      `A race needs 2 to ${RACE_MAX_AGENTS} --agent (got ${agents.length}).`,
-      {
-        detail: 'caesar race --agent codex --agent claude --check "npm test" "Fix the parser"',
-      },
-    );
-  }
-  const base = await requestFromOptions(ctx, objective, []);
-  const action = `caesar race of ${agents.join(", ")}`;
+export async function raceFromCli(
+  ctx: CommandContext,
+  race: {
+    objective: string;
+    agents: string[];
+    /** Each contender's request, parsed (see commands/race.ts). */
+    requestFor: (agent: string) => DelegationRequest;
+    best: boolean;
+    detach: boolean;
+  },
+): Promise<number> {
+  const action = `caesar race of ${race.agents.join(", ")}`;
   const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
-  const { race } = await startGovernedRace({
+  const started = await startGovernedRace({
     context: { root: ctx.root, cwd: ctx.cwd },
     caller,
     action,
-    objective,
-    agents,
-    mode: ctx.options.best === true ? "best" : "first",
-    requestFor: (agent) => ({ ...base, agent, isolation: "worktree" }),
+    objective: race.objective,
+    agents: race.agents,
+    mode: race.best ? "best" : "first",
+    requestFor: race.requestFor,
   });
-  if (ctx.options.detach === true) {
-    ctx.out.result({ race_id: race.id, task_ids: race.members }, () =>
-      [`${race.id} started: ${race.members.join(", ")}.`, `  follow: caesar race --show ${race.id}`].join(
-        "\n",
-      ),
+  if (race.detach) {
+    const { id, members } = started.race;
+    ctx.out.result({ race_id: id, task_ids: members }, () =>
+      [`${id} started: ${members.join(", ")}.`, `  follow: caesar race --show ${id}`].join("\n"),
     );
     return 0;
   }
-  return followRace(ctx, race.id);
+  return followRace(ctx, started.race.id);
 }
 
 /** `caesar race --show <id>`: follow an earlier race to its decision. */

@@ -1,66 +1,19 @@
 import { startPlannedTask } from "../../cluster/start.js";
-import type { IsolationRequest, NetworkRequest } from "../../config/schema.js";
 import { followTask } from "../../engine/follow/follow.js";
 import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan } from "../../engine/lifecycle/plan.js";
 import type { DelegationRequest } from "../../engine/lifecycle/request.js";
 import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
-import type { Mode } from "../../protocol/task.js";
-import { parseDuration } from "../../support/duration.js";
-import { UsageError } from "../../support/errors.js";
 import { trace } from "../../support/trace.js";
 import type { CommandContext } from "../command.js";
-import { readTextOrFile } from "../options.js";
 
-/** The request `caesar run` builds from its flags (a nested call's parent is proven by resolvePlan). */
-export async function requestFromOptions(
-  ctx: CommandContext,
-  objective: string,
-  extraArgs: string[],
-): Promise<DelegationRequest> {
-  const o = ctx.options;
-  const context = await readTextOrFile(o.context as string | undefined, ctx.cwd, "--context");
-  return {
-    objective,
-    ...(o.agent ? { agent: String(o.agent) } : {}),
-    ...(o.role ? { role: String(o.role) } : {}),
-    ...(o.mode ? { mode: o.mode as Mode } : {}),
-    ...(o.isolation ? { isolation: o.isolation as IsolationRequest } : {}),
-    ...(o.network ? { network: o.network as NetworkRequest } : {}),
-    ...(o.timeout ? { timeoutMs: parseDuration(String(o.timeout), "--timeout") } : {}),
-    ...(o.model ? { model: String(o.model) } : {}),
-    ...(context !== undefined ? { context } : {}),
-    constraints: (o.constraint as string[] | undefined) ?? [],
-    acceptance: (o.accept as string[] | undefined) ?? [],
-    checks: (o.check as string[] | undefined) ?? [],
-    ...(o.checkTimeout ? { checkTimeoutMs: parseDuration(String(o.checkTimeout), "--check-timeout") } : {}),
-    ...(o.attempts !== undefined ? { attempts: parseCount(String(o.attempts), "--attempts") } : {}),
-    ...(o.followUp ? { followUp: o.followUp as "resume" | "fresh" } : {}),
-    extraArgs,
-    channel: o.channel === true,
-    ...(o.on ? { on: String(o.on) } : {}),
-    requestedBy: "cli",
-  };
-}
-
-/** A whole number given on the command line (`--attempts 3`). */
-function parseCount(raw: string, flag: string): number {
-  if (!/^\d+$/.test(raw.trim())) {
-    throw new UsageError("invalid_option", `${flag} ${JSON.stringify(raw)} is not a whole number.`, {
-      detail: `Pass ${flag} followed by a number, e.g. ${flag} 3.`,
-    });
-  }
-  return Number(raw);
-}
-
+/** `caesar run`: start the task its flags asked for (parsed: see delegation-flags.ts), then follow it. */
 export async function runFromCli(
   ctx: CommandContext,
-  objective: string,
-  extraArgs: string[],
+  request: DelegationRequest,
+  options: { detach: boolean },
 ): Promise<number> {
-  const request = await requestFromOptions(ctx, objective, extraArgs);
-  trace("run: request built");
   const action = describeRequest(request);
   const caller = await identifyCaller(ctx.root, { cwd: ctx.cwd, action });
   const { plan, record } = await governed(caller, action, async () => {
@@ -69,7 +22,7 @@ export async function runFromCli(
     return { plan: resolved.plan, record: await startPlannedTask(resolved.plan) };
   });
   trace("run: task started");
-  if (ctx.options.detach === true) {
+  if (options.detach) {
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
         `${record.id} started (${plan.agent}, ${plan.mode}, ${plan.isolation}).`,

@@ -2,27 +2,24 @@ import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { findExecutable } from "../../agents/version.js";
 import type { EffectiveConfig } from "../../config/effective.js";
-import type { RoleConfig } from "../../config/schema.js";
+import type { FollowUp, RoleConfig } from "../../config/schema.js";
 import { parseDuration } from "../../support/duration.js";
 import { UsageError } from "../../support/errors.js";
 import { type PlannedCheck, runCriterionCommand } from "../store/task-plan.js";
 
-/** At most this many attempts per task: each one is a whole run of the agent. */
-export const MAX_ATTEMPTS = 10;
+import { type DelegationRequest, MAX_ATTEMPTS } from "./request.js";
 
-export interface ChecksRequest {
-  checks?: string[];
-  acceptance?: string[];
-  checkTimeoutMs?: number;
-  attempts?: number;
-  followUp?: "resume" | "fresh";
-}
+/** What a request asks of checks (the parse bounds each; the configuration's values are checked here). */
+export type ChecksRequest = Pick<
+  DelegationRequest,
+  "checks" | "acceptance_criteria" | "check_timeout" | "attempts" | "follow_up"
+>;
 
 export interface ResolvedChecks {
   checks: PlannedCheck[];
   check_timeout_ms: number;
   attempts: number;
-  follow_up: "resume" | "fresh";
+  follow_up: FollowUp;
 }
 
 /**
@@ -58,7 +55,7 @@ export function resolveChecks(
     add(command, configured.from, `Check ${i + 1} ${configured.label}`);
   for (const [i, command] of (request.checks ?? []).entries())
     add(command, "request", `Check ${i + 1} (${JSON.stringify(command)})`);
-  for (const criterion of request.acceptance ?? []) {
+  for (const criterion of request.acceptance_criteria ?? []) {
     const command = runCriterionCommand(criterion);
     if (command !== undefined)
       add(command, "acceptance", `The acceptance criterion ${JSON.stringify(criterion)}`);
@@ -77,12 +74,12 @@ export function resolveChecks(
     });
   }
   const checkTimeoutMs =
-    request.checkTimeoutMs ?? parseDuration(config.checks.timeout.value, "[checks] timeout");
+    request.check_timeout ?? parseDuration(config.checks.timeout.value, "[checks] timeout");
   return {
     checks: planned,
     check_timeout_ms: checkTimeoutMs,
     attempts,
-    follow_up: request.followUp ?? config.checks.follow_up.value,
+    follow_up: request.follow_up ?? config.checks.follow_up.value,
   };
 }
 

@@ -11,12 +11,13 @@ import {
   riskProfileOf,
   settingsOf,
 } from "../../config/effective.js";
-import type { RoleConfig } from "../../config/schema.js";
+import type { IsolationRequest, RoleConfig } from "../../config/schema.js";
 import { assertAdmitted } from "../../policy/admission.js";
 import { decideDelegation } from "../../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
+import type { Mode } from "../../protocol/choices.js";
 import type { Finding } from "../../protocol/report.js";
 import { decideSandbox, type SandboxDecision } from "../../sandbox/decide.js";
 import { parseDuration } from "../../support/duration.js";
@@ -91,12 +92,8 @@ async function planRequest(
   const { root } = context;
   const globalConfig = globalConfigOf(root, caller, context.env);
   const config = context.config ?? (await loadConfig(root, context.env, { globalPath: globalConfig }));
+  // Never empty: the request's parse refuses an objective that says nothing.
   const objective = request.objective.trim();
-  if (objective === "") {
-    throw new UsageError("empty_objective", "The objective is empty.", {
-      detail: 'Say what the agent should do: caesar run "Fix the parser on empty input".',
-    });
-  }
   const role = request.role ? findRole(config, request.role) : undefined;
   const parent = caller.kind === "task" ? parentOf(caller, config) : undefined;
   const remote = resolveRemote(request.on, config, root, parent?.task.remote ?? null, context.env);
@@ -170,7 +167,7 @@ async function planRequest(
   const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
   // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
   const timeoutMs =
-    request.timeoutMs ??
+    request.timeout ??
     (inherited ? Math.max(1000, Math.min(defaultTimeout, inherited.timeMs)) : defaultTimeout);
   const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
@@ -215,7 +212,7 @@ async function planRequest(
       objective,
       context: request.context ?? "",
       constraints: request.constraints ?? [],
-      acceptance: request.acceptance ?? [],
+      acceptance: request.acceptance_criteria ?? [],
       agent: adapter.id,
       role: role?.name ?? null,
       mode,
@@ -227,9 +224,9 @@ async function planRequest(
       timeout_ms: timeoutMs,
       stall_ms: stallMs,
       model,
-      extra_args: request.extraArgs ?? [],
+      extra_args: request.extra_args ?? [],
       channel: request.channel ?? false,
-      ask_permissions: request.askPermissions ?? false,
+      ask_permissions: request.ask_permissions ?? false,
       parent_id: parent?.task.id ?? null,
       depth: parent ? parent.task.depth + 1 : 0,
       kind: decision?.kind ?? "root",
@@ -246,7 +243,7 @@ async function planRequest(
       repo_prefix: repo.kind === "none" ? "" : relative(repo.top, repo.workspace),
       worktree,
       system_prompt: role?.system_prompt_file ? await readRolePrompt(root, role, config) : null,
-      requested_by: parent ? parent.task.id : (request.requestedBy ?? "cli"),
+      requested_by: parent ? parent.task.id : (request.requested_by ?? "cli"),
       ...checks,
       race: null,
       global_config: globalConfig,
@@ -340,7 +337,7 @@ async function readRolePrompt(
 
 /** A task on other machines runs in a worktree there: its result comes back as a commit. */
 function remoteIsolation(
-  requested: "auto" | "inplace" | "worktree" | undefined,
+  requested: IsolationRequest | undefined,
   repo: "none" | "empty" | "usable",
 ): "worktree" {
   if (requested === "inplace") {
@@ -367,8 +364,8 @@ function remoteIsolation(
 }
 
 function resolveIsolation(
-  requested: "auto" | "inplace" | "worktree",
-  mode: "read-only" | "write",
+  requested: IsolationRequest,
+  mode: Mode,
   repo: "none" | "empty" | "usable",
   config: EffectiveConfig,
   checked: boolean,

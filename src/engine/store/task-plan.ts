@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { FollowUpSchema } from "../../protocol/choices.js";
 import { FindingSchema } from "../../protocol/report.js";
 import { ModeSchema } from "../../protocol/task.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
@@ -119,7 +120,7 @@ export const TaskPlanSchema = z.object({
   /** Runs of the agent allowed when checks fail (1: no second attempt). */
   attempts: z.number().int().positive().default(1),
   /** How a second attempt reaches the agent: its own session continued (where its CLI can), or a new run. */
-  follow_up: z.enum(["resume", "fresh"]).default("resume"),
+  follow_up: FollowUpSchema.default("resume"),
   /** The race this task is a contender of (caesar_race, `caesar race`), settled by its conductor. */
   race: RaceRefSchema.nullable().default(null),
   /**

@@ -1,4 +1,5 @@
-import * as z from "../support/zod.js";
+import { DURATION_PATTERN, durationMs, formatDuration } from "./duration.js";
+import * as z from "./zod.js";
 
 /**
  * Every string a request may carry is built here, so that one rule covers them all: no control character
@@ -27,11 +28,19 @@ function describeControl(input: unknown, allowed: string): string {
   }`;
 }
 
-/** Free text of at most `max` characters: several lines, tabs, nothing else invisible. */
-export function requestText(max: number) {
+function tooLong(input: unknown, max: number): string {
+  const length = typeof input === "string" ? input.length : 0;
+  return `is ${length} characters long; at most ${max} are allowed`;
+}
+
+/**
+ * Free text of at most `max` characters: several lines, tabs, nothing else invisible. `longer` says where
+ * longer text belongs, when somewhere does.
+ */
+export function requestText(max: number, longer?: string) {
   return z
     .string()
-    .max(max)
+    .max(max, { error: (issue) => `${tooLong(issue.input, max)}${longer ? `: ${longer}` : ""}` })
     .regex(TEXT_PATTERN, { error: (issue) => describeControl(issue.input, "\t\n\r") });
 }
 
@@ -39,8 +48,8 @@ export function requestText(max: number) {
 export function requestName(max: number) {
   return z
     .string()
-    .min(1)
-    .max(max)
+    .min(1, { error: "must not be empty" })
+    .max(max, { error: (issue) => tooLong(issue.input, max) })
     .regex(NAME_PATTERN, { error: (issue) => describeControl(issue.input, "") });
 }
 
@@ -49,3 +58,26 @@ export const RequestParameter = z
   .string()
   .max(4096)
   .regex(NAME_PATTERN, { error: (issue) => describeControl(issue.input, "") });
+
+/**
+ * A duration, as every surface writes one: a string with units (`90s`, `20m`, `1h30m`; see
+ * DURATION_PATTERN), at most `maxMs`; parsed into milliseconds. The pattern is published, so the JSON
+ * Schemas say exactly what is accepted.
+ */
+export function requestDuration(maxMs: number) {
+  const most = maxMs % 86_400_000 === 0 ? `${maxMs / 86_400_000}d` : formatDuration(maxMs);
+  const shown = (input: unknown) => JSON.stringify(String(input).slice(0, 40));
+  return z
+    .string({ error: "expected a duration with a unit, as a string: 90s, 20m, 1h30m" })
+    .regex(DURATION_PATTERN, {
+      error: (issue) =>
+        `${shown(issue.input)} is not a duration: write a number and its unit (ms, s, m, h, d), e.g. 90s, 20m, 1h30m`,
+    })
+    .transform((text) => durationMs(text)!)
+    .pipe(
+      z
+        .number()
+        .positive({ error: "a duration must be longer than 0" })
+        .max(maxMs, { error: `a duration may be at most ${most}` }),
+    );
+}
