@@ -9,8 +9,8 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { AGENT_CLI_BIN_DIR, AGENT_CLIS_DIR, isCi, PINNED_AGENT_CLIS } from "./helpers/system-deps.js";
@@ -37,6 +37,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
   mkdirSync(join(configHome, "caesar"), { recursive: true });
   writeFileSync(join(configHome, "caesar", "config.toml"), '[sandbox]\nmode = "off"\n');
   process.env.XDG_CONFIG_HOME = configHome;
+  // Agent CLIs' own state in live suites lives outside every temporary directory (test/helpers/agent-state.ts).
+  const agentState = join(homedir(), ".cache", "caesar-tests", basename(scratch));
+  mkdirSync(agentState, { recursive: true });
+  process.env.CAESAR_TEST_STATE = agentState;
   const notes = join(scratch, "missing.txt");
   process.env.CAESAR_TEST_NOTES = notes;
   rebuildIfStale();
@@ -52,6 +56,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
       return;
     }
     rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+    rmSync(agentState, { recursive: true, force: true, maxRetries: 3 });
   };
 }
 

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import type { Scenario } from "../../src/mock-model/scenario.js";
 import { type MockModelServer, startMockModel } from "../../src/mock-model/server.js";
+import { agentStateFor } from "../helpers/agent-state.js";
 import { liveCliEnv } from "../helpers/caesar-run-live.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { agentBinAvailable } from "../helpers/live-agent.js";
@@ -54,7 +55,7 @@ describe("live race: codex, claude and copilot; only claude passes its check", (
     for (const cli of CLIS) {
       const server = await startMockModel({ scenario: cli === "claude" ? fixes : breaks });
       servers.push(server);
-      const setup = mockSetupFor(cli, server.url, join(state, `mock-${cli}`));
+      const setup = mockSetupFor(cli, server.url, join(agentStateFor(state), cli));
       await writeSetupFiles(setup);
       Object.assign(env, setup.env);
     }

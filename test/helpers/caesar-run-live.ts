@@ -4,6 +4,7 @@ import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js
 import { loadScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
 import type { CaesarEvent, EventBody } from "../../src/protocol/event.js";
+import { agentStateFor } from "./agent-state.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
 import { AGENT_BIN_DIR, isolatedHome } from "./live-agent.js";
 import { makeRepo, tempDir } from "./repo.js";
@@ -57,7 +58,7 @@ export async function runCaesarLive(
   const home = join(state, "home");
   const server = await startMockModel({ scenario: await loadScenario(options.scenario ?? "hello") });
   try {
-    const setup = mockSetupFor(cli, server.url, join(state, "mock-state"));
+    const setup = mockSetupFor(cli, server.url, agentStateFor(state));
     await writeSetupFiles(setup);
     const objective = options.objective ?? "create hello.txt containing OK";
     const result = await runCaesar(["run", "--agent", cli, ...(options.args ?? []), objective, "--json"], {

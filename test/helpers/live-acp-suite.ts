@@ -5,6 +5,7 @@ import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js
 import { BUILTIN_SCENARIOS, type Scenario } from "../../src/mock-model/scenario.js";
 import { type RequestLogEntry, startMockModel } from "../../src/mock-model/server.js";
 import type { CaesarEvent } from "../../src/protocol/event.js";
+import { agentStateFor } from "./agent-state.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
 import { AGENT_BIN_DIR, agentBinAvailable, isolatedHome } from "./live-agent.js";
@@ -64,7 +65,7 @@ async function liveProject(id: string, scenario: Scenario): Promise<LiveProject>
     logBodies: true,
     onRequest: (entry) => requests.push(entry),
   });
-  const setup = mockSetupFor(id, server.url, join(state, "mock-state"));
+  const setup = mockSetupFor(id, server.url, agentStateFor(state));
   await writeSetupFiles(setup);
   return {
     root,

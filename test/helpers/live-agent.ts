@@ -17,6 +17,7 @@ import type { EventBody } from "../../src/protocol/event.js";
 import { LineBuffer } from "../../src/protocol/jsonl.js";
 import type { Mode } from "../../src/protocol/task.js";
 import { fixturePath, normalizeLine, writeFixture } from "./agent-fixtures.js";
+import { agentStateFor } from "./agent-state.js";
 import { makeLaunch } from "./launch.js";
 import { AGENT_CLI_BIN_DIR, pinnedAgentCli } from "./system-deps.js";
 
@@ -117,7 +118,7 @@ export async function runLive(options: LiveRunOptions): Promise<LiveRun> {
   const requests: RequestLogEntry[] = [];
   const server = await startMockModel({ scenario, onRequest: (entry) => requests.push(entry) });
   try {
-    const setup = mockSetupFor(cli, server.url, join(root, "mock-state"));
+    const setup = mockSetupFor(cli, server.url, agentStateFor(root));
     await writeSetupFiles(setup);
     const env: Record<string, string> = {
       PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,

@@ -4,6 +4,7 @@ import { describe, expect } from "vitest";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import { loadScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
+import { agentStateFor } from "../helpers/agent-state.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { AGENT_BIN_DIR } from "../helpers/live-agent.js";
 import { makeRepo, tempDir } from "../helpers/repo.js";
@@ -45,7 +46,7 @@ describe("the return channel with a real agent CLI against caesar mock-model", (
         mkdirSync(home, { recursive: true });
         const server = await startMockModel({ scenario: await loadScenario("channel") });
         try {
-          const setup = mockSetupFor(cli, server.url, join(state, "mock-state"));
+          const setup = mockSetupFor(cli, server.url, agentStateFor(state));
           await writeSetupFiles(setup);
           const env = {
             PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,

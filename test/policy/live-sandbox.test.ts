@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import { parseScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
+import { agentStateFor } from "../helpers/agent-state.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { AGENT_BIN_DIR, agentBinAvailable } from "../helpers/live-agent.js";
 import { git, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
@@ -53,7 +54,7 @@ async function runCodex(root: string, args: string[], command: string) {
   );
   const server = await startMockModel({ scenario });
   try {
-    const setup = mockSetupFor("codex", server.url, join(state, "mock-state"));
+    const setup = mockSetupFor("codex", server.url, agentStateFor(state));
     await writeSetupFiles(setup);
     const result = await runCaesar(["run", "--json", "--agent", "codex", ...args, "probe"], {
       cwd: root,
