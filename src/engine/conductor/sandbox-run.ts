@@ -1,7 +1,8 @@
 import { readFileSync, realpathSync } from "node:fs";
+import { userInfo } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { bwrapArgs } from "../../sandbox/bwrap.js";
-import { makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
+import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
 import { controlPaths, findGitCommonDir } from "../store/control.js";
 import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
@@ -71,6 +72,8 @@ export function profileOf(
     worktreeGitDir: state.worktree ? registrationOf(state.worktree) : null,
     protectedInWorkspace,
     extraWritable: [],
+    // The user's credential folders, under the agent's home and under the account's own.
+    secrets: [...new Set([...defaultSecretPaths(env.HOME), ...defaultSecretPaths(userInfo().homedir)])],
     // Its broker's folder, bound where it is: inside the hidden control directory, the one thing there.
     broker: broker ? { source: dirname(broker), target: dirname(broker) } : null,
     // Under the private /tmp, what the agent still needs to read: the project (the user's checkout and the

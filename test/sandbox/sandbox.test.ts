@@ -1,0 +1,239 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { describe, expect } from "vitest";
+import { probeBwrap } from "../../src/sandbox/bwrap.js";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { git, makeRepo, readJson, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
+import { itWith, type Requirement } from "../helpers/system-deps.js";
+
+// Agents in an OS sandbox: each attack is tried by a real agent process under `[sandbox] mode =
+// "required"`, and — where that shows the attack is real — the same agent with the sandbox off succeeds.
+
+const BUBBLEWRAP: Requirement = {
+  what: "bubblewrap able to create a sandbox here",
+  install: "apt-get install bubblewrap (and allow unprivileged user namespaces)",
+  find: () => (probeBwrap().available ? "bwrap" : undefined),
+};
+
+interface RunJson {
+  task_id: string;
+  state: {
+    outcome: string;
+    report: { status: string; changes: { path: string }[]; findings: { title: string }[] };
+  };
+}
+
+/** A project whose agent `probe` is the given shell script; [sandbox] as asked. */
+function project(script: string, sandbox: "required" | "off", extra = ""): string {
+  const root = makeRepo({ "README.md": "# project\n", "src/app.txt": "original\n" });
+  const agentDir = tempDir("caesar-sandbox-agent-");
+  const agent = join(agentDir, "probe.sh");
+  writeFileSync(
+    agent,
+    `#!/bin/sh\n${script}\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"probed"}' > "$CAESAR_REPORT_PATH"\n`,
+  );
+  chmodSync(agent, 0o755);
+  writeFiles(root, {
+    ".caesar/config.toml": `[sandbox]\nmode = "${sandbox}"\n${extra}\n[[agent]]\nid = "probe"\nbin = "${agent}"\n`,
+  });
+  git(root, "add", ".");
+  git(root, "commit", "-qm", "caesar config");
+  return root;
+}
+
+async function run(
+  root: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunJson & { raw: string }> {
+  const result = await runCaesar(["run", "--json", "--agent", "probe", ...args, "probe"], {
+    cwd: root,
+    env,
+    timeoutMs: 120_000,
+  });
+  const body = parseJsonOutput<RunJson>(result);
+  return { ...body, raw: readFileSync(join(taskDir(root, body.task_id), "raw.log"), "utf8") };
+}
+
+/** `WROTE <path>` or `DENIED <path>` for each path, on stdout (raw.log). */
+const tryWrite = (paths: string[]) =>
+  paths
+    .map((path) => `(echo pwned > "${path}") 2>/dev/null && echo "WROTE ${path}" || echo "DENIED ${path}"`)
+    .join("\n");
+
+describe("agents in an OS sandbox (bubblewrap)", () => {
+  itWith(
+    BUBBLEWRAP,
+    "a write task writes its worktree and its report, nothing of the user's, of caesar's or of other tasks",
+    async () => {
+      const home = tempDir("caesar-sandbox-home-");
+      const other = tempDir("caesar-sandbox-other-");
+      const script = tryWrite([
+        "$PWD/agent.txt",
+        "$ROOT/src/app.txt",
+        "$ROOT/.git/config",
+        "$ROOT/.git/caesar/tasks/forged.json",
+        "$ROOT/.caesar/config.toml",
+        `${home}/.bashrc`,
+        `${other}/stolen.txt`,
+        "$CAESAR_TASK_DIR/state.json",
+        "$CAESAR_TASK_DIR/task.json",
+        "$CAESAR_TASK_DIR/scratch.txt",
+      ]);
+      const sandboxed = project(script, "required");
+      const result = await run(sandboxed, [], { ROOT: sandboxed, HOME: home });
+      expect(result.state.outcome).toBe("succeeded");
+      const wrote = result.raw.split("\n").filter((line) => line.startsWith("WROTE "));
+      expect(wrote.map((line) => line.replace(/^WROTE .*\//, ""))).toEqual(["agent.txt", "scratch.txt"]);
+      expect(readFileSync(join(sandboxed, "src/app.txt"), "utf8")).toBe("original\n");
+      expect(readFileSync(join(sandboxed, ".git/config"), "utf8")).not.toContain("pwned");
+      expect(existsSync(join(sandboxed, ".git/caesar/tasks/forged.json"))).toBe(false);
+      expect(existsSync(join(home, ".bashrc"))).toBe(false);
+      expect(existsSync(join(other, "stolen.txt"))).toBe(false);
+      expect(readJson<{ id: string }>(join(taskDir(sandboxed, result.task_id), "task.json")).id).toBe(
+        result.task_id,
+      );
+      expect(result.state.report.changes.map((change) => change.path)).toEqual(["agent.txt"]);
+
+      // The same agent without the sandbox: the attacks are real.
+      const open = project(script, "off");
+      const unsandboxed = await run(open, [], { ROOT: open, HOME: home });
+      expect(unsandboxed.raw).toContain(`WROTE ${open}/src/app.txt`);
+      expect(existsSync(join(other, "stolen.txt"))).toBe(true);
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
+    "a read-only task cannot write its workspace whatever the command: shell, sed's abbreviated options, a script, links",
+    async () => {
+      const script = [
+        tryWrite(["$PWD/src/app.txt", "$PWD/new.txt"]),
+        `sed --in-pl='' 's/original/pwned/' src/app.txt 2>/dev/null && echo "WROTE sed" || echo "DENIED sed"`,
+        `sort --outp=src/app.txt src/app.txt 2>/dev/null && echo "WROTE sort" || echo "DENIED sort"`,
+        `node -e 'require("fs").writeFileSync("src/app.txt","pwned")' 2>/dev/null && echo "WROTE node" || echo "DENIED node"`,
+        `ln -s "$PWD/src/app.txt" "$CAESAR_TASK_DIR/link" && (echo pwned > "$CAESAR_TASK_DIR/link") 2>/dev/null && echo "WROTE symlink" || echo "DENIED symlink"`,
+        `ln "$PWD/src/app.txt" "$CAESAR_TASK_DIR/hard" 2>/dev/null && (echo pwned > "$CAESAR_TASK_DIR/hard") 2>/dev/null && echo "WROTE hardlink" || echo "DENIED hardlink"`,
+        `mount -o remount,rw / 2>/dev/null && echo "WROTE remount" || echo "DENIED remount"`,
+      ].join("\n");
+      for (const isolation of ["inplace", "worktree"]) {
+        const root = project(script, "required");
+        const result = await run(root, ["--mode", "read-only", "--isolation", isolation]);
+        expect(result.raw, isolation).not.toContain("WROTE");
+        expect(result.raw.match(/DENIED/g)?.length, isolation).toBe(8);
+        expect(readFileSync(join(root, "src/app.txt"), "utf8")).toBe("original\n");
+        expect(result.state.report.changes, isolation).toEqual([]);
+      }
+      const open = project(script, "off");
+      const unsandboxed = await run(open, ["--mode", "read-only", "--isolation", "inplace"]);
+      expect(unsandboxed.raw).toContain("WROTE node");
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
+    "credentials stay unreadable: ~/.ssh, ~/.aws, under the agent's home and the account's",
+    async () => {
+      const home = tempDir("caesar-sandbox-home-");
+      mkdirSync(join(home, ".ssh"));
+      writeFileSync(join(home, ".ssh", "id_ed25519"), "PRIVATE KEY\n");
+      mkdirSync(join(home, ".aws"));
+      writeFileSync(join(home, ".aws", "credentials"), "aws_secret_access_key = SECRET\n");
+      const script = `cat "$HOME/.ssh/id_ed25519" "$HOME/.aws/credentials" 2>/dev/null; ls -A "$HOME/.ssh" | wc -l`;
+      const root = project(script, "required");
+      const result = await run(root, [], { HOME: home });
+      expect(result.raw).not.toContain("PRIVATE KEY");
+      expect(result.raw).not.toContain("SECRET");
+      expect(result.raw).toMatch(/^0$/m);
+      const open = await run(project(script, "off"), [], { HOME: home });
+      expect(open.raw).toContain("PRIVATE KEY");
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
+    "with the network off, a listener on the host's loopback is out of reach; with it on, it answers",
+    async () => {
+      const server = createServer((socket) => socket.end("hello from the host\n"));
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+      const port = (server.address() as { port: number }).port;
+      try {
+        const script = `node -e 'const s=require("net").connect(${port},"127.0.0.1");s.on("data",d=>{process.stdout.write("GOT "+d)});s.on("error",e=>console.log("REFUSED "+e.code))'`;
+        const off = await run(project(script, "required"), ["--network", "off"]);
+        expect(off.raw).toMatch(/REFUSED (ECONNREFUSED|ENETUNREACH)/);
+        expect(off.raw).not.toContain("GOT");
+        const on = await run(project(script, "required"), ["--network", "on"]);
+        expect(on.raw).toContain("GOT hello from the host");
+      } finally {
+        server.close();
+      }
+    },
+  );
+
+  itWith(BUBBLEWRAP, "another task's processes and their environment are invisible", async () => {
+    const script = [
+      'if [ -n "$OTHER_SECRET" ]; then sleep 30; exit 0; fi',
+      "ps -e -o pid= | wc -l",
+      "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c OTHER_SECRET",
+    ].join("\n");
+    for (const mode of ["required", "off"] as const) {
+      const root = project(script, mode);
+      // Another task of the project, running, with a secret in its environment.
+      const started = await runCaesar(["run", "--detach", "--json", "--agent", "probe", "keep a secret"], {
+        cwd: root,
+        env: { OTHER_SECRET: "hunter2" },
+      });
+      const other = parseJsonOutput<{ task_id: string }>(started).task_id;
+      for (
+        let i = 0;
+        i < 100 &&
+        !readJson<{ agent_process: unknown }>(join(taskDir(root, other), "state.json")).agent_process;
+        i++
+      )
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      const result = await run(root, []);
+      await runCaesar(["cancel", other], { cwd: root });
+      const [processes, secrets] = result.raw.trim().split("\n").map(Number);
+      if (mode === "required") {
+        expect(processes).toBeLessThan(8);
+        expect(secrets).toBe(0);
+      } else expect(secrets).toBeGreaterThan(0);
+    }
+  });
+
+  itWith(
+    BUBBLEWRAP,
+    "a nested request goes through the task's broker only; forged ones are refused",
+    async () => {
+      const bin = tempDir("caesar-sandbox-bin-");
+      writeFileSync(join(bin, "caesar"), `#!/bin/sh\nexec "${process.execPath}" "${CAESAR_BIN}" "$@"\n`);
+      chmodSync(join(bin, "caesar"), 0o755);
+      const script = [
+        `caesar run --json --agent probe "inner" > "$CAESAR_TASK_DIR/inner.json" 2>/dev/null; echo "BROKERED $?"`,
+        `CAESAR_BROKER= caesar run --json --agent probe "direct" 2>/dev/null | grep -o '"code": "[a-z_]*"' | head -1 | sed 's/^/DIRECT /'`,
+        `CAESAR_BROKER= CAESAR_BROKER_CALLER=$CAESAR_TASK_ID caesar run --json --agent probe "forged" 2>/dev/null | grep -o '"code": "[a-z_]*"' | head -1 | sed 's/^/FORGED /'`,
+        `caesar run --json --root / --agent probe "elsewhere" 2>&1 | head -1 | sed 's/^/ROOT /'`,
+        `ls "$(dirname "$CAESAR_BROKER")/../.." | tr '\\n' ' ' | sed 's/^/CONTROL /'; echo`,
+        `[ -S "$(dirname "$CAESAR_BROKER")/../../../service/service.sock" ] && echo "SERVICE visible" || echo "SERVICE hidden"`,
+      ].join("\n");
+      const root = project(
+        `[ "$CAESAR_DEPTH" != "0" ] && { printf '{"protocol":"caesar.report/v1","status":"success","summary":"inner"}' > "$CAESAR_REPORT_PATH"; exit 0; }\n${script}`,
+        "required",
+        '[policy]\nallow_recursion = true\n\n[risk_profiles.default]\ndelegation_policy = { mode = "allow" }\n',
+      );
+      const result = await run(root, [], { PATH: `${bin}:${process.env.PATH}` });
+      expect(result.raw).toContain("BROKERED 0");
+      const inner = readJson<{
+        task_id: string;
+        state: { depth: number; parent_id: string; outcome: string };
+      }>(join(taskDir(root, result.task_id), "inner.json"));
+      expect(inner.state).toMatchObject({ depth: 1, parent_id: result.task_id, outcome: "succeeded" });
+      expect(result.raw).toContain('DIRECT "code": "nested_unproven"');
+      expect(result.raw).toContain('FORGED "code": "nested_unproven"');
+      expect(result.raw).toContain("ROOT caesar: --root is not available to a sandboxed agent");
+      expect(result.raw).toMatch(/^CONTROL \S+ $/m);
+      expect(result.raw).toContain("SERVICE hidden");
+    },
+  );
+});
