@@ -8,6 +8,7 @@ interface DoctorResult {
   repository: { kind: string; top?: string; message?: string };
   files: { layer: string; path: string; present: boolean }[];
   service: ServiceStatus | null;
+  sandbox: { mode: string; mode_from: string; backend: string | null; detail: string };
   agents: AgentSummary[];
 }
 
@@ -30,6 +31,7 @@ export function renderDoctor(result: DoctorResult): string {
   for (const file of result.files)
     lines.push(`config    ${file.layer.padEnd(8)} ${file.path}${file.present ? "" : "  (absent)"}`);
   lines.push(`service   ${describeService(result.service)}`);
+  lines.push(`sandbox   ${describeSandbox(result.sandbox)}`);
   for (const agent of result.agents) {
     lines.push("");
     const installed = agent.detection.installed
@@ -57,4 +59,14 @@ export function renderDoctor(result: DoctorResult): string {
     lines.push(`  model        ${String(caps.model.value).padEnd(10)} ${caps.model.why}`);
   }
   return lines.join("\n");
+}
+
+/** What the OS sandbox does here: its mode, and what it enforces (or why there is none). */
+function describeSandbox(sandbox: DoctorResult["sandbox"]): string {
+  const mode = `[sandbox] mode = "${sandbox.mode}" (${sandbox.mode_from})`;
+  if (sandbox.mode === "off")
+    return `off — ${mode}; agents run unsandboxed. Here it could be: ${sandbox.backend ?? `none (${sandbox.detail})`}`;
+  if (!sandbox.backend)
+    return `NONE can run here: ${sandbox.detail} — ${mode}: ${sandbox.mode === "required" ? "every task is refused" : "tasks run unsandboxed, each with a high finding"}`;
+  return `${sandbox.backend}, ${sandbox.detail} — ${mode}. Enforced by the kernel: writes only in the workspace (none in a read-only task) and the task directory; caesar's records, other tasks and credential folders out of reach; no network when the task has none (custom agents); other processes invisible`;
 }

@@ -25,12 +25,20 @@ export const doctorCommand: CommandDefinition = {
         const config = await loadConfig(ctx.root);
         const agents = await summarizeAgents(config, listAdapters(config, ctx.root));
         const { readServiceStatus } = await import("../service-line.js");
+        const { platformSandbox } = await import("../../sandbox/decide.js");
+        const platform = platformSandbox();
         const result = {
           root: ctx.root,
           node: process.version,
           repository,
           files: config.files,
           service: await readServiceStatus(ctx.root),
+          sandbox: {
+            mode: config.sandbox.mode.value,
+            mode_from: config.sandbox.mode.source,
+            backend: platform.backend,
+            detail: platform.detail,
+          },
           agents,
         };
         ctx.out.result(result, () => renderDoctor(result));
