@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { describe, expect } from "vitest";
+import { describe, expect, it } from "vitest";
 import { probeBwrap } from "../../src/sandbox/bwrap.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { git, makeRepo, readJson, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
@@ -25,7 +26,7 @@ interface RunJson {
 }
 
 /** A project whose agent `probe` is the given shell script; [sandbox] as asked. */
-function project(script: string, sandbox: "required" | "off", extra = ""): string {
+function project(script: string, sandbox: "required" | "auto" | "off", extra = ""): string {
   const root = makeRepo({ "README.md": "# project\n", "src/app.txt": "original\n" });
   const agentDir = tempDir("caesar-sandbox-agent-");
   const agent = join(agentDir, "probe.sh");
@@ -236,4 +237,45 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
       expect(result.raw).toContain("SERVICE hidden");
     },
   );
+});
+
+describe("where no sandbox can run (bubblewrap not on PATH)", () => {
+  /** A PATH with git and node and nothing else: no bwrap to find. */
+  function pathWithoutBwrap(): string {
+    const bin = tempDir("caesar-no-bwrap-");
+    const git = spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim();
+    symlinkSync(git, join(bin, "git"));
+    symlinkSync(process.execPath, join(bin, "node"));
+    return bin;
+  }
+
+  it('mode = "required" refuses before anything exists, saying what to install', async () => {
+    const root = project("echo ran", "required");
+    const result = await runCaesar(["run", "--json", "--agent", "probe", "probe"], {
+      cwd: root,
+      env: { PATH: pathWithoutBwrap() },
+    });
+    expect(result.code).not.toBe(0);
+    const error = parseJsonOutput<{ error: { code: string; summary: string; detail: string } }>(result).error;
+    expect(error.code).toBe("sandbox_unavailable");
+    expect(error.summary).toContain("bubblewrap is not installed");
+    expect(error.detail).toContain('[sandbox] mode = "required" (project)');
+    expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);
+  });
+
+  it('mode = "auto" runs it unsandboxed, with a high finding and a warning on the run', async () => {
+    const root = project("echo ran", "auto");
+    const result = await runCaesar(["run", "--json", "--agent", "probe", "probe"], {
+      cwd: root,
+      env: { PATH: pathWithoutBwrap() },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /caesar: warning: t_[0-9a-f]+ runs without an OS sandbox: bubblewrap is not installed/,
+    );
+    const body = parseJsonOutput<RunJson>(result);
+    expect(body.state.report.findings).toContainEqual(
+      expect.objectContaining({ severity: "high", title: "The agent ran without an OS sandbox" }),
+    );
+  });
 });

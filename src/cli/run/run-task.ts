@@ -1,7 +1,7 @@
 import { startPlannedTask } from "../../cluster/start.js";
 import { followTask } from "../../engine/follow/follow.js";
 import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
-import { describeRequest, resolvePlan } from "../../engine/lifecycle/plan.js";
+import { describeRequest, resolvePlan, UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import type { DelegationRequest } from "../../engine/lifecycle/request.js";
 import type { TaskState } from "../../engine/store/state.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
@@ -22,6 +22,12 @@ export async function runFromCli(
     return { plan: resolved.plan, record: await startPlannedTask(resolved.plan) };
   });
   trace("run: task started");
+  // Never silently: a task that runs without the OS sandbox it was meant to have says so on every run.
+  const unsandboxed = plan.findings.find((finding) => finding.title === UNSANDBOXED_TITLE);
+  if (unsandboxed)
+    process.stderr.write(
+      `caesar: warning: ${record.id} runs without an OS sandbox: ${(unsandboxed.detail ?? "").split(". ")[0]}.\n`,
+    );
   if (options.detach) {
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [

@@ -84,6 +84,9 @@ export function describeRequest(request: DelegationRequest): string {
   return `run ${target}${mode} ${JSON.stringify(request.objective.slice(0, 60))}`.replace(/\s+/g, " ");
 }
 
+/** The finding of a task that runs unsandboxed under `[sandbox] mode = "auto"`. */
+export const UNSANDBOXED_TITLE = "The agent ran without an OS sandbox";
+
 async function planRequest(
   request: DelegationRequest,
   context: PlanContext,
@@ -160,7 +163,7 @@ async function planRequest(
   if (!remote && sandbox.backend === null && config.sandbox.mode.value === "auto")
     findings.push({
       severity: "high",
-      title: "The agent ran without an OS sandbox",
+      title: UNSANDBOXED_TITLE,
       detail: `${sandbox.detail}. With [sandbox] mode = "auto" (${config.sandbox.mode.source}) it ran unsandboxed: nothing but caesar's own checks kept it from writing outside its workspace, reading your credentials or reaching the network. Set [sandbox] mode = "required" to refuse instead.`,
     });
 
