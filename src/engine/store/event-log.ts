@@ -115,7 +115,7 @@ export class EventWriter {
   }
 
   private async appendNow(body: EventBody, at?: string): Promise<CaesarEvent> {
-    await this.catchUp();
+    const size = await this.catchUp();
     const event = {
       protocol: PROTOCOLS.event,
       seq: this.nextSeq,
@@ -123,26 +123,31 @@ export class EventWriter {
       task_id: this.taskId,
       ...body,
     } as CaesarEvent;
-    const line = `${JSON.stringify(event)}\n`;
+    // An agent killed mid-line (or one that writes no newline) leaves its last line unterminated: it is
+    // ended first, so caesar's event stays a line of its own (the broken one is skipped, and said so).
+    const unterminated = size > this.seenOffset;
+    const line = `${unterminated ? "\n" : ""}${JSON.stringify(event)}\n`;
     await appendFile(this.path, line);
     this.nextSeq += 1;
-    this.seenOffset += Buffer.byteLength(line);
+    this.seenOffset = Math.max(this.seenOffset, size) + Buffer.byteLength(line);
     return event;
   }
 
-  private async catchUp(): Promise<void> {
+  /** Read what others appended since; returns the file's size (its last line may be incomplete). */
+  private async catchUp(): Promise<number> {
     let size: number;
     try {
       size = (await stat(this.path)).size;
     } catch (error) {
-      if (errnoOf(error) === "ENOENT") return;
+      if (errnoOf(error) === "ENOENT") return 0;
       throw error;
     }
-    if (size <= this.seenOffset) return;
+    if (size <= this.seenOffset) return size;
     const { events, offset } = await readEvents(this.path, this.seenOffset);
     for (const event of events) {
       this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
     }
     this.seenOffset = offset;
+    return size;
   }
 }
