@@ -26,8 +26,8 @@ export const BUILD_ID = (() => {
   }
 })();
 
-/** How long a front end waits for a service it started to answer. */
-const START_TIMEOUT_MS = 15_000;
+/** How long a front end waits for a service it started to answer (a loaded machine can take many seconds to start Node). */
+const START_TIMEOUT_MS = 60_000;
 
 /**
  * The project's conductor service, started if none runs (detached: no front end owns it). Two front ends

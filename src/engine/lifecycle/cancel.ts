@@ -24,7 +24,7 @@ export interface CancelOutcome {
 }
 
 /** How long a cancel waits for the conductor (or the cluster) to confirm it with a final state. */
-const CONFIRM_MS = KILL_GRACE_MS + 15_000;
+const CONFIRM_MS = KILL_GRACE_MS + 55_000;
 
 /**
  * Cancel a task and its bounded descendants: record the request, then ask each conductor to stop

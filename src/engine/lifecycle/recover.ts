@@ -45,17 +45,23 @@ function isAbandoned(state: TaskState, now = Date.now()): boolean {
  * Returns the task's state as it is after that.
  */
 export async function recoverTask(record: TaskRecord, by: string): Promise<TaskState> {
-  if (record.state.remote && record.state.phase !== "finished") {
-    ensureRelay(record.state.root);
+  try {
+    if (record.state.remote && record.state.phase !== "finished") {
+      ensureRelay(record.state.root);
+      return record.state;
+    }
+    if (!needsConductor(record.state)) return record.state;
+    // A task whose plan cannot be read goes to the service too, which concludes it saying why.
+    const plan = await loadPlan(record.dir).catch(() => undefined);
+    if (!plan?.remote && isVerifiedTask(record.dir)) {
+      await askService(record.state.root, { op: "conduct", task: record.id });
+      return await readState(record.dir);
+    }
+    return await concludeAbandoned(record, by);
+  } catch {
+    // Reads are reads: a task that cannot be recovered now is shown as it is, never fatal to the reader.
     return record.state;
   }
-  if (!needsConductor(record.state)) return record.state;
-  const plan = await loadPlan(record.dir).catch(() => undefined);
-  if (plan && !plan.remote && isVerifiedTask(record.dir)) {
-    await askService(record.state.root, { op: "conduct", task: record.id });
-    return readState(record.dir);
-  }
-  return concludeAbandoned(record, by);
 }
 
 /**

@@ -24,7 +24,7 @@ import { settleRace } from "../race/race.js";
 import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
-import { readState, taskDirOf } from "../store/task-store.js";
+import { readState, taskDirOf, updateState } from "../store/task-store.js";
 import { brokerSocketOf, TaskBroker } from "./broker.js";
 import { SlotPool } from "./slot-pool.js";
 
@@ -38,6 +38,24 @@ export interface ServiceOptions {
    * the next service.
    */
   onSignal?: (stop: () => void) => void;
+}
+
+/** A task its conductor could not go on with (its records unreadable, say): failed, saying why. */
+async function concludeUnconducted(dir: string, error: unknown): Promise<void> {
+  await updateState(dir, (state) =>
+    state.phase === "finished"
+      ? undefined
+      : {
+          ...state,
+          phase: "finished",
+          outcome: "failed",
+          finished_at: new Date().toISOString(),
+          error: {
+            code: "conductor_error",
+            message: `The conductor service could not conduct the task: ${messageOf(error)}`,
+          },
+        },
+  );
 }
 
 /** How often the service looks at every task of the project (tasks no one told it about, cancels). */
@@ -325,10 +343,15 @@ class ConductorService {
       () => undefined,
     );
     conduct(root, id, options)
-      .catch((error: unknown) => {
-        this.options.log(
-          `[service] ${id}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+      .catch(async (error: unknown) => {
+        // The last resort always leaves a trace: the service's log, the task's conductor.log, and — when
+        // its state can still be written — a final state naming why.
+        const why = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        this.options.log(`[service] ${id}: ${why}`);
+        await appendFile(log, `[caesar service ${process.pid}] could not conduct ${id}: ${why}\n`).catch(
+          () => undefined,
         );
+        await concludeUnconducted(dir, error).catch(() => undefined);
       })
       .finally(() => {
         for (const broker of brokers) broker.close();
