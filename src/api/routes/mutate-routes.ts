@@ -18,6 +18,7 @@ import {
   mutationRequestJsonSchema,
 } from "../mutation-schema.js";
 import { MUTATE_PROTOCOL, PATHS, PROVENANCE } from "../protocol-ids.js";
+import type { AnswerResult, ApplyResult, CancelResult, DelegateResult } from "../response-schema.js";
 import { summarizeTask } from "../views/task-summary.js";
 import {
   type ApiEnv,
@@ -105,14 +106,19 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
         taskId: record.id,
         changeNumber: record.state.change_number,
         task: task ? summarizeTask(task) : null,
-      };
+      } satisfies DelegateResult;
     }
     case "task.cancel": {
       const task = await fresh(ctx, request.arguments.taskId);
       checkTarget(request, task.stateRevision, `task ${task.id}`);
       const { state, changed } = await cancelTask(record(task), BY);
       await index.refresh([task.id]);
-      return { taskId: task.id, cancelled: changed, phase: state.phase, outcome: state.outcome };
+      return {
+        taskId: task.id,
+        cancelled: changed,
+        phase: state.phase,
+        outcome: state.outcome,
+      } satisfies CancelResult;
     }
     case "question.answer": {
       const { taskId, questionId, answer } = request.arguments;
@@ -125,7 +131,7 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
         questionId,
         answeredAt: written.answered_at,
         answeredBy: written.answered_by ?? null,
-      };
+      } satisfies AnswerResult;
     }
     case "change.apply": {
       const { number, force } = request.arguments;
@@ -136,7 +142,13 @@ async function runMutation(ctx: ApiContext, request: MutationRequest): Promise<u
       checkTarget(request, task.stateRevision, `change #${number}`);
       const applied = await applyTask(record(task), { force: force === true, by: BY });
       await index.refresh([task.id]);
-      return { number, taskId: task.id, files: applied.files, head: applied.head, stagedIn: applied.top };
+      return {
+        number,
+        taskId: task.id,
+        files: applied.files,
+        head: applied.head,
+        stagedIn: applied.top,
+      } satisfies ApplyResult;
     }
   }
 }
