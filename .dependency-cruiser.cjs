@@ -1,7 +1,7 @@
 // The layers of docs/architecture.md, checked by dependency-cruiser (`npm run lint` runs it: `npm test`
 // and CI do). Each folder of src/ imports only itself and the folders below it in LAYERS; inside
-// src/engine, each room imports only itself and the rooms above it in ROOMS (the engine's entry point,
-// engine/conductor-main.ts, stands above the rooms). Type-only imports count: a layer that names a type
+// src/engine, each room imports only itself and the rooms above it in ROOMS (service/, the last, composes
+// them all). Type-only imports count: a layer that names a type
 // of a layer above it depends on it all the same. Change these lists and docs/architecture.md together.
 
 /** src/ folders, top to bottom (docs/architecture.md, "Layers"). */
@@ -24,7 +24,7 @@ const LAYERS = [
 ];
 
 /** src/engine rooms, in the order of docs/architecture.md ("The engine's rooms"). */
-const ROOMS = ["store", "questions", "conductor", "lifecycle", "follow", "race"];
+const ROOMS = ["store", "questions", "conductor", "lifecycle", "follow", "race", "service"];
 
 const alternatives = (names) => names.map((name) => name.replace(/[.-]/g, "\\$&")).join("|");
 

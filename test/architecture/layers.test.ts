@@ -75,14 +75,14 @@ function cruise(files: Record<string, string>): Promise<{ code: number; output: 
 describe("the layer rule on a tree of its own", () => {
   it("passes imports that go down (types too) or stay inside; fails each that goes up or cannot resolve", async () => {
     const run = await cruise({
-      // Allowed: down the layers, down the rooms, the entry point composing the rooms, a layer inside itself.
+      // Allowed: down the layers, down the rooms, the service composing the rooms, a layer inside itself.
       "src/cli/main.ts": 'import { run } from "../engine/lifecycle/start.js";\nrun();\n',
       "src/engine/lifecycle/start.ts":
         'import { read } from "../store/state.js";\nimport type { Id } from "../../protocol/ids.js";\nexport const run = (): Id | undefined => read();\n',
       "src/engine/lifecycle/gc.ts": 'import { read } from "../store/state.js";\nexport const gc = read;\n',
       "src/engine/store/state.ts":
         'import { id } from "../../protocol/ids.js";\nexport const read = () => id;\n',
-      "src/engine/conductor-main.ts": 'import "./race/decide.js";\n',
+      "src/engine/service/service.ts": 'import "../race/decide.js";\nimport "../lifecycle/gc.js";\n',
       "src/protocol/ids.ts":
         'import { hex } from "../support/random.js";\nexport type Id = string;\nexport const id = hex;\n',
       "src/support/random.ts":
@@ -93,7 +93,7 @@ describe("the layer rule on a tree of its own", () => {
       "src/protocol/version.ts": 'export { parse } from "../config/load.js";\n',
       "src/config/load.ts": "export const parse = 1;\n",
       "src/engine/store/refusals.ts": 'import { gc } from "../lifecycle/gc.js";\nexport const r = gc;\n',
-      "src/engine/race/decide.ts": 'import "../conductor-main.js";\n',
+      "src/engine/race/decide.ts": 'import "../service/service.js";\n',
       "src/chat/clock.ts": 'import "../support/gone.js";\n',
     });
     expect(run.code, run.output).not.toBe(0);
@@ -103,7 +103,7 @@ describe("the layer rule on a tree of its own", () => {
         "layer-support: src/support/duration.ts → src/protocol/ids.ts",
         "layer-protocol: src/protocol/version.ts → src/config/load.ts",
         "engine-room-store: src/engine/store/refusals.ts → src/engine/lifecycle/gc.ts",
-        "engine-room-race: src/engine/race/decide.ts → src/engine/conductor-main.ts",
+        "engine-room-race: src/engine/race/decide.ts → src/engine/service/service.ts",
         "resolvable: src/chat/clock.ts → ../support/gone.js",
       ].sort(),
     );
