@@ -1,6 +1,8 @@
+// @ts-check
 // The dashboard's syntax highlighter: highlight.js core and the languages a diff most often shows, bundled
 // for the browser by scripts/build.mjs into dist/web/highlight.js (the user never builds anything). The
-// page turns its HTML output into DOM nodes through a whitelist (web/syntax.js), never innerHTML.
+// page turns its HTML output into DOM nodes through a whitelist (web/syntax.js), never innerHTML; its type
+// check (web/tsconfig.json) reads this file's exports.
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
 import c from "highlight.js/lib/languages/c";
@@ -51,7 +53,7 @@ const LANGUAGES = {
 };
 for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
 
-/** File extension → language. */
+/** File extension → language. @type {Record<string, string>} */
 const BY_EXTENSION = {
   sh: "bash",
   bash: "bash",
@@ -97,15 +99,25 @@ const BY_EXTENSION = {
   yaml: "yaml",
 };
 
-/** The language of a file path, or null when none fits. */
+/**
+ * The language of a file path, or null when none fits.
+ * @param {string} path
+ * @returns {string | null}
+ */
 export function languageOf(path) {
   const name = path.split("/").pop() ?? "";
   if (name === "Dockerfile" || name === "Makefile") return null;
-  const extension = name.includes(".") ? name.split(".").pop().toLowerCase() : "";
-  return BY_EXTENSION[extension] ?? null;
+  const extension = name.includes(".") ? (name.split(".").pop() ?? "").toLowerCase() : "";
+  // Own keys only: "x.constructor" names no language (the prototype's function is not one).
+  return Object.hasOwn(BY_EXTENSION, extension) ? (BY_EXTENSION[extension] ?? null) : null;
 }
 
-/** Highlight a block of code (lines joined by "\n") as `language`: highlight.js's escaped HTML. */
+/**
+ * Highlight a block of code (lines joined by "\n") as `language`: highlight.js's escaped HTML.
+ * @param {string} code
+ * @param {string} language
+ * @returns {string}
+ */
 export function highlightBlock(code, language) {
   return hljs.highlight(code, { language, ignoreIllegals: true }).value;
 }

@@ -13,7 +13,15 @@ import { homedir, tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
-import { AGENT_CLI_BIN_DIR, AGENT_CLIS_DIR, isCi, PINNED_AGENT_CLIS } from "./helpers/system-deps.js";
+import {
+  AGENT_CLI_BIN_DIR,
+  AGENT_CLIS_DIR,
+  isCi,
+  LEFT_OUT_PREFIX,
+  leftOutSummary,
+  PINNED_AGENT_CLIS,
+  testTier,
+} from "./helpers/system-deps.js";
 
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
@@ -24,8 +32,10 @@ const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
  *   start create under $TMPDIR — goes into one directory, removed when the run ends: running the suite
  *   leaves nothing in the machine's /tmp (CAESAR_KEEP_TEST_TMP=1 keeps it, and prints where);
  * - dist/ is rebuilt when src/ is newer: end-to-end tests run the CLI users run, never a stale one;
- * - the pinned agent CLIs are installed when a selected suite drives them and they are missing.
- * After the last test, the suites skipped for something missing say so, one line each.
+ * - the pinned agent CLIs are installed when a selected suite drives them and they are missing — never
+ *   by `npm test` (CAESAR_TEST_TIER=fast), which leaves those suites to `npm run test:all`.
+ * After the last test, the suites skipped for something missing say so, one line each, and those the
+ * tier left out say so in one line (test/helpers/system-deps.ts).
  */
 export default async function setup(project: TestProject): Promise<() => void> {
   const scratch = mkdtempSync(join(tmpdir(), "caesar-tests-"));
@@ -43,13 +53,19 @@ export default async function setup(project: TestProject): Promise<() => void> {
   process.env.CAESAR_TEST_STATE = agentState;
   const notes = join(scratch, "missing.txt");
   process.env.CAESAR_TEST_NOTES = notes;
+  const tier = testTier();
   rebuildIfStale();
-  if (await selectedFilesMention(project, /live-agent\.js|live-suite\.js|agent-clis/))
+  if (tier === "all" && (await selectedFilesMention(project, /live-agent\.js|live-suite\.js|agent-clis/)))
     await installAgentClis();
   return () => {
     if (existsSync(notes)) {
-      for (const line of new Set(readFileSync(notes, "utf8").split("\n").filter(Boolean)))
-        process.stderr.write(`${line}\n`);
+      const lines = new Set(readFileSync(notes, "utf8").split("\n").filter(Boolean));
+      const leftOut = [...lines].filter((line) => line.startsWith(LEFT_OUT_PREFIX));
+      for (const line of lines) if (!line.startsWith(LEFT_OUT_PREFIX)) process.stderr.write(`${line}\n`);
+      if (leftOut.length > 0)
+        process.stderr.write(
+          `${leftOutSummary(leftOut.map((line) => line.slice(LEFT_OUT_PREFIX.length)).sort())}\n`,
+        );
     }
     if (process.env.CAESAR_KEEP_TEST_TMP === "1") {
       process.stderr.write(`test files kept in ${scratch}\n`);

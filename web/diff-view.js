@@ -1,12 +1,30 @@
+// @ts-check
 // The verified diff (git's unified patch, as the server sends it) as tables with line numbers and syntax
 // colouring. Parsed here line by line; every piece of it is rendered as text.
 import { h } from "./dom.js";
 import { highlightLines, renderTokens } from "./syntax.js";
 
-/** Split a `git diff` patch into files and hunks. */
+/** @typedef {import("./syntax.js").Token} Token */
+/**
+ * One line of a hunk, with its numbers in the old and the new file (null on the side it is not in).
+ * @typedef {{ kind: "add" | "del" | "ctx" | "note", text: string, oldNo: number | null, newNo: number | null }} PatchLine
+ */
+/** @typedef {{ header: string, lines: PatchLine[] }} Hunk */
+/**
+ * @typedef {{ header: string, path: string, status: "modified" | "added" | "deleted", binary: boolean, hunks: Hunk[] }} PatchFile
+ */
+
+/**
+ * Split a `git diff` patch into files and hunks.
+ * @param {string} patch
+ * @returns {PatchFile[]}
+ */
 export function parsePatch(patch) {
+  /** @type {PatchFile[]} */
   const files = [];
+  /** @type {PatchFile | undefined} */
   let file;
+  /** @type {Hunk | undefined} */
   let hunk;
   let oldNo = 0;
   let newNo = 0;
@@ -44,17 +62,23 @@ export function parsePatch(patch) {
   return files;
 }
 
+/** @param {string} line */
 function pathFromHeader(line) {
   const match = /^diff --git a\/(.*) b\/(.*)$/.exec(line);
-  return match ? match[2] : line.slice("diff --git ".length);
+  return match?.[2] ?? line.slice("diff --git ".length);
 }
 
+/** @param {string} path */
 function stripPrefix(path) {
   const unquoted = path.startsWith('"') && path.endsWith('"') ? path.slice(1, -1) : path;
   return unquoted.replace(/^[ab]\//, "");
 }
 
-/** Render a patch: one section per file, its hunks as a table. */
+/**
+ * Render a patch: one section per file, its hunks as a table.
+ * @param {string} patch
+ * @returns {Promise<HTMLElement>}
+ */
 export async function renderPatch(patch) {
   const files = parsePatch(patch);
   if (files.length === 0) return h("p", { class: "muted" }, "No changes.");
@@ -63,6 +87,7 @@ export async function renderPatch(patch) {
   return h("div", { class: "diff", "data-testid": "diff" }, sections);
 }
 
+/** @param {PatchFile} file */
 async function renderFile(file) {
   const rows = [];
   for (const hunk of file.hunks) {
@@ -94,12 +119,18 @@ async function renderFile(file) {
   );
 }
 
-/** Colour both sides of a hunk as code (so strings and comments spanning lines are right), per line. */
+/**
+ * Colour both sides of a hunk as code (so strings and comments spanning lines are right), per line.
+ * @param {Hunk} hunk
+ * @param {string} path
+ * @returns {Promise<(Token[] | null)[]>}
+ */
 async function colourHunk(hunk, path) {
-  const newSide = hunk.lines
-    .map((line, i) => [line, i])
-    .filter(([line]) => line.kind === "ctx" || line.kind === "add");
-  const oldSide = hunk.lines.map((line, i) => [line, i]).filter(([line]) => line.kind === "del");
+  /** @type {[PatchLine, number][]} */
+  const numbered = hunk.lines.map((line, i) => [line, i]);
+  const newSide = numbered.filter(([line]) => line.kind === "ctx" || line.kind === "add");
+  const oldSide = numbered.filter(([line]) => line.kind === "del");
+  /** @type {(Token[] | null)[]} */
   const out = new Array(hunk.lines.length).fill(null);
   for (const side of [newSide, oldSide]) {
     const tokens = await highlightLines(
@@ -108,7 +139,7 @@ async function colourHunk(hunk, path) {
     );
     if (!tokens) continue;
     side.forEach(([, i], k) => {
-      out[i] = tokens[k];
+      out[i] = tokens[k] ?? null;
     });
   }
   return out;

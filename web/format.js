@@ -1,11 +1,21 @@
+// @ts-check
 // Words for what the server sends: times, statuses, and one line per caesar.event/v1 (like `caesar logs`).
 
+/** @typedef {import("../src/api/response-schema.js").TaskSummary} TaskSummary */
+/** @typedef {import("../src/protocol/event.js").CaesarEvent} CaesarEvent */
+
+/** @param {string | undefined} iso */
 export function formatTime(iso) {
+  if (iso === undefined) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return String(iso ?? "");
   return date.toLocaleTimeString([], { hour12: false });
 }
 
+/**
+ * @param {string} iso
+ * @param {number} [now]
+ */
 export function formatAge(iso, now = Date.now()) {
   const ms = now - new Date(iso).getTime();
   if (!Number.isFinite(ms)) return "";
@@ -16,21 +26,33 @@ export function formatAge(iso, now = Date.now()) {
   return `${Math.floor(s / 86400)}d ago`;
 }
 
-/** One word for where a task is: its phase while it runs, else how it ended. */
+/**
+ * One word for where a task is: its phase while it runs, else how it ended.
+ * @param {TaskSummary} task
+ * @returns {string}
+ */
 export function describeStatus(task) {
   if (task.phase !== "finished") return task.waitingForSlot ? "waiting" : task.phase;
   if (task.outcome === "succeeded") return task.reportStatus ?? "done";
   return task.outcome ?? "failed";
 }
 
-/** A task's checks in a few characters (`✓ 2/2`, `✗ 1/2`), and whether they all passed; null without checks. */
+/**
+ * A task's checks in a few characters (`✓ 2/2`, `✗ 1/2`), and whether they all passed; null without checks.
+ * @param {TaskSummary["checks"]} checks
+ * @returns {{ text: string, passed: boolean } | null}
+ */
 export function describeChecks(checks) {
   if (!checks || checks.state === "none") return null;
   const passed = checks.state === "passed";
   return { text: `${passed ? "✓" : "✗"} ${checks.passed}/${checks.total}`, passed };
 }
 
-/** [label, text] for one event. */
+/**
+ * [label, text] for one event; null when its line is gone.
+ * @param {CaesarEvent | null} event
+ * @returns {[string, string]}
+ */
 export function describeEvent(event) {
   if (!event || typeof event !== "object") return ["?", "(this line of events.jsonl is gone)"];
   switch (event.type) {
@@ -60,7 +82,10 @@ export function describeEvent(event) {
         "finish",
         `${event.status}${event.outcome ? ` / ${event.outcome}` : ""}${event.summary ? ` — ${event.summary}` : ""}`,
       ];
-    default:
-      return [String(event.type ?? "?"), JSON.stringify(event)];
+    default: {
+      // A type this page does not know yet (a newer server): shown as it came.
+      const other = /** @type {{ type?: unknown }} */ (event);
+      return [String(other.type ?? "?"), JSON.stringify(other)];
+    }
   }
 }

@@ -1,15 +1,20 @@
+// @ts-check
 // The caesar dashboard: hash routes (#/ and #/tasks/<id>), each view following the server live.
-import { adoptLogin, getJson, getSession } from "./api.js";
+import { adoptLogin, getCapabilities, getSession } from "./api.js";
+import { pageElement } from "./dom.js";
 import { showTaskList } from "./task-list.js";
 import { showTaskPage } from "./task-page.js";
 
+/** @typedef {import("./api.js").StreamStatus} StreamStatus */
+
 adoptLogin();
 
-const view = document.getElementById("view");
-const live = document.querySelector("[data-testid=live]");
-const auth = document.querySelector("[data-testid=auth]");
+const view = pageElement("#view");
+const live = pageElement("[data-testid=live]");
+const auth = pageElement("[data-testid=auth]");
 let stop = () => {};
 
+/** @param {StreamStatus} state */
 function setStatus(state) {
   live.dataset.state = state;
   live.textContent = state === "live" ? "● live" : state;
@@ -18,8 +23,8 @@ function setStatus(state) {
 function route() {
   stop();
   setStatus("connecting");
-  const match = /^#\/tasks\/([^/]+)$/.exec(location.hash);
-  stop = match ? showTaskPage(view, decodeURIComponent(match[1]), setStatus) : showTaskList(view, setStatus);
+  const id = /^#\/tasks\/([^/]+)$/.exec(location.hash)?.[1];
+  stop = id ? showTaskPage(view, decodeURIComponent(id), setStatus) : showTaskList(view, setStatus);
   window.scrollTo(0, 0);
 }
 
@@ -35,8 +40,8 @@ window.addEventListener("hashchange", route);
 document.addEventListener("caesar:logged-out", () => void showSession());
 route();
 void showSession();
-getJson("/api/agent/v1")
+getCapabilities()
   .then((capabilities) => {
-    document.querySelector("[data-testid=workspace]").textContent = capabilities.repositories.project;
+    pageElement("[data-testid=workspace]").textContent = capabilities.repositories.project;
   })
   .catch(() => undefined);

@@ -1,11 +1,24 @@
+// @ts-check
 // The list of tasks, kept live from /api/stream: one row per task, newest change first.
-import { follow, getJson, mutate } from "./api.js";
+import { errorText, followWorkspace, getTaskList, mutate } from "./api.js";
 import { h, replace, taskHref } from "./dom.js";
 import { describeChecks, describeStatus, formatAge } from "./format.js";
 
+/** @typedef {import("./api.js").Basis} Basis */
+/** @typedef {import("./api.js").StreamStatus} StreamStatus */
+/** @typedef {import("../src/api/response-schema.js").TaskSummary} TaskSummary */
+
+/**
+ * Show the task list in `view`, live; returns what stops it.
+ * @param {HTMLElement} view
+ * @param {(state: StreamStatus) => void} status
+ * @returns {() => void}
+ */
 export function showTaskList(view, status) {
+  /** @type {Map<string, TaskSummary>} */
   const tasks = new Map();
-  let basis = { runId: null, revision: 0 };
+  /** @type {Basis | undefined} the run and revision of the last snapshot or update, once one came */
+  let basis;
   const body = h("tbody", { "data-testid": "task-rows" });
   const empty = h(
     "p",
@@ -28,6 +41,10 @@ export function showTaskList(view, status) {
       class: "delegate",
       onsubmit: async (event) => {
         event.preventDefault();
+        if (!basis) {
+          note.textContent = "Not connected to the server yet: try again in a moment.";
+          return;
+        }
         note.textContent = "Starting…";
         try {
           const response = await mutate(
@@ -38,7 +55,7 @@ export function showTaskList(view, status) {
           note.textContent = `Started ${response.result.taskId} (change #${response.result.changeNumber}).`;
           objective.value = "";
         } catch (error) {
-          note.textContent = `${error.message}${error.detail ? ` ${error.detail}` : ""}`;
+          note.textContent = errorText(error);
         }
       },
     },
@@ -101,6 +118,7 @@ export function showTaskList(view, status) {
     );
   };
 
+  /** @param {TaskSummary["checks"]} checks */
   const checksBadge = (checks) => {
     const shown = describeChecks(checks);
     return shown
@@ -113,15 +131,14 @@ export function showTaskList(view, status) {
   };
 
   const reload = async () => {
-    const page = await getJson("/api/tasks?limit=200");
+    const page = await getTaskList(200);
     basis = { runId: page.runId, revision: page.revision };
     tasks.clear();
     for (const task of page.tasks) tasks.set(task.id, task);
     render();
   };
 
-  return follow(
-    "/api/stream",
+  return followWorkspace(
     {
       // Every (re)connection starts with hello: take a fresh snapshot, then apply updates as they come.
       hello: () => void reload().catch(() => undefined),

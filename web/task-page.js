@@ -1,15 +1,36 @@
+// @ts-check
 // One task: header and actions (Apply / Cancel), pending questions with a form, the report and its
 // findings, the verified diff, and the event stream — live, resuming after reconnects without losing or
 // repeating an event (the server's ids are the events' ordinals; EventSource sends Last-Event-ID).
-import { follow, getJson, mutate } from "./api.js";
+import { ApiError, errorText, followTask, getTask, getTaskDiff, mutate } from "./api.js";
 import { renderPatch } from "./diff-view.js";
 import { h, replace } from "./dom.js";
 import { describeEvent, describeStatus, formatTime } from "./format.js";
 
+/** @typedef {import("./api.js").StreamStatus} StreamStatus */
+/** @typedef {import("./api.js").MutationOperation} MutationOperation */
+/**
+ * @template {MutationOperation} O
+ * @typedef {import("./api.js").MutationArguments<O>} MutationArguments
+ */
+/** @typedef {import("../src/api/response-schema.js").TaskPage} TaskPage */
+/** @typedef {import("../src/api/response-schema.js").TaskQuestion} TaskQuestion */
+/** @typedef {import("../src/api/response-schema.js").TaskEventMessage} TaskEventMessage */
+/** @typedef {import("../src/protocol/report.js").NormalizedReport} NormalizedReport */
+
+/**
+ * Show task `id` in `view`, live; returns what stops it.
+ * @param {HTMLElement} view
+ * @param {string} id
+ * @param {(state: StreamStatus) => void} status
+ * @returns {() => void}
+ */
 export function showTaskPage(view, id, status) {
-  let current; // the last `task` message: summary, report, questions, runId, revision
+  /** @type {TaskPage | undefined} the last `task` message: summary, report, questions, runId, revision */
+  let current;
   let lastOrdinal = 0;
   let diffKey = "";
+  /** @type {string | undefined} */
   let questionsKey;
 
   const header = h("div", { class: "task-header", "data-testid": "task-header" });
@@ -31,13 +52,18 @@ export function showTaskPage(view, id, status) {
     "button",
     {
       "data-testid": "apply",
-      onclick: () => act("change.apply", () => ({ number: current.task.changeNumber })),
+      onclick: () =>
+        act("change.apply", (task) => (task.changeNumber === null ? null : { number: task.changeNumber })),
     },
     "Apply",
   );
   const cancelButton = h(
     "button",
-    { "data-testid": "cancel", class: "danger", onclick: () => act("task.cancel", () => ({ task_id: id })) },
+    {
+      "data-testid": "cancel",
+      class: "danger",
+      onclick: () => act("task.cancel", () => ({ task_id: id })),
+    },
     "Cancel",
   );
   actions.append(applyButton, cancelButton);
@@ -56,13 +82,20 @@ export function showTaskPage(view, id, status) {
     h("section", {}, h("h3", {}, "Events"), events),
   );
 
-  /** Run a mutation based on what the page shows; report the outcome; never retry a conflict. */
+  /**
+   * Run a mutation based on what the page shows; report the outcome; never retry a conflict.
+   * @template {MutationOperation} O
+   * @param {O} operation
+   * @param {(task: TaskPage["task"]) => MutationArguments<O> | null} args null: not possible for this task
+   */
   async function act(operation, args) {
     if (!current) return;
+    const request = args(current.task);
+    if (request === null) return;
     notice.textContent = "Working…";
     notice.dataset.kind = "pending";
     try {
-      await mutate(operation, args(), { runId: current.runId, revision: current.revision });
+      await mutate(operation, request, { runId: current.runId, revision: current.revision });
       notice.textContent =
         operation === "change.apply"
           ? "Applied: the change is staged in your working tree."
@@ -72,14 +105,15 @@ export function showTaskPage(view, id, status) {
       notice.dataset.kind = "ok";
     } catch (error) {
       notice.textContent =
-        error.status === 409
+        error instanceof ApiError && error.status === 409
           ? `Conflict: ${error.message} The page shows the current state now; review it and try again.`
-          : `${error.message}${error.detail ? ` ${error.detail}` : ""}`;
+          : errorText(error);
       notice.dataset.kind = "error";
-      notice.dataset.code = error.code;
+      notice.dataset.code = error instanceof ApiError ? error.code : "error";
     }
   }
 
+  /** @param {TaskPage} message */
   function renderTask(message) {
     current = message;
     const task = message.task;
@@ -109,7 +143,11 @@ export function showTaskPage(view, id, status) {
           )
         : null,
     );
-    applyButton.disabled = !(task.phase === "finished" && task.changeStatus === "ready");
+    applyButton.disabled = !(
+      task.phase === "finished" &&
+      task.changeStatus === "ready" &&
+      task.changeNumber !== null
+    );
     cancelButton.disabled = task.phase === "finished";
     // Re-render the questions only when they change: never under the user's fingers while they type.
     const asked = JSON.stringify(message.questions.map((q) => [q.id, q.answer?.answeredAt ?? null]));
@@ -126,15 +164,19 @@ export function showTaskPage(view, id, status) {
     }
   }
 
+  /** @param {TaskQuestion[]} list */
   function renderQuestions(list) {
     const pending = list.filter((q) => q.answer === null);
-    const answered = list.filter((q) => q.answer !== null);
+    /** @type {{ question: string, answer: NonNullable<TaskQuestion["answer"]> }[]} */
+    const answered = [];
+    for (const q of list) if (q.answer !== null) answered.push({ question: q.question, answer: q.answer });
     if (list.length === 0) return replace(questions);
     replace(
       questions,
       h("h3", {}, pending.length > 0 ? `Questions waiting for you (${pending.length})` : "Questions"),
       pending.map((q) => {
         const input = h("textarea", { rows: "2", name: "answer", "data-testid": "answer-input" });
+        /** @param {string} text */
         const send = (text) =>
           act("question.answer", () => ({ task_id: id, question_id: q.id, answer: text }));
         return h(
@@ -162,23 +204,24 @@ export function showTaskPage(view, id, status) {
           h("button", { type: "submit", "data-testid": "answer-submit" }, "Answer"),
         );
       }),
-      answered.map((q) =>
+      answered.map(({ question, answer }) =>
         h(
           "div",
           { class: "question answered", "data-testid": "answered" },
-          h("p", { class: "text" }, q.question),
+          h("p", { class: "text" }, question),
           h(
             "p",
             {},
             "→ ",
-            h("strong", {}, q.answer.answer),
-            ` (${q.answer.answeredBy ?? "?"}, ${formatTime(q.answer.answeredAt)})`,
+            h("strong", {}, answer.answer),
+            ` (${answer.answeredBy ?? "?"}, ${formatTime(answer.answeredAt)})`,
           ),
         ),
       ),
     );
   }
 
+  /** @param {NormalizedReport | null} value */
   function renderReport(value) {
     if (!value) {
       replace(report, h("h3", {}, "Report"), h("p", { class: "muted" }, "No report yet."));
@@ -243,7 +286,10 @@ export function showTaskPage(view, id, status) {
     );
   }
 
-  /** caesar's checks after the last attempt: each command, whether it passed, and the end of a failure. */
+  /**
+   * caesar's checks after the last attempt: each command, whether it passed, and the end of a failure.
+   * @param {NormalizedReport} value
+   */
   function renderChecks(value) {
     const list = value.checks ?? [];
     if (list.length === 0) return replace(checks);
@@ -292,7 +338,7 @@ export function showTaskPage(view, id, status) {
 
   async function loadDiff() {
     try {
-      const body = await getJson(`/api/tasks/${encodeURIComponent(id)}/diff`);
+      const body = await getTaskDiff(id);
       const title = h(
         "h3",
         {},
@@ -309,10 +355,14 @@ export function showTaskPage(view, id, status) {
         await renderPatch(body.diff.patch),
       );
     } catch (error) {
-      replace(diff, h("h3", {}, "Verified diff"), h("p", { class: "error" }, error.message));
+      replace(diff, h("h3", {}, "Verified diff"), h("p", { class: "error" }, errorText(error)));
     }
   }
 
+  /**
+   * @param {TaskEventMessage} message
+   * @param {MessageEvent<string>} raw
+   */
   function addEvent(message, raw) {
     const ordinal = Number(raw.lastEventId || message.ordinal);
     if (ordinal <= lastOrdinal) return; // already shown (never expected: the server resumes after Last-Event-ID)
@@ -335,16 +385,12 @@ export function showTaskPage(view, id, status) {
     );
   }
 
-  return follow(
-    `/api/tasks/${encodeURIComponent(id)}/events`,
-    { caesar: addEvent, task: renderTask },
-    (state) => {
-      status(state);
-      if (state === "closed")
-        getJson(`/api/tasks/${encodeURIComponent(id)}`).catch((error) => {
-          notice.textContent = error.message;
-          notice.dataset.kind = "error";
-        });
-    },
-  );
+  return followTask(id, { caesar: addEvent, task: renderTask }, (state) => {
+    status(state);
+    if (state === "closed")
+      getTask(id).catch((error) => {
+        notice.textContent = errorText(error);
+        notice.dataset.kind = "error";
+      });
+  });
 }

@@ -7,6 +7,7 @@ import {
   PATHS,
   PROVENANCE,
 } from "./protocol-ids.js";
+import type { AgentCapabilities } from "./response-schema.js";
 
 /** `GET /api/agent/v1`: what the query contract offers, how to call it, and its boundaries. */
 export function agentCapabilities(ctx: ApiContext) {
@@ -80,5 +81,5 @@ export function agentCapabilities(ctx: ApiContext) {
       capabilities: `GET ${PATHS.mutateCapabilities}`,
       discovery: `GET ${PATHS.commonsProtocol}`,
     },
-  };
+  } satisfies AgentCapabilities;
 }

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { ApiContext } from "./api-context.js";
 import { type ApiError, toApiError } from "./api-error.js";
 import { EchoedError } from "./echo.js";
+import type { ErrorResponse } from "./response-schema.js";
 
 /**
  * The one shape every error response has: what identifies the request (when it was valid enough to say),
@@ -20,7 +21,7 @@ export function renderError(c: Context, ctx: ApiContext, error: unknown): Respon
       runId: ctx.index.runId,
       revision: ctx.index.revision,
       ...apiError.toBody(),
-    },
+    } satisfies ErrorResponse,
     apiError.status,
   );
 }

@@ -10,8 +10,8 @@ import { MUTATE_PROTOCOL, OPERATOR_HEADER, OPERATOR_HEADER_VALUE, PATHS } from "
 import { CSRF_HEADER } from "./security/sessions.js";
 
 /**
- * `GET /api/mutate/v1` (and seed 004's discovery path, `GET /api/commons/protocol`): the mutation
- * vocabulary, its authentication, and when each operation is stale.
+ * `GET /api/mutate/v1` (and the discovery path docs/api.md explains, `GET /api/commons/protocol`): the
+ * mutation vocabulary, its authentication, and when each operation is stale.
  */
 export function mutateCapabilities(ctx: ApiContext) {
   return {

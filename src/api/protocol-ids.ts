@@ -1,6 +1,6 @@
 /** The identifiers of the two HTTP vocabularies `caesar serve` speaks, and the names they share. */
 
-/** The read-only agent query contract (seed 004). */
+/** The read-only agent query contract (docs/api.md). */
 export const AGENT_PROTOCOL = "cz-agent/1";
 /** The separate, authenticated mutation vocabulary. */
 export const MUTATE_PROTOCOL = "cz-mutate/1";
@@ -23,7 +23,7 @@ export const PATHS = {
   mutateCapabilities: "/api/mutate/v1",
   mutateSchema: "/api/mutate/v1/schema",
   mutate: "/api/mutate/v1/request",
-  /** Seed 004's discovery path of the mutation vocabulary: the same document as mutateCapabilities. */
+  /** The mutation vocabulary's document again, at the discovery path docs/api.md explains. */
   commonsProtocol: "/api/commons/protocol",
   session: "/api/session",
   login: "/login",

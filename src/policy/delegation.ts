@@ -3,7 +3,7 @@ import { type DelegateTarget, type EffectiveConfig, riskProfileOf, settingsOf } 
 import { CaesarError } from "../support/errors.js";
 
 /**
- * The kinds of nested request (seed 001): re-running the **same** agent product for a focused sub-task
+ * The kinds of nested request (docs/configuration.md, "Governed delegation"): re-running the **same** agent product for a focused sub-task
  * (`spawn`, capped at one level: a spawned task cannot spawn) versus handing off to a **different**
  * configured agent (`delegate`, gated by the caller's risk profile and reachability).
  */
@@ -32,7 +32,7 @@ export class DelegationRefusedError extends CaesarError {
 }
 
 /**
- * Decide whether the task `caller` may hand work to `target`, in the seed's check order: depth, then
+ * Decide whether the task `caller` may hand work to `target`, in the documented order: depth, then
  * (same product) the recursion gate and the depth-1 spawn cap, or (different agent) the caller's
  * delegation policy then reachability. Every refusal names its cause and the setting that lifts it.
  */

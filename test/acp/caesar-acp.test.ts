@@ -254,8 +254,10 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
     const project = makeAcpProject([
       {
         tool: { toolCallId: "slow", title: "slow", kind: "execute", rawInput: { command: "sleep" } },
-        // Long enough to still be running after the editor closed and `caesar ps` started, under load.
-        sleep: 30_000,
+        // Still running after the editor closed and `caesar ps` looked, however loaded the machine: the
+        // tool ends when the test releases it (or after two minutes, which fails the test below).
+        sleep: 120_000,
+        until: "{{outside}}/release",
       },
       { message: REPORT("Finished without the editor.") },
     ]);
@@ -278,6 +280,7 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
       await runCaesar(["ps", "--json"], { cwd: project.root }),
     );
     expect(ps.find((task) => task.id === id)?.phase).toBe("running");
+    writeFileSync(join(project.outside, "release"), "");
     const deadline = Date.now() + 90_000;
     while (stateOf(project.root, id!).phase !== "finished" && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 200));

@@ -9,7 +9,7 @@ import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { accessTo, freePort, NatsServer, requireNatsServer } from "../helpers/cluster.js";
 import { makeRepo, tempDir, writeConfig } from "../helpers/repo.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/access.test.ts");
+const NATS_SERVER = requireNatsServer();
 
 const NO_ACCESS: ClusterAccess = accessTo();
 

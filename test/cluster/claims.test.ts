@@ -22,7 +22,7 @@ import { controlPaths } from "../../src/engine/store/control.js";
 import { accessTo, freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
 import { makeRepo } from "../helpers/repo.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/claims.test.ts");
+const NATS_SERVER = requireNatsServer();
 
 const worker = (n: number) => ({ id: `w${n}`, host: "test", pid: 1000 + n });
 const retry = { onWorkerLoss: "retry" as const, maxAttempts: 3 };

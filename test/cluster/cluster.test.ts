@@ -23,7 +23,7 @@ import {
 import { connectCaesar, dataOf } from "../helpers/mcp.js";
 import { git } from "../helpers/repo.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/cluster.test.ts");
+const NATS_SERVER = requireNatsServer();
 
 const MINUTE = 60_000;
 

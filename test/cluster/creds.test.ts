@@ -23,7 +23,7 @@ import {
 } from "../helpers/cluster.js";
 import { makeOperatorMode, type OperatorMode } from "../helpers/nats-operator.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/creds.test.ts");
+const NATS_SERVER = requireNatsServer();
 
 const MINUTE = 60_000;
 

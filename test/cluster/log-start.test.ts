@@ -22,7 +22,7 @@ import {
   workerIn,
 } from "../helpers/cluster.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/log-start.test.ts");
+const NATS_SERVER = requireNatsServer();
 
 const MINUTE = 60_000;
 /** A creation time a submitter whose clock runs far ahead of the NATS server's would write. */

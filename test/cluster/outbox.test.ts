@@ -6,7 +6,7 @@ import { Outbox } from "../../src/cluster/outbox.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
 import { accessTo, freePort, NatsServer, requireNatsServer, tempDir } from "../helpers/cluster.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/outbox.test.ts");
+const NATS_SERVER = requireNatsServer();
 
 describe.skipIf(!NATS_SERVER)("a worker's outbox", () => {
   let server: NatsServer;

@@ -14,7 +14,7 @@ import {
   tempDir,
 } from "../helpers/cluster.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/relay-exit.test.ts");
+const NATS_SERVER = requireNatsServer();
 const MINUTE = 60_000;
 
 /** CPU time (user + system, in clock ticks) a process has used so far. */

@@ -17,7 +17,7 @@ import {
   workerIn,
 } from "../helpers/cluster.js";
 
-const NATS_SERVER = requireNatsServer("test/cluster/self-cancel.test.ts");
+const NATS_SERVER = requireNatsServer();
 const MINUTE = 60_000;
 
 // One worker: a remote task's child, sent to the cluster by that worker, comes back to the same worker,

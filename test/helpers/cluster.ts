@@ -2,18 +2,11 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { describe } from "vitest";
 import type { ClusterAccess } from "../../src/cluster/connection.js";
 import { CAESAR_BIN } from "./cli.js";
 import { FIXTURE_BIN, git, tempDir } from "./repo.js";
-
-/** Where nats-server is (Debian installs it in /usr/sbin, often not on a user's PATH), if anywhere. */
-export function natsServerPath(): string | undefined {
-  for (const dir of [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/usr/local/bin", "/usr/bin"]) {
-    const path = join(dir, "nats-server");
-    if (dir && existsSync(path)) return path;
-  }
-  return undefined;
-}
+import { locate, NATS_SERVER, standInForMissing } from "./system-deps.js";
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -270,16 +263,14 @@ export async function eventually(
 export { tempDir };
 
 /**
- * The suites that need a real NATS server skip, saying so in one line, where nats-server is missing —
- * and fail under CI=true, where .ci/run installs it.
+ * The nats-server for a suite that needs a real one, or undefined: then the file gets one stand-in test
+ * (system-deps.ts) — skipped, saying how to run it, where nats-server is missing or `npm test` leaves the
+ * cluster suites out; failing under CI=true where it is missing (.ci/run installs it). Call at the top of
+ * the file, and skip its describes when it is undefined.
  */
-export function requireNatsServer(suite: string): string | undefined {
-  const path = natsServerPath();
-  if (!path) {
-    if (process.env.CI === "true")
-      throw new Error(`${suite}: nats-server is not installed (.ci/run installs Debian's nats-server)`);
-    console.warn(`${suite} skipped: nats-server is not installed (apt-get install nats-server)`);
-  }
+export function requireNatsServer(): string | undefined {
+  const path = locate(NATS_SERVER);
+  if (path === undefined) describe("a real nats-server", () => standInForMissing(NATS_SERVER));
   return path;
 }
 

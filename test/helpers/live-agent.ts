@@ -19,13 +19,13 @@ import type { Mode } from "../../src/protocol/task.js";
 import { fixturePath, normalizeLine, writeFixture } from "./agent-fixtures.js";
 import { agentStateFor } from "./agent-state.js";
 import { makeLaunch } from "./launch.js";
-import { AGENT_CLI_BIN_DIR, pinnedAgentCli } from "./system-deps.js";
+import { AGENT_CLI_BIN_DIR, locate, pinnedAgentCli } from "./system-deps.js";
 
 /** The pinned real CLIs (test/agent-clis, installed by the test run); see system-deps.ts without them. */
 export const AGENT_BIN_DIR = AGENT_CLI_BIN_DIR;
 
 export function agentBinAvailable(cli: string): boolean {
-  return pinnedAgentCli(cli).find() !== undefined;
+  return locate(pinnedAgentCli(cli)) !== undefined;
 }
 
 /** A home of its own for a CLI: HOME and the XDG directories under it, so nothing of the user's is read. */

@@ -4,7 +4,16 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "./repo.js";
-import { findExecutable, isCi, missingLine, TMUX } from "./system-deps.js";
+import {
+  findExecutable,
+  isCi,
+  leftOutByTier,
+  leftOutSummary,
+  missingLine,
+  type Requirement,
+  TMUX,
+  testTier,
+} from "./system-deps.js";
 
 // The helper every suite with a system requirement goes through: it must not take a stand-in for the
 // real thing (the fresh-machine proof hides programs behind empty files), and must find one off PATH.
@@ -55,6 +64,25 @@ describe("what a missing requirement says", () => {
   });
 });
 
+describe("the test tiers", () => {
+  const FULL_ONLY: Requirement = { what: "x", install: "y", find: () => "/x", fullTierOnly: true };
+  const ANY_TIER: Requirement = { what: "x", install: "y", find: () => "/x" };
+
+  it("is fast only when npm test says so; unset (a developer's vitest run) is all; anything else is refused", () => {
+    expect(testTier({ CAESAR_TEST_TIER: "fast" })).toBe("fast");
+    expect(testTier({ CAESAR_TEST_TIER: "all" })).toBe("all");
+    expect(testTier({})).toBe("all");
+    expect(() => testTier({ CAESAR_TEST_TIER: "quick" })).toThrow(/CAESAR_TEST_TIER=quick/);
+  });
+
+  it("leaves out the full tier's requirements in the fast tier only", () => {
+    expect(leftOutByTier(FULL_ONLY, { CAESAR_TEST_TIER: "fast" })).toBe(true);
+    expect(leftOutByTier(FULL_ONLY, { CAESAR_TEST_TIER: "all" })).toBe(false);
+    expect(leftOutByTier(FULL_ONLY, {})).toBe(false);
+    expect(leftOutByTier(ANY_TIER, { CAESAR_TEST_TIER: "fast" })).toBe(false);
+  });
+});
+
 /**
  * The way a developer and CI meet it: a test run (vitest, with the project's global setup) of a suite and
  * a single test that need a program — test/fixtures/system-deps/needs-program.suite.ts.
@@ -69,7 +97,7 @@ describe("a test run with a suite that needs a program", () => {
     // Nothing of this run's own vitest or CI setting leaks into the one it starts.
     const base = Object.fromEntries(
       Object.entries(process.env).filter(
-        ([key]) => !/^(VITEST|CI$|NODE_OPTIONS$|TINYPOOL|FORCE_COLOR$)/.test(key),
+        ([key]) => !/^(VITEST|CI$|CAESAR_TEST_TIER$|NODE_OPTIONS$|TINYPOOL|FORCE_COLOR$)/.test(key),
       ),
     );
     return new Promise((resolve) => {
@@ -107,6 +135,32 @@ describe("a test run with a suite that needs a program", () => {
     // The same requirement twice (a suite and a test): one line, printed after the run's summary.
     expect(run.stderr.split("\n").filter((line) => line === LINE)).toHaveLength(1);
     expect(run.output.lastIndexOf(LINE)).toBeGreaterThan(run.output.lastIndexOf("Tests "));
+  }, 150_000);
+
+  it("npm test (the fast tier) leaves a full-tier suite out even where the program is, and says so once", async () => {
+    const run = await testRun({
+      CI: "true", // a suite the tier leaves out is not a missing dependency: CI=true changes nothing
+      CAESAR_TEST_TIER: "fast",
+      NEEDED_FULL_TIER_ONLY: "1",
+      PATH: `${withProgram()}${delimiter}${process.env.PATH}`,
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/Tests\s+2 skipped \(2\)/);
+    const summary = leftOutSummary(["needed-program"]);
+    expect(run.stderr.split("\n").filter((line) => line === summary)).toHaveLength(1);
+    expect(run.output.lastIndexOf(summary)).toBeGreaterThan(run.output.lastIndexOf("Tests "));
+    expect(run.output).not.toContain("skipped: needs");
+  }, 150_000);
+
+  it("npm run test:all (the full tier) runs a full-tier suite", async () => {
+    const run = await testRun({
+      CAESAR_TEST_TIER: "all",
+      NEEDED_FULL_TIER_ONLY: "1",
+      PATH: `${withProgram()}${delimiter}${process.env.PATH}`,
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/Tests\s+2 passed \(2\)/);
+    expect(run.output).not.toContain("npm test left out");
   }, 150_000);
 
   it("under CI=true, fails both, saying what is missing and why it is a failure", async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { CAESAR_BIN } from "../helpers/cli.js";
-import { describeWith, TMUX } from "../helpers/system-deps.js";
+import { describeWith, locate, TMUX } from "../helpers/system-deps.js";
 import { ago, FixtureProject, removeFixtureProjects } from "./fixture-project.js";
 
 /**
@@ -12,7 +12,7 @@ import { ago, FixtureProject, removeFixtureProjects } from "./fixture-project.js
  * back what a person would see. The tasks are directories this test writes, with this test process as
  * their (live) conductor.
  */
-const TMUX_BIN = TMUX.find();
+const TMUX_BIN = locate(TMUX);
 // A server of our own on a socket of our own: the user's tmux sessions are never touched.
 const SOCKET_DIR = TMUX_BIN ? mkdtempSync(join(tmpdir(), "caesar-ui-tmux-")) : "";
 const SOCKET = join(SOCKET_DIR, "socket");

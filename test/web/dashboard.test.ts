@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { git, makeRepo, writeConfig } from "../helpers/repo.js";
 import { type ServeProcess, startServe } from "../helpers/serve-process.js";
-import { CHROMIUM, standInForMissing } from "../helpers/system-deps.js";
+import { CHROMIUM, locate, standInForMissing } from "../helpers/system-deps.js";
 
 /**
  * The dashboard, end to end: the real `caesar serve`, real tasks run by fixture agents, and Debian's
@@ -18,7 +18,7 @@ import { CHROMIUM, standInForMissing } from "../helpers/system-deps.js";
  * installed, or the suite stands in for itself with one line saying what to install (system-deps.ts).
  */
 
-const CHROMIUM_BIN = CHROMIUM.find();
+const CHROMIUM_BIN = locate(CHROMIUM);
 const describeWithChromium = describe.runIf(CHROMIUM_BIN !== undefined);
 const ARTIFACTS = fileURLToPath(new URL("../artifacts/", import.meta.url));
 const WAIT = { timeout: 60_000 };

@@ -15,7 +15,7 @@ import { readTimeline, repositoryNotFound } from "../views/timeline-view.js";
 import { type ApiEnv, requireOperatorHeader } from "./guards.js";
 
 /**
- * The agent query contract, `cz-agent/1` (seed 004): capabilities, the exact schema, the current state,
+ * The agent query contract, `cz-agent/1` (docs/api.md): capabilities, the exact schema, the current state,
  * and one strict, revision-checked query endpoint. Read-only.
  */
 export function agentRoutes(ctx: ApiContext): Hono<ApiEnv> {

@@ -5,6 +5,7 @@ import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import type { IndexedTask } from "../index/indexed-task.js";
 import { PATHS } from "../protocol-ids.js";
+import type { TaskDiff, TaskListPage, TaskPage } from "../response-schema.js";
 import { describeTask, summarizeTask } from "../views/task-summary.js";
 import type { ApiEnv } from "./guards.js";
 import { streamTaskEvents, streamWorkspace } from "./sse-routes.js";
@@ -38,17 +39,21 @@ export function dashboardRoutes(ctx: ApiContext): Hono<ApiEnv> {
       total: all.length,
       tasks: page.map(summarizeTask),
       nextBefore: start + limit < all.length ? (page.at(-1)?.state.change_number ?? null) : null,
-    });
+    } satisfies TaskListPage);
   });
 
   app.get(`${PATHS.tasks}/:id`, async (c) => {
     const task = await findTask(ctx, c.req.param("id"));
-    return c.json({ runId: ctx.index.runId, revision: ctx.index.revision, ...describeTask(task) });
+    return c.json({
+      runId: ctx.index.runId,
+      revision: ctx.index.revision,
+      ...describeTask(task),
+    } satisfies TaskPage);
   });
 
   app.get(`${PATHS.tasks}/:id/diff`, async (c) => {
     const task = await findTask(ctx, c.req.param("id"));
-    return c.json({ taskId: task.id, ...(await ctx.changes.diffOf(task)) });
+    return c.json({ taskId: task.id, ...(await ctx.changes.diffOf(task)) } satisfies TaskDiff);
   });
 
   app.get(`${PATHS.tasks}/:id/events`, async (c) =>

@@ -21,6 +21,7 @@ import {
   mutationRequestJsonSchema,
 } from "../mutation-schema.js";
 import { MUTATE_PROTOCOL, PATHS, PROVENANCE } from "../protocol-ids.js";
+import type { AnswerResult, ApplyResult, CancelResult, DelegateResult } from "../response-schema.js";
 import { summarizeTask } from "../views/task-summary.js";
 import {
   type ApiEnv,
@@ -115,14 +116,19 @@ async function runMutation(ctx: ApiContext, request: MutationRequest, raw: unkno
         taskId: record.id,
         changeNumber: record.state.change_number,
         task: task ? summarizeTask(task) : null,
-      };
+      } satisfies DelegateResult;
     }
     case "task.cancel": {
       const task = await fresh(ctx, request.arguments.task_id);
       checkTarget(request, task.stateRevision, `task ${task.id}`);
       const { state, changed } = await cancelTask(record(task), BY);
       await index.refresh([task.id]);
-      return { taskId: task.id, cancelled: changed, phase: state.phase, outcome: state.outcome };
+      return {
+        taskId: task.id,
+        cancelled: changed,
+        phase: state.phase,
+        outcome: state.outcome,
+      } satisfies CancelResult;
     }
     case "question.answer": {
       const { task_id: taskId, question_id: questionId, answer } = request.arguments;
@@ -135,7 +141,7 @@ async function runMutation(ctx: ApiContext, request: MutationRequest, raw: unkno
         questionId,
         answeredAt: written.answered_at,
         answeredBy: written.answered_by ?? null,
-      };
+      } satisfies AnswerResult;
     }
     case "change.apply": {
       const { number, force } = request.arguments;
@@ -146,7 +152,13 @@ async function runMutation(ctx: ApiContext, request: MutationRequest, raw: unkno
       checkTarget(request, task.stateRevision, `change #${number}`);
       const applied = await applyTask(record(task), { force: force === true, by: BY });
       await index.refresh([task.id]);
-      return { number, taskId: task.id, files: applied.files, head: applied.head, stagedIn: applied.top };
+      return {
+        number,
+        taskId: task.id,
+        files: applied.files,
+        head: applied.head,
+        stagedIn: applied.top,
+      } satisfies ApplyResult;
     }
   }
 }

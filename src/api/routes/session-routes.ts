@@ -4,6 +4,7 @@ import * as z from "../../support/zod.js";
 import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import { MUTATE_PROTOCOL, PATHS } from "../protocol-ids.js";
+import type { Session } from "../response-schema.js";
 import { CSRF_HEADER, SECRET_PATTERN, sessionCookieName } from "../security/sessions.js";
 import {
   type ApiEnv,
@@ -58,7 +59,7 @@ export function sessionRoutes(ctx: ApiContext): Hono<ApiEnv> {
       runId: ctx.index.runId,
       revision: ctx.index.revision,
       mutate: { protocol: MUTATE_PROTOCOL, path: PATHS.mutate },
-    });
+    } satisfies Session);
   });
 
   app.post(

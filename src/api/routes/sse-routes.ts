@@ -3,6 +3,7 @@ import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { readEventLines } from "../../engine/follow/event-spans.js";
 import type { ApiContext } from "../api-context.js";
 import type { IndexedTask } from "../index/indexed-task.js";
+import type { StreamHello, TaskEventMessage, TaskPage, TasksUpdate } from "../response-schema.js";
 import { describeTask, summarizeTask } from "../views/task-summary.js";
 import type { ApiEnv } from "./guards.js";
 
@@ -34,10 +35,12 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
           const lines = await readEventLines(task.paths.events, ranges).catch(() => ranges.map(() => null));
           for (const [k, line] of lines.entries()) {
             const ordinal = sent + k + 1;
+            // The index keeps spans of valid events only (caesar.event/v1, validated as it read them).
+            const event = (line ?? null) as TaskEventMessage["event"];
             await stream.writeSSE({
               event: "caesar",
               id: String(ordinal),
-              data: JSON.stringify({ ordinal, event: line ?? null }),
+              data: JSON.stringify({ ordinal, event } satisfies TaskEventMessage),
             });
           }
           sent += ranges.length;
@@ -52,7 +55,7 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
               runId: ctx.index.runId,
               revision: ctx.index.revision,
               ...describeTask(task),
-            }),
+            } satisfies TaskPage),
           });
         }
         return !task.removed;
@@ -85,7 +88,7 @@ export function streamWorkspace(c: Context<ApiEnv>, ctx: ApiContext): Response {
             revision,
             tasks: tasks.filter((task) => !task.removed).map(summarizeTask),
             removed: tasks.filter((task) => task.removed).map((task) => task.id),
-          }),
+          } satisfies TasksUpdate),
         });
         return true;
       },
@@ -123,7 +126,7 @@ async function follow(
     await stream.writeSSE({
       event: "hello",
       retry: RETRY_MS,
-      data: JSON.stringify({ runId: ctx.index.runId, revision: ctx.index.revision }),
+      data: JSON.stringify({ runId: ctx.index.runId, revision: ctx.index.revision } satisfies StreamHello),
     });
     while (!stopped && !stream.aborted) {
       if (notified) {

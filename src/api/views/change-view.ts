@@ -1,20 +1,13 @@
 import { taskResult } from "../../engine/lifecycle/result.js";
 import { isCaesarError, messageOf } from "../../support/errors.js";
-import { changedFiles, diffText, type ObservedChange } from "../../workspace/changes.js";
+import { changedFiles, diffText } from "../../workspace/changes.js";
 import type { IndexedTask } from "../index/indexed-task.js";
+import type { Diff, TaskDiff } from "../response-schema.js";
 import { Lru } from "./lru.js";
 import { changeStatusOf } from "./task-summary.js";
 
 /** A patch longer than this is cut (and says so): a page and an agent both choke on megabytes of diff. */
 export const MAX_PATCH_CHARS = 1024 * 1024;
-
-interface Diff {
-  from: string;
-  to: string;
-  files: ObservedChange[];
-  patch: string;
-  truncated: boolean;
-}
 
 /**
  * Changes — each task's result, numbered like pull requests — with their verified diff. A finished task's
@@ -56,9 +49,7 @@ export class ChangeReader {
     };
   }
 
-  async diffOf(
-    task: IndexedTask,
-  ): Promise<{ diff: Diff | null; origin: string | null; unavailable: string | null }> {
+  async diffOf(task: IndexedTask): Promise<Omit<TaskDiff, "taskId">> {
     const s = task.state;
     try {
       if (s.phase === "finished" && s.start_tree && s.end_tree) {

@@ -1,14 +1,9 @@
 import { hasSeparateResult, type TaskState } from "../../engine/store/state.js";
 import { checksVerdict } from "../../protocol/checks.js";
 import type { IndexedTask } from "../index/indexed-task.js";
+import type { ChangeStatus, TaskDescription, TaskSummary } from "../response-schema.js";
 
-/**
- * Where a change (a task's result) stands, like a pull request's state: `running` until the task
- * finished; then `applied` once brought into the working tree, `in_place` when it ran in the working tree
- * itself, `empty` when git observed no change, else `ready` (to apply).
- */
-export type ChangeStatus = "running" | "ready" | "applied" | "in_place" | "empty";
-
+/** Where a change stands (response-schema.ts's ChangeStatusSchema says what each status means). */
 export function changeStatusOf(state: TaskState): ChangeStatus {
   if (state.phase !== "finished") return "running";
   if (state.applied) return "applied";
@@ -18,7 +13,7 @@ export function changeStatusOf(state: TaskState): ChangeStatus {
 }
 
 /** One task as lists show it (the dashboard's task list, the task page's header). */
-export function summarizeTask(task: IndexedTask) {
+export function summarizeTask(task: IndexedTask): TaskSummary {
   const s = task.state;
   return {
     id: s.id,
@@ -33,7 +28,6 @@ export function summarizeTask(task: IndexedTask) {
     reportStatus: s.report_status,
     changeStatus: changeStatusOf(s),
     summary: s.report?.summary ?? null,
-    /** caesar's checks after the last attempt (`state: "none"` when the task has none). */
     checks: checksVerdict(s.report?.checks),
     attempts: s.report?.attempts.length ?? 0,
     error: s.error,
@@ -56,10 +50,8 @@ export function summarizeTask(task: IndexedTask) {
   };
 }
 
-export type TaskSummary = ReturnType<typeof summarizeTask>;
-
 /** The task page: the summary, the normalized report (with its findings) and every question with its answer. */
-export function describeTask(task: IndexedTask) {
+export function describeTask(task: IndexedTask): TaskDescription {
   return {
     task: summarizeTask(task),
     report: task.state.report,

@@ -31,7 +31,7 @@ export function makeTask(
     protocol: PROTOCOLS.task,
     id: state.id,
     created_at: state.created_at,
-    // The spec marks role optional: absent, not null, reads the same under either reading of "optional".
+    // OACP marks role optional (docs/protocol.md): absent, not null, reads the same under either reading.
     ...(plan.role ? { role: plan.role } : {}),
     agent: plan.agent,
     objective: plan.objective,
