@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/support/process.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   FIXTURE_BIN,
@@ -365,6 +366,18 @@ describe("isolation", () => {
     expect(human.stdout).not.toContain("no git repository");
     expect(git(root, "branch")).not.toContain("caesar/");
     expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain("preparing");
+  });
+  it("stops a setup command that hangs at the task's deadline, and leaves nothing running", async () => {
+    const root = project('[worktree]\nsetup = ["echo $$ > ../setup.pid; sleep 300"]\n');
+    const { result, body } = await run(root, ["--agent", "conformant", "--timeout", "3s", "needs setup"]);
+    expect(result.code).toBe(1);
+    expect(body!.state.error?.code).toBe("setup_failed");
+    expect(body!.report.summary).toContain("killed by SIGTERM");
+    const pid = Number(readFileSync(join(root, ".caesar", "wt", "setup.pid"), "utf8"));
+    expect(isProcessAlive(pid)).toBe(false);
+    expect(readFileSync(join(taskDir(root, body!.task_id), "raw.log"), "utf8")).toContain(
+      "was stopped at the task's deadline",
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -174,6 +174,27 @@ describe("the conductor service", () => {
       expect(events.filter((event) => event.type === "finished").length).toBe(1);
     }
   }, 180_000);
+
+  it("a setup command left running by a killed service is stopped by the next one, which starts the task again", async () => {
+    const root = project(
+      '[worktree]\nsetup = ["echo $$ >> ../setup.pids; [ -e ../once ] || { touch ../once; sleep 300; }"]\n',
+    );
+    const id = await detach(root, ["--agent", "conformant", "needs its setup"]);
+    const pids = join(root, ".caesar", "wt", "setup.pids");
+    const setup = await until("the setup to run", () => {
+      const current = readJson<{ setup_process: { pid: number } | null }>(
+        join(taskDir(root, id), "state.json"),
+      );
+      return current.setup_process && existsSync(pids) ? current.setup_process : undefined;
+    });
+    process.kill(service(root)!.pid, "SIGKILL");
+    const ps = await runCaesar(["ps", "--json"], { cwd: root });
+    expect(ps.code, ps.stderr).toBe(0);
+    await until("the task to finish", () => state(root, id).phase === "finished");
+    expect(state(root, id)).toMatchObject({ outcome: "succeeded", report: { status: "success" } });
+    expect(isProcessAlive(setup.pid)).toBe(false);
+    expect(readFileSync(pids, "utf8").trim().split("\n")).toHaveLength(2);
+  }, 120_000);
 
   it("takes a task no one told it about (its front end died before asking) when anything looks at it", async () => {
     const root = project();

@@ -248,7 +248,16 @@ async function runTask(input: RunInput): Promise<void> {
 
   const env = agentEnvironment(input.env, plan, task, dir);
   if (plan.worktree.setup.length > 0 && isolation.worktree) {
-    const failure = await runSetup(plan.worktree.setup, isolation.workspace, env, raw, cancel);
+    // Under the task's deadline, counted from now (the agent's own run fixes it again when it starts).
+    const failure = await runSetup(plan.worktree.setup, isolation.workspace, env, raw, cancel, {
+      deadlineAt: Date.now() + plan.timeout_ms,
+      onProcess: async (pid) => {
+        await updateState(dir, (state) => ({
+          ...state,
+          setup_process: pid === null ? null : recordProcess(pid),
+        }));
+      },
+    });
     if (failure) {
       await discardIsolation(plan, isolation);
       await updateState(dir, (state) => ({ ...state, worktree: null, branch: null, start_tree: null }));
@@ -337,6 +346,8 @@ async function resumePoint(dir: string, plan: TaskPlan, state: TaskState): Promi
   if (state.agent_process === null) {
     if (state.phase !== "preparing")
       return { kind: "conclude", why: "it was ending before its agent started" };
+    // A setup command the previous conductor left running is stopped before the worktree goes.
+    if (state.setup_process) await terminateGroup(state.setup_process.pid);
     if (state.worktree && plan.repo_top)
       await discardIsolation(plan, {
         worktree: state.worktree,
@@ -347,6 +358,7 @@ async function resumePoint(dir: string, plan: TaskPlan, state: TaskState): Promi
       phase: "queued",
       worktree: null,
       branch: null,
+      setup_process: null,
       start_tree: null,
     }));
     return { kind: "start" };
@@ -367,8 +379,8 @@ async function concludeUnadoptable(
   finish: Finish,
 ): Promise<void> {
   const stopped = state.agent_process !== null && isProcessAlive(state.agent_process);
-  if (state.agent_process) await terminateGroup(state.agent_process.pid);
-  if (state.check_process) await terminateGroup(state.check_process.pid);
+  for (const group of [state.agent_process, state.check_process, state.setup_process])
+    if (group) await terminateGroup(group.pid);
   const ending = await describe(
     {
       kind: "abandoned",

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { OutputTail } from "../../support/output-tail.js";
 import { gitOut } from "../../workspace/git.js";
@@ -7,6 +6,7 @@ import { snapshotTree } from "../../workspace/snapshot.js";
 import { addWorktree, branchNameFor, removeWorktree } from "../../workspace/worktree.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskPlan } from "../store/task-plan.js";
+import { startGroupProcess } from "./group-process.js";
 
 export interface Isolation {
   workspace: string;
@@ -100,47 +100,59 @@ export interface SetupFailure {
   output: string;
 }
 
-/** Run the `[worktree] setup` commands in the workspace, output into raw.log; the first failure stops. */
+/**
+ * Run the `[worktree] setup` commands in the workspace, output into raw.log; the first failure stops.
+ * Each runs in a process group of its own, recorded (`onProcess`) so that whoever takes the task over
+ * stops it, until `deadlineAt` at the latest, and is stopped by the same terminate sequence as agents and
+ * checks (SIGTERM, a grace, SIGKILL) when the task is cancelled.
+ */
 export async function runSetup(
   commands: string[],
   cwd: string,
   env: Record<string, string>,
   raw: { write(chunk: string | Buffer): unknown },
   signal: AbortSignal,
+  options: { deadlineAt: number; onProcess?: (pid: number | null) => Promise<void> },
 ): Promise<SetupFailure | undefined> {
   for (const command of commands) {
     raw.write(`[caesar] setup: $ ${command}\n`);
     const output = new OutputTail();
-    const result = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-      const child = spawn("sh", ["-c", command], {
-        cwd,
-        env,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      const keep = (chunk: Buffer) => {
-        raw.write(chunk);
-        output.pushText(chunk.toString("utf8"));
-      };
-      child.stdout.on("data", keep);
-      child.stderr.on("data", keep);
-      const onAbort = () => {
-        if (child.pid) {
-          try {
-            process.kill(-child.pid, "SIGKILL");
-          } catch {
-            // already gone
-          }
-        }
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      child.on("error", () => resolve({ code: 127, signal: null }));
-      child.on("close", (code, sig) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve({ code, signal: sig });
-      });
+    const child = startGroupProcess({
+      bin: "sh",
+      args: ["-c", command],
+      cwd,
+      env,
+      raw: {
+        write: (chunk: string) => {
+          raw.write(chunk);
+          output.pushText(chunk);
+        },
+      },
+      onStdoutLine: () => {},
+      onStderrLine: () => {},
     });
-    if (result.code !== 0) return { command, ...result, output: output.text };
+    if (child.pid !== undefined) await options.onProcess?.(child.pid);
+    let timedOut = false;
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        void child.terminate();
+      },
+      Math.max(0, options.deadlineAt - Date.now()),
+    );
+    const stop = () => void child.terminate();
+    signal.addEventListener("abort", stop, { once: true });
+    if (signal.aborted) stop();
+    const exit = await child.done;
+    clearTimeout(timer);
+    signal.removeEventListener("abort", stop);
+    if (child.pid !== undefined) await options.onProcess?.(null);
+    if (exit.spawnError) return { command, code: 127, signal: null, output: exit.spawnError.message };
+    if (timedOut) {
+      raw.write(`[caesar] setup: \`${command}\` was stopped at the task's deadline\n`);
+      return { command, code: exit.code, signal: exit.signal ?? "SIGTERM", output: output.text };
+    }
+    if (exit.code !== 0) return { command, code: exit.code, signal: exit.signal, output: output.text };
   }
   return undefined;
 }

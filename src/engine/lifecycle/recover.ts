@@ -82,8 +82,8 @@ export async function concludeAbandoned(
     const agentStopped =
       state.agent_process !== null && isVerifiedTask(record.dir) && isProcessAlive(state.agent_process);
     if (agentStopped) await terminateGroup(state.agent_process!.pid);
-    if (state.check_process && isProcessAlive(state.check_process))
-      await terminateGroup(state.check_process.pid);
+    for (const group of [state.check_process, state.setup_process])
+      if (group && isProcessAlive(group)) await terminateGroup(group.pid);
     const plan = await loadPlan(record.dir);
     const paths = taskPaths(record.dir);
     const ending = describeEnding(

@@ -241,6 +241,7 @@ async function createTaskFiles(
     agent_turn: null,
     agent_started_at: null,
     check_process: null,
+    setup_process: null,
     waiting_for_slot: null,
     command: null,
     started_at: null,

@@ -102,6 +102,8 @@ export const TaskStateSchema = z.object({
   agent_started_at: z.string().nullable().default(null),
   /** A check running after the agent (docs/checks.md), stopped by whoever concludes a dead conductor. */
   check_process: ProcessRecordSchema.nullable().default(null),
+  /** A `[worktree] setup` command running before the agent, stopped by whoever takes the task over. */
+  setup_process: ProcessRecordSchema.nullable().default(null),
   waiting_for_slot: z.array(SlotHolderSchema).nullable().default(null),
   command: z.string().nullable().default(null),
   started_at: z.string().nullable().default(null),
