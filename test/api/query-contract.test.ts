@@ -306,11 +306,11 @@ describe("change.read", () => {
     expect(result.diffUnavailable).toBeNull();
   });
 
-  it("a change without a git starting point says why it has no diff", async () => {
+  it("a change caesar has no record of is shown, and says why no diff is computed for it", async () => {
     const { result } = await ok<{ result: Json }>(api.query("change.read", { number: 102 }));
     expect(result.status).toBe("applied");
     expect(result.diff).toBeNull();
-    expect(result.diffUnavailable).toMatch(/no git starting point/);
+    expect(result.diffUnavailable).toMatch(/caesar has no record of this task/);
   });
 
   it("a missing change is a 404", async () => {

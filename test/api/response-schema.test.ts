@@ -162,7 +162,7 @@ describe("the dashboard's reads", () => {
     const missing = await get("/api/tasks/t_nothere1");
     expect(missing.status).toBe(404);
     expect(expectShape(ErrorResponseSchema, missing.body).error.code).toBe("task_not_found");
-    const refused = await mutate("task.cancel", { taskId: "t_nothere1" });
+    const refused = await mutate("task.cancel", { task_id: "t_nothere1" });
     expect(refused.status).toBe(404);
     expect(expectShape(ErrorResponseSchema, refused.body).requestId).toEqual(expect.any(String));
   });
@@ -198,14 +198,14 @@ describe("the dashboard's streams and mutations", () => {
     for (const update of client.of("tasks")) expectShape(TasksUpdateSchema, JSON.parse(update.data));
 
     const answered = await mutate("question.answer", {
-      taskId: "t_asking01",
-      questionId: "q_2",
+      task_id: "t_asking01",
+      question_id: "q_2",
       answer: "stop",
     });
     expect(answered.status, JSON.stringify(answered.body)).toBe(200);
     expectShape(MutationResponseSchema, answered.body);
 
-    const cancelled = await mutate("task.cancel", { taskId: "t_applied1" });
+    const cancelled = await mutate("task.cancel", { task_id: "t_applied1" });
     expect(cancelled.status, JSON.stringify(cancelled.body)).toBe(200);
     expectShape(MutationResponseSchema, cancelled.body);
 

@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { readEventSpans } from "../../engine/follow/event-spans.js";
 import { listQuestions, type QuestionWithAnswer } from "../../engine/questions/questions.js";
+import { controlOfTaskDir } from "../../engine/store/control.js";
 import { type TaskState, TaskStateSchema } from "../../engine/store/state.js";
 import { taskDirOf } from "../../engine/store/task-store.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
@@ -17,6 +19,13 @@ export interface IndexedTask {
   id: string;
   dir: string;
   paths: TaskPaths;
+  /**
+   * The state file that is read: caesar's record in its control directory — never the mirror in the task
+   * directory, which the agent can rewrite (a forged report, a worktree path for git to run in). A task
+   * without a record (`verified` false) is shown from its mirror, and nothing is computed from it.
+   */
+  record: string;
+  verified: boolean;
   state: TaskState;
   /** Byte ranges of the valid events, by ordinal - 1. */
   spans: SpanList;
@@ -53,15 +62,20 @@ export async function loadIndexedTask(
 ): Promise<{ task: IndexedTask; entries: NewEntry[] } | undefined> {
   const dir = taskDirOf(root, id);
   const paths = taskPaths(dir);
-  const stateStamp = await stampOf(paths.state);
+  const control = controlOfTaskDir(dir);
+  const verified = control !== undefined && existsSync(control.state);
+  const record = verified ? control.state : paths.state;
+  const stateStamp = await stampOf(record);
   if (stateStamp === "-") return undefined;
-  const read = await readStateFile(paths.state);
+  const read = await readStateFile(record);
   if (!read) return undefined;
   const { state, digest } = read;
   const task: IndexedTask = {
     id,
     dir,
     paths,
+    record,
+    verified,
     state,
     spans: new SpanList(),
     positions: [],
@@ -83,13 +97,13 @@ export async function loadIndexedTask(
 export async function refreshIndexedTask(task: IndexedTask): Promise<TaskUpdate> {
   const parts = new Set<TaskPart>();
   const entries: NewEntry[] = [];
-  const stateStamp = await stampOf(task.paths.state);
+  const stateStamp = await stampOf(task.record);
   // A running task's state.json is read every time (it is small, and such tasks are few): a stat() can
   // miss a rewrite — a reused inode, in the same clock tick, of the same size. A finished task's is read
   // when its stat() changed. The content digest decides whether it really changed. A missing or invalid
   // file (a directory going away, or an odd state: writes are atomic) keeps what we had.
   if (stateStamp !== "-" && (task.state.phase !== "finished" || stateStamp !== task.stamps.state)) {
-    const read = await readStateFile(task.paths.state);
+    const read = await readStateFile(task.record);
     if (read) {
       task.stamps.state = stateStamp;
       if (read.digest !== task.stamps.stateDigest) {

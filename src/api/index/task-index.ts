@@ -322,7 +322,7 @@ export class TaskIndex {
         (task) => !task.removed && !this.watchers.has(task.id),
       );
       await mapLimit(finished, 8, async (task) => {
-        const [state, events] = await Promise.all([stampOf(task.paths.state), sizeOrZero(task.paths.events)]);
+        const [state, events] = await Promise.all([stampOf(task.record), sizeOrZero(task.paths.events)]);
         if (state !== task.stamps.state || events !== task.stamps.events) this.schedule(task.id);
       });
     } catch {

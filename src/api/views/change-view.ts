@@ -51,6 +51,13 @@ export class ChangeReader {
 
   async diffOf(task: IndexedTask): Promise<Omit<TaskDiff, "taskId">> {
     const s = task.state;
+    if (!task.verified)
+      return {
+        diff: null,
+        origin: null,
+        unavailable:
+          "caesar has no record of this task (made by an older caesar, or by someone else): its files are shown, no git command runs on what they say.",
+      };
     try {
       if (s.phase === "finished" && s.start_tree && s.end_tree) {
         return {

@@ -39,7 +39,8 @@ export class RepositoryCatalog {
   find(id: string): Repository | undefined {
     if (id === this.projectId) return { kind: "project", id };
     const task = this.index.task(id);
-    if (task?.state.worktree) return { kind: "worktree", id, task };
+    // Only a task caesar has a record of: the path git would run in comes from that record.
+    if (task?.verified && task.state.worktree) return { kind: "worktree", id, task };
     return undefined;
   }
 
@@ -51,7 +52,7 @@ export class RepositoryCatalog {
   private async readProject() {
     const worktrees = this.index
       .list()
-      .filter((task) => task.state.worktree)
+      .filter((task) => task.verified && task.state.worktree)
       .map((task) => ({
         id: task.id,
         changeNumber: task.state.change_number,
