@@ -50,11 +50,29 @@ export const psCommand: CommandDefinition = {
             state.phase !== "finished" || now - Date.parse(state.finished_at ?? state.updated_at) < RECENT_MS
           );
         });
+        // What cannot be read is said, never hidden, and never fatal for the rest.
+        const { listIncompleteTasks, listUnreadableTasks } = await import(
+          "../../engine/lifecycle/incomplete.js"
+        );
+        const problems = ctx.options.all
+          ? [
+              ...(await listUnreadableTasks(ctx.root)).map((task) => ({
+                id: task.id,
+                problem: `unreadable: ${task.reason}`,
+              })),
+              ...(await listIncompleteTasks(ctx.root)).map((task) => ({
+                id: task.id,
+                problem: task.abandoned
+                  ? "never fully created (its front end died while creating it): `caesar gc` takes it back"
+                  : "being created",
+              })),
+            ]
+          : [];
         const { renderPs } = await import("../ps-render.js");
         const { describeService, readServiceStatus } = await import("../service-line.js");
         const service = ctx.json ? null : await readServiceStatus(ctx.root);
-        ctx.out.result(
-          shown.map((s) => ({
+        const rows: Record<string, unknown>[] = [
+          ...shown.map((s) => ({
             id: s.id,
             phase: s.phase,
             outcome: s.outcome,
@@ -70,7 +88,14 @@ export const psCommand: CommandDefinition = {
             worker: s.remote?.worker?.id ?? null,
             checks: checksVerdict(s.report?.checks),
           })),
-          () => `${renderPs(shown, now)}\nservice  ${describeService(service)}`,
+          ...problems.map((task) => ({ id: task.id, phase: null, problem: task.problem })),
+        ];
+        ctx.out.result(rows, () =>
+          [
+            renderPs(shown, now),
+            ...problems.map((task) => `${task.id}  ${task.problem}`),
+            `service  ${describeService(service)}`,
+          ].join("\n"),
         );
       }),
     );

@@ -3,6 +3,7 @@ import { messageOf } from "../../support/errors.js";
 import { removeWorktree } from "../../workspace/worktree.js";
 import { isVerifiedTask, loadAllTasks, updateState } from "../store/task-store.js";
 import { type Caller, identifyCaller } from "./caller.js";
+import { listIncompleteTasks, rollBackIncomplete } from "./incomplete.js";
 import { recoverTask } from "./recover.js";
 import { taskResult } from "./result.js";
 import { descendantsOf } from "./subtree.js";
@@ -84,6 +85,23 @@ export async function collectGarbage(
     await removeWorktree(top, state.worktree, state.branch);
     await updateState(record.dir, (current) => ({ ...current, cleaned_at: new Date().toISOString() }));
     entries.push({ id: record.id, action: "removed", reason: `worktree and branch ${state.branch ?? "-"}` });
+  }
+  // Tasks never fully created (a front end killed while creating them): only a person takes them back.
+  if (caller.kind === "person") {
+    for (const task of await listIncompleteTasks(root)) {
+      if (!task.abandoned) {
+        entries.push({ id: task.id, action: "kept", reason: "being created: it has no state yet" });
+        continue;
+      }
+      const reason =
+        "never fully created (its front end died while creating it): its plan, record and budget place";
+      if (options.dryRun) {
+        entries.push({ id: task.id, action: "would-remove", reason });
+        continue;
+      }
+      await rollBackIncomplete(root, task.id);
+      entries.push({ id: task.id, action: "removed", reason: `${reason} taken back` });
+    }
   }
   return entries;
 }

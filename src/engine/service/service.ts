@@ -20,6 +20,7 @@ import {
   servicePaths,
   socketPathFor,
 } from "../conductor/service-files.js";
+import { listIncompleteTasks, rollBackIncomplete } from "../lifecycle/incomplete.js";
 import { settleRace } from "../race/race.js";
 import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
@@ -105,6 +106,7 @@ class ConductorService {
   private stopping = false;
   private lastActivity = Date.now();
   private connections = 0;
+  private ticks = 0;
   private readonly startedAt = new Date().toISOString();
   private ended!: () => void;
 
@@ -252,8 +254,9 @@ class ConductorService {
         this.finished.add(id);
         return undefined;
       }
-      // A remote task is its relay's; a task a cluster worker runs in this clone is the worker's.
-      if (state.remote || (await loadPlan(dir)).remote) {
+      // A remote task is its relay's; a task a cluster worker runs in this clone is the worker's. (A plan
+      // that cannot be read is conducted all the same: its conductor concludes it, saying why.)
+      if (state.remote || (await loadPlan(dir).catch(() => undefined))?.remote) {
         this.finished.add(id);
         return undefined;
       }
@@ -398,6 +401,16 @@ class ConductorService {
     for (const id of queued) if (!this.stopping) await this.take(id);
   }
 
+  private async takeBackIncomplete(): Promise<void> {
+    for (const task of await listIncompleteTasks(this.root)) {
+      if (!task.abandoned) continue;
+      await rollBackIncomplete(this.root, task.id);
+      this.options.log(
+        `[service] ${task.id}: never fully created (its front end died while creating it); taken back`,
+      );
+    }
+  }
+
   /** Every task caesar has a record of in this control directory. */
   private async listTasks(): Promise<string[]> {
     try {
@@ -414,6 +427,8 @@ class ConductorService {
       return;
     }
     await this.scan().catch((error: unknown) => this.options.log(`[service] scan: ${messageOf(error)}`));
+    // Now and then: tasks a front end died while creating are taken back (their budget place freed).
+    if (++this.ticks % 15 === 0) await this.takeBackIncomplete().catch(() => undefined);
     this.pool.wakeAll();
     const idle = this.running.size === 0 && this.connections === 0;
     if (idle && Date.now() - this.lastActivity >= this.options.idleMs) {

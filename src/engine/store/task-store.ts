@@ -96,7 +96,7 @@ async function readStateWithSource(
     raw = await readFile(path, "utf8");
   } catch (error) {
     throw new CaesarError("task_state_missing", `Cannot read ${path}.`, {
-      detail: `${(error as Error).message}. The task directory is incomplete; \`caesar gc\` can clean it up.`,
+      detail: `${(error as Error).message}. The task was never fully created (its front end died while creating it, or it is being created now); \`caesar gc\` takes it back once it is two minutes old.`,
       cause: error,
     });
   }
