@@ -36,8 +36,13 @@ async function detach(root: string, args: string[]): Promise<string> {
   return id;
 }
 
+/**
+ * A task's state as caesar decides from it: its record (the mirror in the task directory is written just
+ * after, and a reader racing a command's return may see the one before).
+ */
 function state(root: string, id: string): StateJson {
-  return readJson<StateJson>(join(taskDir(root, id), "state.json"));
+  const record = join(taskRecordDir(root, id), "state.json");
+  return readJson<StateJson>(existsSync(record) ? record : join(taskDir(root, id), "state.json"));
 }
 
 function stateIfAny(root: string, id: string): StateJson | undefined {

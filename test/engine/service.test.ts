@@ -50,16 +50,22 @@ function service(root: string): ServiceJson | undefined {
   }
 }
 
+/** Wait for `probe`; on a timeout, say what the project's service logged (`root`, when given). */
 async function until<T>(
   what: string,
   probe: () => T | null | undefined | false,
   timeoutMs = 60_000,
+  root?: string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
     if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const log = root ? join(root, ".git", "caesar", "service", "service.log") : undefined;
+      const logged = log && existsSync(log) ? readFileSync(log, "utf8").slice(-4000) : "(no service log)";
+      throw new Error(`timed out waiting for ${what}\nservice.log:\n${logged}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -141,7 +147,7 @@ describe("the conductor service", () => {
     );
     const agents = new Map<string, number>();
     for (let kill = 0; kill < 4; kill++) {
-      const running = await until("a service", () => service(root));
+      const running = await until("a service", () => service(root), 60_000, root);
       await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 500));
       for (const id of ids) {
         const pid = state(root, id).agent_process?.pid;
@@ -152,7 +158,8 @@ describe("the conductor service", () => {
       const ps = await runCaesar(["ps", "--json"], { cwd: root });
       expect(ps.code, ps.stderr).toBe(0);
     }
-    for (const id of ids) await until(`${id} to finish`, () => state(root, id).phase === "finished");
+    for (const id of ids)
+      await until(`${id} to finish`, () => state(root, id).phase === "finished", 60_000, root);
     for (const id of ids) {
       const final = state(root, id);
       expect(final.outcome, id).toBe("succeeded");

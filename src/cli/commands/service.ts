@@ -69,6 +69,12 @@ export const serviceCommand: CommandDefinition = {
         const idle = String(ctx.options.idle ?? process.env.CAESAR_SERVICE_IDLE ?? DEFAULT_IDLE);
         const idleMs = parseDuration(idle, "--idle");
         const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+        // One task's stray failure is logged, never the end of the service that conducts all of them.
+        process.on("unhandledRejection", (reason) =>
+          log(
+            `[service] unhandled: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+          ),
+        );
         const outcome = await runService(ctx.root, {
           idleMs,
           log,
