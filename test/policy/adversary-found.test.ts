@@ -66,6 +66,24 @@ describe("an agent points caesar at a configuration of its own", () => {
   }, 300_000);
 });
 
+describe("an agent plans its request in a directory of its own that shares the project's records", () => {
+  it("is refused: a task's requests are planned in the project it was planned in (--root elsewhere)", async () => {
+    const { root, env } = adversaryProject("", { attacker: fixture("foreign-root"), other: CONFORMANT });
+    const head = git(root, "rev-parse", "HEAD");
+    const { id } = await runRoot(root, { ...env, OTHER_BIN: CONFORMANT }, [
+      "--agent",
+      "attacker",
+      '{"other":"other"}',
+    ]);
+    const { attempts } = detailsOf(root, id);
+    expect(attempts.map((a) => [a.via, a.code])).toEqual([["cli", "nested_unproven"]]);
+    expect(attempts[0]!.summary).toContain("its requests are planned there, not in");
+    expect(taskIds(root)).toEqual([id]);
+    expect(refusedCodes(root, id)).toEqual(["nested_unproven"]);
+    expectUntouched(root, head);
+  }, 300_000);
+});
+
 describe("an agent changes the rules through caesar's configuration commands", () => {
   it("is refused by every command that writes configuration, and nothing is written", async () => {
     const { root, env } = adversaryProject('[policy]\ndenied = ["other"]\n', {

@@ -147,6 +147,13 @@ async function proveTask(
     );
   }
   const state = await readState(dir);
+  // Rules come from the tree's root: a request from a task is planned in the project the task was planned
+  // in, never in another directory that shares its records (a `.git` file naming the project's git dir,
+  // with a `.caesar/config.toml` of the agent's making).
+  if (resolve(state.root) !== resolve(root))
+    return unproven(
+      `${claimed} belongs to the project at ${state.root}; its requests are planned there, not in ${root}`,
+    );
   if (credentials) {
     const { token } = credentials;
     if (state.token_sha256 === null) return unproven(`${claimed} was never given credentials`);

@@ -2,7 +2,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { type CaesarError, isCaesarError, messageOf } from "../../support/errors.js";
 import { EventWriter } from "../store/event-log.js";
 import { appendRefusal } from "../store/refusals.js";
-import { isVerifiedTask, readState, taskDirOf } from "../store/task-store.js";
+import { isVerifiedTask, readState, recordedTaskDirOf } from "../store/task-store.js";
 
 /**
  * Keep on record what caesar refused a task's agent: a line beside the task's own records (read back as a
@@ -15,7 +15,7 @@ export async function recordRefusal(
   action: string,
   error: CaesarError | Error,
 ): Promise<void> {
-  const dir = taskDirOf(root, taskId);
+  const dir = recordedTaskDirOf(root, taskId);
   if (!isVerifiedTask(dir)) return;
   const code = isCaesarError(error) ? error.code : "refused";
   const summary = messageOf(error);

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "../../protocol/documents.js";
@@ -8,7 +8,7 @@ import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { withFileLock } from "../../support/file-lock.js";
-import { controlOfTaskDir, taskLocationOf } from "./control.js";
+import { controlOfTaskDir, controlTaskPaths, taskLocationOf } from "./control.js";
 import { EventWriter } from "./event-log.js";
 import { projectPaths } from "./project.js";
 import { appendRefusal } from "./refusals.js";
@@ -24,6 +24,20 @@ export interface TaskRecord {
 
 export function taskDirOf(root: string, id: string): string {
   return join(projectPaths(root).tasks, assertTaskId(id));
+}
+
+/**
+ * A task's directory as caesar's record of it says (the project it belongs to), found from any root that
+ * shares its control directory — never where a request that names it happens to be planned.
+ */
+export function recordedTaskDirOf(root: string, id: string): string {
+  try {
+    const record = JSON.parse(readFileSync(controlTaskPaths(root, id).state, "utf8")) as { root?: unknown };
+    if (typeof record.root === "string") return taskDirOf(record.root, id);
+  } catch {
+    // no record (or unreadable): where the root says
+  }
+  return taskDirOf(root, id);
 }
 
 /** Ids of every task directory in the store (unsorted; invalid names are ignored). */
