@@ -49,12 +49,16 @@ export async function findExecutable(bin: string, env: NodeJS.ProcessEnv = proce
  * An agent declared under `[[agent]]`: a program that speaks OACP through its files, or (`protocol =
  * "acp"`) an ACP agent caesar drives over stdio.
  */
-export function makeCustomAdapter(config: CustomAgentConfig, projectRoot: string): AgentAdapter {
-  if (config.protocol === "acp") return makeCustomAcpAdapter(config, projectRoot);
+export function makeCustomAdapter(
+  config: CustomAgentConfig,
+  projectRoot: string,
+  declaredIn?: string,
+): AgentAdapter {
+  if (config.protocol === "acp") return makeCustomAcpAdapter(config, projectRoot, declaredIn);
   const configArgs = config.args ?? DEFAULT_ARGS;
   validateArgTokens(config.id, configArgs, config.cwd_mode);
   const usesModel = configArgs.some((arg) => arg.includes("{{model}}"));
-  const bin = resolveCustomBin(config.bin, projectRoot);
+  const bin = resolveCustomBin(config.bin, projectRoot, declaredIn);
   return {
     id: config.id,
     displayName: config.display_name ?? config.id,

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { EffectiveConfig } from "../config/effective.js";
 import { closestMatch } from "../support/closest.js";
 import { UsageError } from "../support/errors.js";
@@ -16,8 +17,11 @@ export function listAdapters(config: EffectiveConfig, projectRoot: string): Agen
   for (const adapter of [referenceAdapter, ...BUILTIN_ADAPTERS, ...ACP_ADAPTERS])
     byId.set(adapter.id, adapter);
   // A custom entry with a built-in's id replaces it: the user's declaration wins.
-  for (const { value } of Object.values(config.agents))
-    byId.set(value.id, makeCustomAdapter(value, projectRoot));
+  // A bare `bin` is looked for beside the file that declares it (custom-bin.ts).
+  for (const { value, source } of Object.values(config.agents)) {
+    const file = config.files.find((candidate) => candidate.layer === source)?.path;
+    byId.set(value.id, makeCustomAdapter(value, projectRoot, file ? dirname(file) : undefined));
+  }
   return [...byId.values()];
 }
 

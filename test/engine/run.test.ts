@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../src/support/process.js";
@@ -67,6 +67,34 @@ async function run(root: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const result = await runCaesar(["run", "--json", ...args], { cwd: root, env, timeoutMs: 90_000 });
   return { result, body: result.code === 2 ? undefined : parseJsonOutput<RunJson>(result) };
 }
+
+describe("an [[agent]] declared as OACP's own example writes it", () => {
+  itWith(JQ, 'bin = "my-agent.sh" beside .caesar/config.toml runs that file', async () => {
+    const root = makeRepo();
+    writeFiles(root, {
+      ".caesar/my-agent.sh": readFileSync(join(FIXTURE_BIN, "seed-agent.sh"), "utf8"),
+      ".caesar/config.toml": '[[agent]]\nid = "my-agent"\nbin = "my-agent.sh"\nargs = ["{{prompt}}"]\n',
+    });
+    chmodSync(join(root, ".caesar", "my-agent.sh"), 0o755);
+    const { result, body } = await run(root, ["--agent", "my-agent", "Fix the parser"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(body!.report.summary).toBe("Handled: Fix the parser");
+  });
+
+  it("a program that cannot be found is refused before anything is created", async () => {
+    const root = makeRepo();
+    writeFiles(root, { ".caesar/config.toml": '[[agent]]\nid = "ghost"\nbin = "no-such-agent.sh"\n' });
+    const result = await runCaesar(["run", "--json", "--agent", "ghost", "anything"], { cwd: root });
+    expect(result.code).toBe(1);
+    const error = parseJsonOutput<{ error: { code: string; summary: string } }>(result).error;
+    expect(error).toMatchObject({
+      code: "agent_not_found",
+      summary: 'Agent "ghost": its program cannot be found.',
+    });
+    expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);
+    expect(existsSync(join(root, ".caesar", "wt"))).toBe(false);
+  });
+});
 
 describe("caesar run with the seed's ten-line agent", () => {
   // test/fixtures/bin/seed-agent.sh is the README's agent, jq and all (the other fixtures use Node).

@@ -11,10 +11,14 @@ import { ACP_MCP, ACP_NATIVE_SCHEMA, ACP_RESUME, makeAcpAdapter } from "./acp-ad
  * caesar serves it files inside the workspace and answers its permission requests by policy; what it
  * does without asking, caesar cannot stop (git reconciliation reports it).
  */
-export function makeCustomAcpAdapter(config: CustomAgentConfig, projectRoot: string): SessionAgentAdapter {
+export function makeCustomAcpAdapter(
+  config: CustomAgentConfig,
+  projectRoot: string,
+  declaredIn?: string,
+): SessionAgentAdapter {
   const args = config.args ?? [];
   validateAcpArgs(config.id, args);
-  const bin = resolveCustomBin(config.bin, projectRoot);
+  const bin = resolveCustomBin(config.bin, projectRoot, declaredIn);
   return makeAcpAdapter({
     id: config.id,
     displayName: config.display_name ?? config.id,
