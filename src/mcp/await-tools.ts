@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
+import { AWAIT_MAX_TIMEOUT_MS, AwaitRequestSchema, awaitTasks } from "../engine/follow/await-tasks.js";
 import { viewTask } from "../engine/follow/task-view.js";
 import { loadLiveTask } from "../engine/lifecycle/live-task.js";
 import { recoverTask } from "../engine/lifecycle/recover.js";
@@ -19,7 +19,7 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
     {
       title: "Wait for delegated tasks",
       description: [
-        "Wait for one or more delegated tasks (1 to 128 ids) until they have all finished or `timeout_ms` passes (default 30000, at most 120000 — more is refused, not clamped; call again to wait longer).",
+        "Wait for one or more delegated tasks (1 to 128 ids) until they have all finished or `timeout_ms` passes (default 30000, at most 120000 — more is clamped to it and the result says so; call again to wait longer).",
         'Returns {status: "complete"|"timeout", completed, pending, missing, failed, results}: `completed` counts successes, `pending` / `missing` / `failed` list ids, and `results` has one entry per task found with its phase, outcome and, once finished, its normalized `report` (status, summary, changes verified by git, findings, report_source).',
         "Like the delegation reference's await_sessions, the call is an error (isError, with the same result) unless every task finished successfully: some still pending or missing, or some failed, timed out or were cancelled.",
         "A pending task lists its `open_questions`: answer them with caesar_answer, or it will proceed on its own judgement when its wait ends.",
@@ -50,6 +50,9 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
           const text = [
             problem,
             headline,
+            result.timeout_clamped_from !== null
+              ? `timeout_ms ${result.timeout_clamped_from} was clamped to ${AWAIT_MAX_TIMEOUT_MS}, the most one call waits: call caesar_await again to wait longer.`
+              : undefined,
             result.missing.length > 0 ? `No such task: ${result.missing.join(", ")}.` : undefined,
           ]
             .filter(Boolean)

@@ -109,10 +109,11 @@ describe("the answer window of ask_orchestrator", () => {
 });
 
 describe("await arguments", () => {
-  it("defaults timeout_ms to 30000 and refuses what the reference refuses", () => {
+  it("defaults timeout_ms to 30000, takes more than the cap (awaitTasks clamps it), refuses malformed ids", () => {
     expect(parseAwaitRequest({ task_ids: ["t_1"] })).toEqual({ task_ids: ["t_1"], timeout_ms: 30_000 });
     expect(parseAwaitRequest({ task_ids: ["t_1"], timeout_ms: 120_000 }).timeout_ms).toBe(120_000);
-    expect(() => parseAwaitRequest({ task_ids: ["t_1"], timeout_ms: 120_001 })).toThrow(/Invalid arguments/);
+    expect(parseAwaitRequest({ task_ids: ["t_1"], timeout_ms: 120_001 }).timeout_ms).toBe(120_001);
+    expect(() => parseAwaitRequest({ task_ids: ["t_1"], timeout_ms: -1 })).toThrow(/Invalid arguments/);
     expect(() => parseAwaitRequest({})).toThrow();
     expect(() => parseAwaitRequest({ task_ids: ["a/b"] })).toThrow();
     expect(() => parseAwaitRequest({ task_ids: [".."] })).toThrow();

@@ -48,13 +48,9 @@ export const AwaitRequestSchema = z.object({
     .number()
     .int("timeout_ms must be an integer number of milliseconds.")
     .min(0, "timeout_ms must be 0 or more.")
-    .max(
-      AWAIT_MAX_TIMEOUT_MS,
-      `timeout_ms must be no more than ${AWAIT_MAX_TIMEOUT_MS} (2 minutes); it is refused, not clamped. Call again to wait longer.`,
-    )
     .default(AWAIT_DEFAULT_TIMEOUT_MS)
     .describe(
-      `How long to wait at most, in ms (default ${AWAIT_DEFAULT_TIMEOUT_MS}, at most ${AWAIT_MAX_TIMEOUT_MS}). 0 = look once, do not wait.`,
+      `How long to wait at most, in ms (default ${AWAIT_DEFAULT_TIMEOUT_MS}; more than ${AWAIT_MAX_TIMEOUT_MS} is clamped to it, and the result says so: call again to wait longer). 0 = look once, do not wait.`,
     ),
 });
 export type AwaitRequest = z.input<typeof AwaitRequestSchema>;
@@ -72,6 +68,8 @@ export interface AwaitResult {
   failed: string[];
   /** Every task found, in request order, with its normalized report once finished. */
   results: TaskView[];
+  /** The `timeout_ms` asked for when it was more than one wait's cap (and was clamped to it); else null. */
+  timeout_clamped_from: number | null;
 }
 
 /** Validate a batched wait's arguments, refusing with every problem named (UsageError). */
@@ -95,9 +93,14 @@ export async function awaitTasks(
   options: { signal?: AbortSignal; by?: string } = {},
 ): Promise<AwaitResult> {
   const request = parseAwaitRequest(raw);
-  const deadline = Date.now() + request.timeout_ms;
+  // One wait is capped, as the delegation reference caps it: more is clamped, never refused, and said.
+  const clamped = request.timeout_ms > AWAIT_MAX_TIMEOUT_MS ? request.timeout_ms : null;
+  const deadline = Date.now() + Math.min(request.timeout_ms, AWAIT_MAX_TIMEOUT_MS);
   for (;;) {
-    const look = await lookAt(root, request.task_ids, options.by ?? "await");
+    const look = {
+      ...(await lookAt(root, request.task_ids, options.by ?? "await")),
+      timeout_clamped_from: clamped,
+    };
     const remaining = deadline - Date.now();
     if (look.pending.length === 0 || remaining <= 0 || options.signal?.aborted) return look;
     await waitForAnyChange(
@@ -108,7 +111,11 @@ export async function awaitTasks(
   }
 }
 
-async function lookAt(root: string, ids: string[], by: string): Promise<AwaitResult> {
+async function lookAt(
+  root: string,
+  ids: string[],
+  by: string,
+): Promise<Omit<AwaitResult, "timeout_clamped_from">> {
   const results: TaskView[] = [];
   const missing: string[] = [];
   for (const id of ids) {
