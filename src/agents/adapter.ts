@@ -2,6 +2,7 @@ import type { EventBody } from "../protocol/event.js";
 import type { Finding, Usage } from "../protocol/report.js";
 import type { Mode, Task } from "../protocol/task.js";
 import type { TaskPaths } from "../protocol/task-dir.js";
+import type { FailureCode } from "./failure.js";
 
 /**
  * What caesar can do about an agent's network:
@@ -148,7 +149,7 @@ export interface StreamOutcome {
    * A failure the stream reported (model unreachable, 401, 429…): fails the report with this cause.
    * `announced`: the translator already returned an `error` event for it (the engine writes none then).
    */
-  failure?: { message: string; code?: string; announced?: boolean };
+  failure?: { message: string; code?: FailureCode; announced?: boolean };
   /**
    * Events to append after the last line: text the stream was still accumulating, and tools left open
    * when the process ended (closed as `failed`), so every `started` has its end.

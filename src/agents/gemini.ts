@@ -168,7 +168,10 @@ export class GeminiTranslator extends StateTranslator {
       }
       case "error": {
         const message = str(event.message) ?? "error";
-        events.push(...this.state.errorEvent(message, str(event.severity)));
+        // gemini's non-fatal notices: its severity says which ("warning" or "error").
+        const severity = str(event.severity);
+        const code = severity === "warning" ? "warning" : severity === "error" ? "agent_error" : undefined;
+        events.push(...this.state.errorEvent(message, code));
         break;
       }
       case "result":

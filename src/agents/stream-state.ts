@@ -1,5 +1,6 @@
 import type { EventBody } from "../protocol/event.js";
 import type { Finding, Usage } from "../protocol/report.js";
+import type { ErrorCode } from "../support/error-catalogue.js";
 import type { ProcessExit, StreamOutcome, StreamTranslator, TranslatedEvents } from "./adapter.js";
 import { type Failure, type FailureCode, failureWords, makeFailure } from "./failure.js";
 import { displayMessage } from "./message-text.js";
@@ -87,7 +88,7 @@ export class StreamState {
   }
 
   /** An `error` event, once per distinct message (some CLIs repeat a retry notice dozens of times). */
-  errorEvent(message: string, code?: string): EventBody[] {
+  errorEvent(message: string, code?: ErrorCode): EventBody[] {
     const key = `${code ?? ""}\n${message}`;
     if (this.errorsSeen.has(key)) return [];
     this.errorsSeen.add(key);

@@ -58,7 +58,6 @@ export function createApp(ctx: ApiContext): Hono<ApiEnv> {
       c,
       ctx,
       new ApiError(
-        404,
         "not_found",
         `No endpoint ${c.req.method} ${c.req.path.slice(0, 200)}.`,
         "The endpoints are listed by GET /api/agent/v1 and GET /api/mutate/v1.",

@@ -1,4 +1,5 @@
 import { jsonPath } from "../protocol/documents.js";
+import type { ThrownCode } from "../support/errors.js";
 import type * as z from "../support/zod.js";
 import { ApiError, type RequestIssue } from "./api-error.js";
 import { MAX_BODY_BYTES } from "./protocol-ids.js";
@@ -11,7 +12,6 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(type)) {
     throw new ApiError(
-      415,
       "unsupported_media_type",
       `Expected a JSON body (Content-Type: application/json), got ${JSON.stringify(type || "none")}.`,
       "Send the envelope as JSON with Content-Type: application/json.",
@@ -21,19 +21,18 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   if (declared > MAX_BODY_BYTES) throw tooLarge();
   const bytes = await readLimited(request).catch((error) => {
     if (error instanceof ApiError) throw error;
-    throw new ApiError(400, "invalid_json", "The request body could not be read.", "Send the whole body.");
+    throw new ApiError("invalid_json", "The request body could not be read.", "Send the whole body.");
   });
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    throw new ApiError(400, "invalid_json", "The request body is not valid UTF-8.", "Send UTF-8 JSON.");
+    throw new ApiError("invalid_json", "The request body is not valid UTF-8.", "Send UTF-8 JSON.");
   }
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new ApiError(
-      400,
       "invalid_json",
       "The request body is not valid JSON.",
       `${(error as Error).message}. Send one JSON object: the request envelope.`,
@@ -68,7 +67,6 @@ async function readLimited(request: Request): Promise<Uint8Array> {
 
 function tooLarge(): ApiError {
   return new ApiError(
-    413,
     "body_too_large",
     `The request body exceeds ${MAX_BODY_BYTES} bytes.`,
     "Envelopes are small; send less.",
@@ -132,8 +130,8 @@ export function parseEnvelope<S extends z.ZodType>(
   const other = result.error.issues[0]!;
   return fail("invalid_envelope", `Invalid envelope at ${jsonPath(other.path)}: ${other.message}.`);
 
-  function fail(code: string, summary: string, detail = see): never {
-    throw new ApiError(400, code, summary, detail, issues);
+  function fail(code: ThrownCode, summary: string, detail = see): never {
+    throw new ApiError(code, summary, detail, issues);
   }
 }
 

@@ -90,7 +90,6 @@ export async function withRootHint<T>(
     if (projectChat === chat.root || !existsSync(join(projectChat, channel, "_meta.json"))) throw error;
     throw new CaesarError(error.code, error.summary, {
       detail: `This project has it: pass --root ${projectChat} (or export AGENT_CHAT_ROOT=${projectChat}).`,
-      exitCode: error.exitCode,
     });
   }
 }

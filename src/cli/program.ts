@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { EXIT_USAGE, UsageError } from "../support/errors.js";
+import { EXIT_USAGE, type UsageCode, UsageError } from "../support/errors.js";
 import { PACKAGE_JSON } from "../support/package-paths.js";
 import { trace } from "../support/trace.js";
 import { type CommandDefinition, HELP_GROUPS } from "./command.js";
@@ -60,9 +60,17 @@ function applyExitOverride(command: Command, json: boolean): void {
   for (const sub of command.commands) applyExitOverride(sub, json);
 }
 
-function snakeCase(text: string): string {
-  return text.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
+/** The catalogue's code for each error commander reports (its own name, in snake case). */
+const COMMANDER_CODES: Readonly<Record<string, UsageCode>> = {
+  "commander.conflictingOption": "conflicting_option",
+  "commander.excessArguments": "excess_arguments",
+  "commander.invalidArgument": "invalid_argument",
+  "commander.missingArgument": "missing_argument",
+  "commander.missingMandatoryOptionValue": "missing_mandatory_option_value",
+  "commander.optionMissingArgument": "option_missing_argument",
+  "commander.unknownCommand": "unknown_command",
+  "commander.unknownOption": "unknown_option",
+};
 
 export async function main(argv: string[], commands: readonly CommandDefinition[]): Promise<number> {
   trace("main: start");
@@ -78,7 +86,7 @@ export async function main(argv: string[], commands: readonly CommandDefinition[
       if (json) {
         const message = error.message.replace(/^error: /, "");
         return reportError(
-          new UsageError(snakeCase(error.code.replace(/^commander\./, "")), message, {
+          new UsageError(COMMANDER_CODES[error.code] ?? "usage_error", message, {
             detail: "Run `caesar --help` or `caesar <command> --help` for usage.",
           }),
           true,

@@ -1,4 +1,4 @@
-import { CaesarError } from "../support/errors.js";
+import { CaesarError, type ThrownCode } from "../support/errors.js";
 import { git } from "../workspace/git.js";
 import { resultRefName } from "../workspace/result-ref.js";
 import { startRefName } from "./names.js";
@@ -9,7 +9,12 @@ import { startRefName } from "./names.js";
  * branch and tag namespaces, so no one's `git fetch` picks them up unasked.
  */
 
-function failure(code: string, summary: string, result: { stderr: string; stdout: string }, hint: string) {
+function failure(
+  code: ThrownCode,
+  summary: string,
+  result: { stderr: string; stdout: string },
+  hint: string,
+) {
   return new CaesarError(code, summary, { detail: `${(result.stderr || result.stdout).trim()}\n${hint}` });
 }
 

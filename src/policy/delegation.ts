@@ -1,6 +1,6 @@
 import type { AgentAdapter } from "../agents/adapter.js";
 import { type DelegateTarget, type EffectiveConfig, riskProfileOf, settingsOf } from "../config/effective.js";
-import { CaesarError } from "../support/errors.js";
+import { CaesarError, type ThrownCode } from "../support/errors.js";
 
 /**
  * The kinds of nested request (docs/configuration.md, "Governed delegation"): re-running the **same** agent product for a focused sub-task
@@ -25,7 +25,7 @@ export interface DelegationDecision {
 }
 
 export class DelegationRefusedError extends CaesarError {
-  constructor(code: string, summary: string, detail: string) {
+  constructor(code: ThrownCode, summary: string, detail: string) {
     super(code, summary, { detail });
     this.name = "DelegationRefusedError";
   }

@@ -1,6 +1,11 @@
+import { ERRORS, type ThrownCode, type UsageCode } from "./error-catalogue.js";
+
+export type { ErrorCode, ThrownCode, UsageCode } from "./error-catalogue.js";
+
 /**
- * Errors a user can meet. Each carries a stable `code`, a one-line `summary` that says what happened,
- * a `detail` that says what to do, and the process exit code the CLI should use.
+ * Errors a user can meet. Each carries a stable `code` of the error catalogue (./error-catalogue.ts), a
+ * one-line `summary` that says what happened, a `detail` that says what to do, and the process exit code
+ * the CLI should use — the catalogue's for that code.
  */
 
 export const EXIT_OK = 0;
@@ -11,23 +16,22 @@ export type ExitCode = typeof EXIT_OK | typeof EXIT_FAILURE | typeof EXIT_USAGE 
 
 export interface CaesarErrorOptions {
   detail?: string;
-  exitCode?: ExitCode;
   cause?: unknown;
   data?: Record<string, unknown>;
 }
 
 export class CaesarError extends Error {
-  readonly code: string;
+  readonly code: ThrownCode;
   readonly detail: string;
   readonly exitCode: ExitCode;
   readonly data: Record<string, unknown>;
 
-  constructor(code: string, summary: string, options: CaesarErrorOptions = {}) {
+  constructor(code: ThrownCode, summary: string, options: CaesarErrorOptions = {}) {
     super(summary, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "CaesarError";
     this.code = code;
     this.detail = options.detail ?? "";
-    this.exitCode = options.exitCode ?? EXIT_FAILURE;
+    this.exitCode = ERRORS[code].exit;
     this.data = options.data ?? {};
   }
 
@@ -40,10 +44,10 @@ export class CaesarError extends Error {
   }
 }
 
-/** A usage or configuration problem: exit code 2. */
+/** A usage or configuration problem: one of the codes the catalogue gives exit code 2. */
 export class UsageError extends CaesarError {
-  constructor(code: string, summary: string, options: Omit<CaesarErrorOptions, "exitCode"> = {}) {
-    super(code, summary, { ...options, exitCode: EXIT_USAGE });
+  constructor(code: UsageCode, summary: string, options: CaesarErrorOptions = {}) {
+    super(code, summary, options);
     this.name = "UsageError";
   }
 }

@@ -337,8 +337,9 @@ describe("caesar query against the live server", () => {
     const missing = await agent(["change", "77", "--json"]);
     expect(missing.code).toBe(1);
     expect(parseJsonOutput<Json>(missing).error.code).toBe("change_not_found");
+    // Refused by the server or by the client, an invalid argument exits as the catalogue says: 2, usage.
     const invalid = await agent(["change", "0", "--json"]);
-    expect(invalid.code).toBe(1);
+    expect(invalid.code).toBe(2);
     expect(parseJsonOutput<Json>(invalid).error.code).toBe("invalid_argument");
     const notNumber = await agent(["change", "seven", "--json"]);
     expect(notNumber.code).toBe(2);
@@ -368,7 +369,7 @@ describe("caesar query against misbehaving endpoints", () => {
   let stub: Server;
   let port: number;
   const seen: string[] = [];
-  let mode: "redirect" | "conflict" = "redirect";
+  let mode: "redirect" | "conflict" | "known-code" | "unknown-code" = "redirect";
 
   beforeAll(async () => {
     // A plain HTTP server standing in for a proxy or a racing workspace: the client's reaction is what is tested.
@@ -382,6 +383,13 @@ describe("caesar query against misbehaving endpoints", () => {
         response
           .writeHead(200, { "Content-Type": "application/json" })
           .end(JSON.stringify({ runId: "8f0c5a55-3a53-4c68-9f0e-3a6b1b1f6b10", version: 3 }));
+        return;
+      }
+      if (mode === "known-code" || mode === "unknown-code") {
+        const code = mode === "known-code" ? "change_not_found" : "from_a_later_caesar";
+        response
+          .writeHead(mode === "known-code" ? 404 : 400, { "Content-Type": "application/json" })
+          .end(JSON.stringify({ error: { code, summary: `It says ${code}.`, detail: "Its remedy." } }));
         return;
       }
       response.writeHead(409, { "Content-Type": "application/json" }).end(
@@ -418,6 +426,25 @@ describe("caesar query against misbehaving endpoints", () => {
     expect(error.summary).toContain("409 stale_revision");
     expect(error.detail).toContain("Not retried");
     expect(seen).toEqual(["GET /api/state", "POST /api/agent/v1/query"]);
+  });
+
+  it("relays the server's error when its code is one of the catalogue's, and says so when it is not", async () => {
+    mode = "known-code";
+    const known = await agent(["change", "9", "--json"], { CAESAR_URL: `http://127.0.0.1:${port}` });
+    expect(known.code).toBe(1);
+    expect(parseJsonOutput<Json>(known).error).toEqual({
+      code: "change_not_found",
+      summary: "It says change_not_found.",
+      detail: "Its remedy.",
+    });
+    // A code this caesar does not know (a later version's, or not caesar's) never passes for one of its own.
+    mode = "unknown-code";
+    const unknown = await agent(["change", "9", "--json"], { CAESAR_URL: `http://127.0.0.1:${port}` });
+    expect(unknown.code).toBe(1);
+    const error = parseJsonOutput<Json>(unknown).error;
+    expect(error.code).toBe("invalid_response");
+    expect(error.summary).toBe("The server answered 400 (from_a_later_caesar): It says from_a_later_caesar.");
+    expect(error.detail).toBe("Its remedy.");
   });
 
   it("says when nothing listens", async () => {

@@ -79,7 +79,6 @@ async function runQuery(ctx: ApiContext, request: QueryRequest): Promise<unknown
       const task = ctx.index.byChangeNumber(number);
       if (!task) {
         throw new ApiError(
-          404,
           "change_not_found",
           `No change #${number} in this workspace.`,
           "Change numbers are the tasks' sequential numbers; list them with timeline.read or `caesar ps --all`.",
@@ -95,7 +94,6 @@ function checkRevision(ctx: ApiContext, runId: string, revision: number): void {
   const { index } = ctx;
   if (runId !== index.runId) {
     throw new ApiError(
-      409,
       "stale_run",
       `runId ${runId} is not the current run (${index.runId}).`,
       `The server was restarted or you are talking to another workspace: reread GET ${PATHS.state} and retry.`,
@@ -103,7 +101,6 @@ function checkRevision(ctx: ApiContext, runId: string, revision: number): void {
   }
   if (revision !== index.revision) {
     throw new ApiError(
-      409,
       "stale_revision",
       `Revision ${revision} is not the current revision (${index.revision}).`,
       `The workspace changed since you read it: reread GET ${PATHS.state} and retry with its version.`,

@@ -23,7 +23,6 @@ export function dashboardRoutes(ctx: ApiContext): Hono<ApiEnv> {
     const parsed = ListQuerySchema.safeParse(c.req.query());
     if (!parsed.success) {
       throw new ApiError(
-        400,
         "invalid_argument",
         `Invalid query: ${parsed.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`).join("; ")}.`,
         "limit is 1–500, before a change number.",
@@ -70,18 +69,12 @@ export function dashboardRoutes(ctx: ApiContext): Hono<ApiEnv> {
 export async function findTask(ctx: ApiContext, id: string): Promise<IndexedTask> {
   if (!isValidTaskId(id)) {
     const shown = JSON.stringify(String(id).slice(0, 140));
-    throw new ApiError(
-      400,
-      "invalid_argument",
-      `Invalid task id ${shown}.`,
-      "A task id looks like t_7f3a9c21.",
-    );
+    throw new ApiError("invalid_argument", `Invalid task id ${shown}.`, "A task id looks like t_7f3a9c21.");
   }
   if (!ctx.index.task(id)) await ctx.index.refresh();
   const task = ctx.index.task(id);
   if (!task)
     throw new ApiError(
-      404,
       "task_not_found",
       `No task ${id} in this workspace.`,
       "List tasks with GET /api/tasks.",

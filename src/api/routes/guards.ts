@@ -44,7 +44,6 @@ export function accessGuard(ctx: ApiContext): MiddlewareHandler<ApiEnv> {
     c.set("local", local);
     if (!isServedHostHeader(c.req.header("host"), ctx.access)) {
       throw new ApiError(
-        403,
         "host_not_allowed",
         `Host ${JSON.stringify(c.req.header("host") ?? "")} is not an address this server is served at.`,
         `Address the server as http://127.0.0.1:${ctx.access.port}/ (or localhost${local ? "" : ", or the --host it was started with"}). Other names are refused as DNS rebinding.`,
@@ -71,7 +70,6 @@ function checkQueryParameters(c: Context<ApiEnv>): void {
       const shown = JSON.stringify(name.slice(0, 64));
       const message = parsed.error.issues[0]?.message ?? "invalid";
       throw new ApiError(
-        400,
         "invalid_argument",
         `Invalid query parameter ${shown} (its ${what}): ${message}.`,
         "Query parameters are single lines of printable text.",
@@ -85,7 +83,6 @@ function checkQueryParameters(c: Context<ApiEnv>): void {
 export const requireOperatorHeader: MiddlewareHandler<ApiEnv> = async (c, next) => {
   if (c.req.header(OPERATOR_HEADER) !== OPERATOR_HEADER_VALUE) {
     throw new ApiError(
-      403,
       "operator_header_required",
       `POST requests need the header ${OPERATOR_HEADER}: ${OPERATOR_HEADER_VALUE}.`,
       "It is an origin safeguard of the local operator, not authentication: add it to the request.",
@@ -113,7 +110,6 @@ export function refuseCrossSiteForms(): MiddlewareHandler<ApiEnv> {
     } catch (error) {
       if (error instanceof HTTPException) {
         throw new ApiError(
-          403,
           "cross_origin",
           "A form-type request (urlencoded, multipart or text/plain) may not mutate the workspace unless it comes from this server's own page.",
           "HTML forms of other sites can send those without asking. Send JSON (Content-Type: application/json).",
@@ -127,7 +123,6 @@ export function refuseCrossSiteForms(): MiddlewareHandler<ApiEnv> {
 
 function crossOrigin(c: Context<ApiEnv>): ApiError {
   return new ApiError(
-    403,
     "cross_origin",
     "Cross-origin requests may not mutate the workspace.",
     `Origin ${JSON.stringify(c.req.header("origin") ?? "")}, Sec-Fetch-Site ${JSON.stringify(c.req.header("sec-fetch-site") ?? "")}: use the dashboard served by this server, or a program (which sends neither header).`,
@@ -152,7 +147,6 @@ export function requireAuthentication(
     noAuthenticationHeader: {
       message: refuse(
         new ApiError(
-          401,
           "authentication_required",
           "This request needs the workspace's bearer token or a dashboard session.",
           `Programs: send Authorization: Bearer <token>, the token being in .caesar/state/serve/token (or the server's --token). The dashboard: ${LOGIN_HINT}.`,
@@ -162,7 +156,6 @@ export function requireAuthentication(
     invalidAuthenticationHeader: {
       message: refuse(
         new ApiError(
-          400,
           "invalid_authorization",
           "The Authorization header is not `Bearer <token>`.",
           "Send Authorization: Bearer <token>.",
@@ -172,7 +165,6 @@ export function requireAuthentication(
     invalidToken: {
       message: refuse(
         new ApiError(
-          401,
           "invalid_token",
           "The bearer token is not this server's.",
           "Read it again from .caesar/state/serve/token (or use the server's --token).",
@@ -191,7 +183,6 @@ export function requireAuthentication(
     const session = ctx.sessions.find(cookie);
     if (!session) {
       throw new ApiError(
-        401,
         "session_unknown",
         "This dashboard session is not one of this server's (it was restarted, or the session ended).",
         `Log in again: ${LOGIN_HINT}.`,
@@ -202,7 +193,6 @@ export function requireAuthentication(
     if (mutation) {
       if (!isOwnOrigin(c.req.header("origin"), c.req.raw.headers)) {
         throw new ApiError(
-          403,
           "origin_required",
           "A mutation by dashboard session must carry this server's own Origin.",
           `Origin ${JSON.stringify(c.req.header("origin") ?? "")} is not http://${c.req.header("host") ?? ""}: only the dashboard this server serves may act with its session.`,
@@ -210,7 +200,6 @@ export function requireAuthentication(
       }
       if (!LoginSessions.csrfMatches(session, c.req.header(CSRF_HEADER))) {
         throw new ApiError(
-          403,
           "csrf_required",
           `A mutation by dashboard session needs the session's CSRF secret in ${CSRF_HEADER}.`,
           `The page receives it when it logs in; if it lost it, log in again: ${LOGIN_HINT}.`,

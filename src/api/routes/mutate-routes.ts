@@ -68,7 +68,6 @@ export function mutateRoutes(ctx: ApiContext): Hono<ApiEnv> {
         });
         if (!seen.add(request.requestId)) {
           throw new ApiError(
-            409,
             "duplicate_request",
             `requestId ${request.requestId} was already received; it is not run twice.`,
             "Use a fresh UUID for every request. Reread the state to see what the first one did.",
@@ -167,7 +166,6 @@ function checkRun(ctx: ApiContext, request: MutationRequest): void {
   const { index } = ctx;
   if (request.runId !== index.runId) {
     throw new ApiError(
-      409,
       "stale_run",
       `runId ${request.runId} is not the current run (${index.runId}).`,
       `The server was restarted or you are talking to another workspace: reread GET ${PATHS.state}, review, and decide again.`,
@@ -175,7 +173,6 @@ function checkRun(ctx: ApiContext, request: MutationRequest): void {
   }
   if (request.revision > index.revision) {
     throw new ApiError(
-      409,
       "stale_revision",
       `Revision ${request.revision} was never issued (current: ${index.revision}).`,
       `Base the request on the version from GET ${PATHS.state}.`,
@@ -187,7 +184,6 @@ function checkRun(ctx: ApiContext, request: MutationRequest): void {
 function checkTarget(request: MutationRequest, changedAt: number, what: string): void {
   if (changedAt > request.revision) {
     throw new ApiError(
-      409,
       "stale_revision",
       `${what[0]!.toUpperCase()}${what.slice(1)} changed at revision ${changedAt}, after revision ${request.revision} this request was based on.`,
       `Nothing was done. Reread it (GET ${PATHS.tasks}/<id>, or the query API), decide again, and send a new request with the new revision.`,
@@ -201,7 +197,6 @@ async function fresh(ctx: ApiContext, id: string): Promise<IndexedTask> {
   const task = ctx.index.task(id);
   if (!task) {
     throw new ApiError(
-      404,
       "task_not_found",
       `No task ${id} in this workspace.`,
       "Task ids are exact here (no prefixes).",
@@ -216,7 +211,6 @@ function record(task: IndexedTask) {
 
 function changeNotFound(number: number): ApiError {
   return new ApiError(
-    404,
     "change_not_found",
     `No change #${number} in this workspace.`,
     "List changes with timeline.read or `caesar ps --all`.",

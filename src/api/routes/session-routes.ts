@@ -34,7 +34,6 @@ export function sessionRoutes(ctx: ApiContext): Hono<ApiEnv> {
     c.header("Cache-Control", "no-store");
     if (!redeemed) {
       throw new ApiError(
-        403,
         "login_code_invalid",
         "This login link is not valid: it was used already, or it is from another run of the server.",
         "Each login link works once. Run `caesar serve login` in the workspace for a new one (it needs the server's token, so only its owner can).",
@@ -72,7 +71,6 @@ export function sessionRoutes(ctx: ApiContext): Hono<ApiEnv> {
     (c) => {
       if (c.get("authentication") !== "bearer") {
         throw new ApiError(
-          403,
           "bearer_required",
           "Only the holder of the bearer token may mint login links.",
           "Run `caesar serve login` in the workspace: it reads the token and asks for a link.",

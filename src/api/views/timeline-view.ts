@@ -82,7 +82,6 @@ async function readEntryData(entries: readonly TimelineEntry[]): Promise<unknown
 
 export function repositoryNotFound(id: string, repositories: RepositoryCatalog): ApiError {
   return new ApiError(
-    404,
     "repository_not_found",
     `No repository ${JSON.stringify(id)} in this workspace.`,
     `The project repository is "${repositories.projectId}"; a task's worktree is named by its task id.`,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { AGENT_PROTOCOL, OPERATOR_HEADER, OPERATOR_HEADER_VALUE, PATHS } from "../../api/protocol-ids.js";
 import { isLoopbackHost } from "../../api/security/access.js";
+import { isThrownCode } from "../../support/error-catalogue.js";
 import { CaesarError, UsageError } from "../../support/errors.js";
 
 /** A response of the query contract. */
@@ -134,8 +135,17 @@ function serverError(status: number, body: unknown): CaesarError {
       },
     );
   }
-  return new CaesarError(error.code ?? `http_${status}`, error.summary ?? `The server answered ${status}.`, {
-    detail: error.detail ?? "",
-    data: { status },
-  });
+  // The server's own code, when this caesar knows it; a code of another version (or none) is not one of
+  // this catalogue's: the server's words still say what happened.
+  if (isThrownCode(error.code)) {
+    return new CaesarError(error.code, error.summary ?? `The server answered ${status}.`, {
+      detail: error.detail ?? "",
+      data: { status },
+    });
+  }
+  return new CaesarError(
+    "invalid_response",
+    `The server answered ${status}${error.code ? ` (${error.code})` : ""}: ${error.summary ?? "no error this caesar knows."}`,
+    { detail: error.detail ?? "Is CAESAR_URL a caesar server of this version?", data: { status, error } },
+  );
 }

@@ -5,6 +5,7 @@ import type { Outcome, TaskState } from "../../engine/store/state.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState } from "../../engine/store/task-store.js";
 import { taskPaths } from "../../protocol/task-dir.js";
+import type { ErrorCode } from "../../support/errors.js";
 
 /**
  * End a remote task on this machine with the engine's own end of a task (a report synthesised from the
@@ -15,7 +16,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 export async function concludeHere(
   dir: string,
   plan: TaskPlan,
-  error: { code: string; message: string },
+  error: { code: ErrorCode; message: string },
   outcome: Outcome = "failed",
   events?: EventWriter,
 ): Promise<TaskState> {

@@ -5,6 +5,7 @@ import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, updateState } from "../../engine/store/task-store.js";
 import { settleBudget } from "../../policy/budget.js";
 import type { Finding } from "../../protocol/report.js";
+import { isErrorCode } from "../../support/error-catalogue.js";
 import { messageOf } from "../../support/errors.js";
 import { gitOut } from "../../workspace/git.js";
 import { fetchResultCommit } from "../../workspace/result-ref.js";
@@ -63,7 +64,11 @@ export async function finalizeHere(input: FinalizeInput): Promise<void> {
     await concludeHere(
       dir,
       plan,
-      final.error ?? { code: "remote_failed", message: `The task failed on worker ${claim.worker.id}.` },
+      // The worker's code, when this caesar knows it (a worker of another version may send one it does not).
+      {
+        code: isErrorCode(final.error?.code) ? final.error.code : "remote_failed",
+        message: final.error?.message ?? `The task failed on worker ${claim.worker.id}.`,
+      },
       final.outcome,
       events,
     );

@@ -5,7 +5,7 @@ import { conduct } from "../../engine/conductor/conductor.js";
 import { createTask } from "../../engine/lifecycle/start.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, taskDirOf } from "../../engine/store/task-store.js";
-import { messageOf } from "../../support/errors.js";
+import { isCaesarError, messageOf } from "../../support/errors.js";
 import { recordProcess } from "../../support/process.js";
 import { resultRefName } from "../../workspace/result-ref.js";
 import { removeWorktree } from "../../workspace/worktree.js";
@@ -147,7 +147,7 @@ async function runAttempt(
     prepared = {
       ...emptyFinal("failed"),
       error: {
-        code: (error as { code?: string }).code ?? "worker_prepare_failed",
+        code: isCaesarError(error) ? error.code : "worker_prepare_failed",
         message: `Worker ${context.me.id} could not prepare the task: ${messageOf(error)}`,
       },
     };

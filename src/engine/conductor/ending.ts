@@ -1,7 +1,7 @@
 import { type Finding, type Report, ReportSchema } from "../../protocol/report.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { formatDuration } from "../../support/duration.js";
-import { errnoOf, isCaesarError, messageOf } from "../../support/errors.js";
+import { type ErrorCode, errnoOf, isCaesarError, messageOf } from "../../support/errors.js";
 import type { Outcome } from "../store/state.js";
 
 /**
@@ -19,7 +19,7 @@ export interface ExitStatus {
 /** What the agent's stream said went wrong, and whether it already wrote an `error` event saying so. */
 export interface StreamFailure {
   message: string;
-  code?: string | undefined;
+  code?: ErrorCode | undefined;
   announced?: boolean | undefined;
 }
 
@@ -58,7 +58,7 @@ export type EndingCause =
    * could not be pushed, it was cancelled in the queue, its workers were lost, or a cancel went
    * unconfirmed. The reason is the cluster's (docs/cluster.md).
    */
-  | { kind: "remote"; code: string; message: string; outcome: Outcome; agentRan: boolean };
+  | { kind: "remote"; code: ErrorCode; message: string; outcome: Outcome; agentRan: boolean };
 
 export interface EndingContext {
   agent: string;
@@ -79,7 +79,7 @@ export interface Ending {
   /** One line, reason first: the summary of a synthesised report, the title of a finding. */
   headline: string;
   /** The failure for `state.error` and the `error` event; absent when the process ended well. */
-  error?: { code: string; message: string };
+  error?: { code: ErrorCode; message: string };
   /** The agent's stream already wrote an `error` event for this very failure: no second one. */
   announced: boolean;
   /** Did the agent run at all? */
@@ -155,12 +155,14 @@ export function describeEnding(cause: EndingCause, context: EndingContext): Endi
         cause.code,
       );
     case "crashed": {
-      const code = (cause.error as { code?: unknown })?.code;
-      const detail = isCaesarError(cause.error) && cause.error.detail ? ` ${cause.error.detail}` : "";
+      // A caesar error keeps its code; any other (a Node error's ENOSPC, a bug) is the conductor's error,
+      // its own words in the message: state.error.code is always a code of the catalogue.
+      const caesar = isCaesarError(cause.error) ? cause.error : undefined;
+      const detail = caesar?.detail ? ` ${caesar.detail}` : "";
       return failure(
         context,
         { headline: `The task could not run: ${messageOf(cause.error)}${detail}`, agentRan: false },
-        typeof code === "string" ? code : "conductor_error",
+        caesar?.code ?? "conductor_error",
       );
     }
   }
@@ -222,7 +224,7 @@ function describeExit(
 function failure(
   context: EndingContext,
   parts: { headline: string; agentRan: boolean; outcome?: Outcome; exit?: ExitStatus },
-  code: string,
+  code: ErrorCode,
 ): Ending {
   const command = context.command ?? null;
   const lines = [

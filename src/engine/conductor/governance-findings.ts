@@ -1,14 +1,15 @@
 import type { Finding } from "../../protocol/report.js";
+import { errorEntry, isErrorCode } from "../../support/error-catalogue.js";
 import { readRefusals } from "../store/refusals.js";
 
-/** Refusals that mean the agent tried to get around its governance, not merely asked for too much. */
-const EVASIONS = new Set([
-  "nested_unproven",
-  "nested_without_credentials",
-  "outside_subtree",
-  "configuration_in_task",
-  "records_rewritten",
-]);
+/**
+ * Refusals that mean the agent tried to get around its governance, not merely asked for too much: those
+ * the error catalogue marks `governance: "evasion"`. A record's code is read back from a file, so it may
+ * be one this caesar does not know (then it is no evasion).
+ */
+function isEvasion(code: string): boolean {
+  return isErrorCode(code) && errorEntry(code).governance === "evasion";
+}
 
 const SHOWN = 10;
 
@@ -20,7 +21,7 @@ const SHOWN = 10;
 export async function governanceFindings(root: string, id: string): Promise<Finding[]> {
   const refusals = await readRefusals(root, id);
   const findings: Finding[] = refusals.slice(0, SHOWN).map((refusal) => ({
-    severity: EVASIONS.has(refusal.code) ? "high" : "medium",
+    severity: isEvasion(refusal.code) ? "high" : "medium",
     title:
       refusal.code === "records_rewritten"
         ? "The agent rewrote caesar's records in its task directory"
@@ -28,7 +29,7 @@ export async function governanceFindings(root: string, id: string): Promise<Find
     detail: `${refusal.summary} (${refusal.code}, ${refusal.at})`,
   }));
   if (refusals.length > SHOWN) {
-    const evasions = refusals.slice(SHOWN).filter((refusal) => EVASIONS.has(refusal.code)).length;
+    const evasions = refusals.slice(SHOWN).filter((refusal) => isEvasion(refusal.code)).length;
     findings.push({
       severity: evasions > 0 ? "high" : "medium",
       title: `caesar refused ${refusals.length - SHOWN} more request(s) of the agent`,

@@ -6,6 +6,7 @@ import {
   synthesizeReport,
 } from "../../../src/engine/conductor/ending.js";
 import { parseDocument } from "../../../src/protocol/documents.js";
+import { CaesarError } from "../../../src/support/errors.js";
 
 const context: EndingContext = {
   agent: "codex",
@@ -90,10 +91,21 @@ describe("how a task ended, in words", () => {
     ],
     [
       "a conductor that failed",
-      { kind: "crashed", error: Object.assign(new Error("git worktree failed"), { code: "git_failed" }) },
+      { kind: "crashed", error: new CaesarError("git_failed", "git worktree failed") },
       "failed",
       "The task could not run: git worktree failed",
       "git_failed",
+    ],
+    [
+      // A Node error's code (ENOSPC) is no code of the catalogue: state.error.code never carries it.
+      "a conductor that failed on a system error",
+      {
+        kind: "crashed",
+        error: Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" }),
+      },
+      "failed",
+      "The task could not run: ENOSPC: no space left on device, write",
+      "conductor_error",
     ],
   ] as const)("says %s the same way everywhere", (_what, cause, outcome, headline, code) => {
     const ending = describeEnding(cause, { ...context, cancelledBy: "cli", ranMs: 4000 });
