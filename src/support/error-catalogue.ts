@@ -174,6 +174,8 @@ export const ERRORS = {
   role_no_agent: { area: "config", exit: 1, http: 422 },
   /** A role's `system_prompt_file` cannot be read. */
   role_prompt_missing: { area: "config", exit: 2, http: 422 },
+  /** An `[[agent]]` whose program cannot be found where its `bin` says: refused before anything starts. */
+  agent_program_missing: { area: "config", exit: 2, http: 422 },
   /** No agent with that id, built in or declared; the message suggests the closest. */
   unknown_agent: { area: "config", exit: 2, http: 422 },
   /** No role with that name; the message suggests the closest. */

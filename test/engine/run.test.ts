@@ -85,10 +85,10 @@ describe("an [[agent]] declared as OACP's own example writes it", () => {
     const root = makeRepo();
     writeFiles(root, { ".caesar/config.toml": '[[agent]]\nid = "ghost"\nbin = "no-such-agent.sh"\n' });
     const result = await runCaesar(["run", "--json", "--agent", "ghost", "anything"], { cwd: root });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     const error = parseJsonOutput<{ error: { code: string; summary: string } }>(result).error;
     expect(error).toMatchObject({
-      code: "agent_not_found",
+      code: "agent_program_missing",
       summary: 'Agent "ghost": its program cannot be found.',
     });
     expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);

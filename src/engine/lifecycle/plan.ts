@@ -106,7 +106,7 @@ async function planRequest(
   // A program of the user's that cannot be found is refused before anything exists (not at its start, after
   // its worktree was made).
   if (remote === null && adapter.kind === "custom" && !(await adapter.detect(context.env)).installed)
-    throw new CaesarError("agent_not_found", `Agent "${adapter.id}": its program cannot be found.`, {
+    throw new UsageError("agent_program_missing", `Agent "${adapter.id}": its program cannot be found.`, {
       detail: `Its [[agent]] bin is looked for as written (a bare name beside the configuration file that declares it, else on PATH; a path with a slash, from the project root). Fix bin in the file that declares "${adapter.id}" (\`caesar policy show\` says which), or install the program. Nothing was started.`,
     });
 
