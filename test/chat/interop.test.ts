@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { getApprovalStatus, makeChatContext } from "../../src/chat/index.js";
 import { parseJsonOutput } from "../helpers/cli.js";
-import { chat, FIXTURES, makeChatRoot, runFixture, start, startChat } from "./helpers.js";
+import { chat, FIXTURES, makeChatRoot, runFixture, start, startChat, until } from "./helpers.js";
 import {
   findReference,
   type Reference,
@@ -429,6 +429,37 @@ function defineInteropSuite(ref: Reference): void {
       const pyRead = await py(root, ["read", "mix", "--as", "auditor"]);
       expect(pyRead.stdout.match(/^seq: \d+$/gm)).toHaveLength(240);
     }, 300_000);
+  });
+
+  describe("interop with the reference chat.py: a lock left by a killed caesar poster", () => {
+    it("chat.py takes it once 30 s old (an empty directory: its rmdir works), and caesar is not misled by the record left beside it", async () => {
+      const root = makeChatRoot();
+      await caesar(root, ["init", "crash"]);
+      const dir = join(root, "crash");
+      const holder = start(join(FIXTURES, "hold-lock.mjs"), [dir]);
+      await until(() => holder.stdout().includes("held"), "the lock holder");
+      holder.child.kill("SIGKILL");
+      await holder.done;
+      expect(readdirSync(join(dir, "_seq.lock"))).toEqual([]);
+      // As if no caesar had posted for 30 s: chat.py's stale rule is the lock's mtime.
+      const past = new Date(Date.now() - 31_000);
+      utimesSync(join(dir, "_seq.lock"), past, past);
+      const posted = await py(root, ["post", "crash", "--from", "py", "--title", "after", "--body", "x"]);
+      expect(posted.code, posted.stderr).toBe(0);
+      expect(posted.stdout).toContain("posted #1");
+      // chat.py removed the lock it took; the killed poster's record stays, naming a lock that is gone.
+      expect(readdirSync(dir).filter((name) => name.startsWith("_seq.lock"))).toEqual(["_seq.lock.owner"]);
+      const next = await caesarJson<{ seq: number }>(root, [
+        "post",
+        "crash",
+        "--from",
+        "caesar",
+        "--title",
+        "next",
+      ]);
+      expect(next.seq).toBe(2);
+      expect(readdirSync(dir).filter((name) => name.startsWith("_seq.lock"))).toEqual([]);
+    }, 120_000);
   });
 
   describe("interop with the reference chat.py: governance profile", () => {
