@@ -24,9 +24,10 @@ import { randomHex } from "./random.js";
  * **Layout.** The lock `L` is an empty directory, made with `mkdir` (atomic, and refused while anything
  * named `L` exists). Its holder is recorded beside it, in `L.owner` (JSON: a random token, the pid, the
  * process start time, where that pid means something, and the lock it was written for — `L`'s inode and
- * mtime). The directory stays empty so that a tool that only knows `mkdir`/`rmdir` — agent-chat's
- * reference, which takes `_seq.lock` that way — waits on caesar's lock, and can remove it with `rmdir`
- * when it steals a lock it finds stale.
+ * mtime), written in place right after the `mkdir` (a reader that catches it half written reads no
+ * holder, and waits, as for a lock too young to judge). The directory stays empty so that a tool that
+ * only knows `mkdir`/`rmdir` — agent-chat's reference, which takes `_seq.lock` that way — waits on
+ * caesar's lock, and can remove it with `rmdir` when it steals a lock it finds stale.
  *
  * **The one rule** ({@link isHolderGone}) decides when a holder is dead:
  * - a holder that can be read, and whose pid belongs to this machine and pid namespace, is dead as soon
