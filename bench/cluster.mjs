@@ -280,7 +280,7 @@ try {
 } finally {
   for (const child of children.reverse()) if (child.exitCode === null) child.kill("SIGTERM");
   // The submitter's relay exits once idle; stop it now so nothing outlives the benchmark.
-  const owner = join(submitter, ".caesar", "state", "relay.lock", "owner.json");
+  const owner = join(submitter, ".caesar", "state", "relay.lock.owner");
   if (existsSync(owner)) {
     try {
       process.kill(JSON.parse(readFileSync(owner, "utf8")).pid, "SIGTERM");

@@ -270,6 +270,9 @@ async function whereTheTimeGoes(ctx) {
     `   the parts of one post, in a channel of ${Math.min(inProcess, 1600)} messages (median of 400):`,
   );
   console.log(`     lock (mkdir + rmdir _seq.lock)         ${us(parts.lock)}`);
+  console.log(
+    `     caesar's lock (take, check, release)   ${us(parts.caesarLock)}   (mkdir, its holder's record, rmdir)`,
+  );
   console.log(`     listing (readdir, for max(seq)+1)      ${us(parts.listing)}`);
   console.log(`     write a temp file, no fsync            ${us(parts.write)}`);
   console.log(

@@ -1,7 +1,10 @@
 import { invalidArgumentError } from "./errors.js";
 import { type ChatRootOrigin, type ChatRootSource, resolveChatRoot } from "./root.js";
 
-/** After this long without change, `_seq.lock` is taken to belong to a dead poster and is stolen. */
+/**
+ * After this long unchanged, a `_seq.lock` whose holder caesar cannot read or check (the reference's) is
+ * taken over; a recorded holder is judged by its pid (support/lock.ts).
+ */
 export const DEFAULT_LOCK_STALE_MS = 10_000;
 
 /** Everything a chat operation needs to know besides its own arguments. */
@@ -9,7 +12,7 @@ export interface ChatContext {
   /** The folder holding the channels. */
   root: string;
   rootOrigin: ChatRootOrigin;
-  /** Stale-steal timeout of the sequence lock, in ms. */
+  /** The sequence lock's stale period, in ms (for a lock without a holder caesar can check). */
   lockStaleMs: number;
   /**
    * How long a message file that is not whole yet (empty, cut short) may stay so before readers give

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { errnoOf } from "../support/errors.js";
-import { removeIfStale, unlinkQuietly, writeTempFile } from "./exclusive-file.js";
+import { removeIfWriterGone, unlinkQuietly, writeTempFile } from "./exclusive-file.js";
 import { isTempFileName } from "./filename.js";
 import { slugify, validateName } from "./names.js";
 
@@ -89,8 +89,8 @@ export async function advanceCursor(channelDir: string, agent: string, seq: numb
 
 /**
  * Every cursor in the channel, by file name without `.txt` (the agent's slug, or its name for a cursor
- * written by an older caesar). Temp files left by a reader that was killed are removed on the way
- * once they are older than `staleMs`.
+ * written by an older caesar). Temp files left by a reader that was killed are removed on the way, by
+ * the lock's rule (see removeIfWriterGone).
  */
 export async function listCursors(channelDir: string, staleMs: number): Promise<Record<string, number>> {
   let names: string[];
@@ -104,7 +104,7 @@ export async function listCursors(channelDir: string, staleMs: number): Promise<
   const cursors: Record<string, number> = {};
   for (const name of names.sort()) {
     if (isTempFileName(name)) {
-      removeIfStale(join(dir, name), staleMs);
+      removeIfWriterGone(join(dir, name), staleMs);
       continue;
     }
     if (!name.endsWith(".txt") || name.startsWith(".")) continue;

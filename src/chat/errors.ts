@@ -26,13 +26,3 @@ export function metaInvalidError(path: string, problem: string): CaesarError {
 export function invalidArgumentError(summary: string, detail: string): UsageError {
   return new UsageError("invalid_argument", summary, { detail });
 }
-
-export function lockTimeoutError(lockDir: string, waitedMs: number, staleMs: number): CaesarError {
-  return new CaesarError(
-    "lock_timeout",
-    `Could not take the sequence lock ${lockDir} within ${Math.round(waitedMs / 1000)} s.`,
-    {
-      detail: `Another poster keeps it and it never went stale (stale after ${staleMs} ms without change). If no poster is running, remove the folder and retry.`,
-    },
-  );
-}

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { CaesarError, errnoOf } from "../support/errors.js";
+import { type Holder, isHolderGone, thisProcess } from "../support/lock.js";
 import { randomHex } from "../support/random.js";
 
 /**
@@ -23,9 +24,15 @@ import { randomHex } from "../support/random.js";
  * each asynchronous call would cost a thread-pool round trip (measured in bench/chat).
  */
 
-/** Write `content` to a hidden temp file beside `path` (its name starts with `.`, so never a message). */
+/**
+ * Write `content` to a hidden temp file beside `path` (its name starts with `.`, so never a message),
+ * named after its writer — `.<name>.<where>.<pid>.<start>.<rand>.tmp` (see support/lock.ts) — so that
+ * one left by a writer that died is told by the lock's rule. The name is cut to 120 characters there,
+ * so the temp name stays within the file system's 255.
+ */
 export function writeTempFile(path: string, content: string): string {
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomHex(4)}.tmp`);
+  const name = basename(path).slice(0, 120);
+  const temp = join(dirname(path), `.${name}.${writerTag()}.${randomHex(4)}.tmp`);
   const fd = openSync(temp, "wx", 0o644);
   try {
     writeSync(fd, content);
@@ -150,13 +157,40 @@ export function unlinkQuietly(path: string): void {
   }
 }
 
-/** Remove a temp file left behind by a writer that died, once it is older than `staleMs`. */
-export function removeIfStale(path: string, staleMs: number): boolean {
+let tag: string | undefined;
+
+/** This process in a temp file's name: `<where>.<pid>.<start>` (start 0 where it cannot be read). */
+function writerTag(): string {
+  if (tag === undefined) {
+    const me = thisProcess();
+    tag = `${me.where}.${me.pid}.${me.start ?? 0}`;
+  }
+  return tag;
+}
+
+const TEMP_WRITER = /\.([0-9a-f]{12})\.(\d+)\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+/** The writer a temp file's name records (none in an older caesar's `.<name>.<pid>.<rand>.tmp`). */
+export function tempFileWriter(name: string): Holder | undefined {
+  const match = TEMP_WRITER.exec(name);
+  if (match === null) return undefined;
+  const [, where, pid, start] = match as unknown as [string, string, string, string];
+  return { pid: Number(pid), ...(start === "0" ? {} : { start }), where };
+}
+
+/**
+ * Remove a temp file left behind by a writer that died, by the lock's one rule (support/lock.ts): at
+ * once when its writer is gone, after `staleMs` unchanged when its name records no writer that can be
+ * checked. A live writer's temp file is never removed.
+ */
+export function removeIfWriterGone(path: string, staleMs: number): boolean {
+  let unchangedMs: number;
   try {
-    if (Date.now() - lstatSync(path).mtimeMs <= staleMs) return false;
+    unchangedMs = Date.now() - lstatSync(path).mtimeMs;
   } catch {
     return false;
   }
+  if (!isHolderGone(tempFileWriter(basename(path)), unchangedMs, staleMs)) return false;
   unlinkQuietly(path);
   return true;
 }

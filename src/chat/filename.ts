@@ -29,8 +29,9 @@ export function parseMessageFileName(name: string): number | undefined {
 }
 
 /**
- * Temp files of caesar's atomic writes (`.<name>.<pid>.<hex>.tmp`, see support/atomic-file.ts): a
- * writer killed between creating one and renaming or linking it leaves it behind.
+ * Temp files of caesar's atomic writes (`.<name>.<where>.<pid>.<start>.<hex>.tmp`, see
+ * exclusive-file.ts; an older caesar's `.<name>.<pid>.<hex>.tmp` matches too): a writer killed between
+ * creating one and renaming or linking it leaves it behind.
  */
 const TEMP_FILE = /^\..+\.\d+\.[0-9a-f]+\.tmp$/;
 

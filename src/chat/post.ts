@@ -6,7 +6,7 @@ import type { ChatContext } from "./context.js";
 import { invalidArgumentError } from "./errors.js";
 import {
   linkTempFile,
-  removeIfStale,
+  removeIfWriterGone,
   syncDirectory,
   unlinkQuietly,
   writeTempFile,
@@ -45,7 +45,7 @@ export interface PostResult {
   warnings: string[];
 }
 
-// A poster whose lock was stolen (it was taken for dead) starts over, a few times at most.
+// A poster whose lock was taken from it (another tool took it for dead) starts over, a few times at most.
 const MAX_ATTEMPTS = 5;
 
 /**
@@ -120,7 +120,8 @@ export async function postMessage(
         const listing = listForPost(channel.dir, input.replyTo, ctx.lockStaleMs);
         if (prepared !== undefined) unlinkQuietly(prepared.temp);
         prepared = prepare(listing.maxSeq + 1);
-        // Taken for dead while writing: the thief may hand out the same sequence, so start over.
+        // Taken for dead while writing (by a tool that judges by age alone): the thief may hand out the
+        // same sequence, so start over.
         if (lock.stillHeld() && linkTempFile(prepared.temp, prepared.path) === true)
           posted = { message: prepared, hasReplyTarget: listing.hasReplyTarget };
       } finally {
@@ -155,7 +156,7 @@ interface Prepared {
 /**
  * One listing of the channel, under the lock: the highest sequence among every `NNNN-….md` name
  * (whatever the entry is), whether the replied-to message exists, and temp files left by writers that
- * died (removed once stale: their writer no longer holds the lock).
+ * died (removed by the lock's rule: see removeIfWriterGone).
  */
 function listForPost(
   dir: string,
@@ -170,7 +171,7 @@ function listForPost(
       if (seq > maxSeq) maxSeq = seq;
       if (seq === replyTo) hasReplyTarget = true;
     } else if (name.charCodeAt(0) === 46 && isTempFileName(name)) {
-      removeIfStale(join(dir, name), staleMs);
+      removeIfWriterGone(join(dir, name), staleMs);
     }
   }
   return { maxSeq, hasReplyTarget };
@@ -205,7 +206,7 @@ function postFailedError(channel: ChannelRef): CaesarError {
     "post_failed",
     `Could not post to "${channel.name}" after ${MAX_ATTEMPTS} attempts.`,
     {
-      detail: `The sequence lock in ${channel.dir} kept being stolen: another poster takes this one for dead. Raise CAESAR_CHAT_LOCK_STALE_MS.`,
+      detail: `The sequence lock in ${channel.dir} kept being taken from this poster while it held it: another tool takes it for dead (the reference implementation does so after 30 s unchanged), or someone removes it by hand.`,
     },
   );
 }

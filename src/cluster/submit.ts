@@ -7,7 +7,7 @@ import type { TaskPlan } from "../engine/store/task-plan.js";
 import { readState, type TaskRecord, updateState } from "../engine/store/task-store.js";
 import { makeTaskId } from "../protocol/ids.js";
 import { CaesarError, isCaesarError, UsageError } from "../support/errors.js";
-import { withFileLock } from "../support/file-lock.js";
+import { withLock } from "../support/lock.js";
 import { type Cluster, connectCluster } from "./connection.js";
 import { pushStart } from "./git-refs.js";
 import { clusterLedger, settleClusterBudget } from "./ledger.js";
@@ -102,7 +102,7 @@ export async function submitRemoteTasks(
  */
 export async function sendToQueue(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">, plan: TaskPlan) {
   // The front end and the relay may both try: one at a time, and the second finds it sent.
-  await withFileLock(join(record.dir, ".submit.lock"), () => sendOnce(cluster, record, plan));
+  await withLock(join(record.dir, ".submit.lock"), () => sendOnce(cluster, record, plan));
 }
 
 async function sendOnce(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">, plan: TaskPlan) {

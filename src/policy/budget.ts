@@ -2,7 +2,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { CaesarError } from "../support/errors.js";
-import { withFileLock } from "../support/file-lock.js";
+import { withLock } from "../support/lock.js";
 
 /**
  * One budget per delegation tree: a parent and its bounded descendants draw from the same ledger. Tasks
@@ -118,7 +118,7 @@ async function readLedger(path: string, tree: string): Promise<Ledger> {
 async function withLedger<T>(budgetsDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
   const path = ledgerPath(budgetsDir, tree);
   await mkdir(budgetsDir, { recursive: true });
-  return withFileLock(`${path}.lock`, async () => {
+  return withLock(`${path}.lock`, async () => {
     const ledger = await readLedger(path, tree);
     const result = fn(ledger);
     pruneLedger(ledger);

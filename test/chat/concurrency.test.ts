@@ -78,8 +78,8 @@ describe("posters killed mid-post", () => {
     const root = makeChatRoot();
     await chat(root, ["init", "kills"]);
     const dir = join(root, "kills");
-    // A short stale timeout, so a lock left by a killed poster is stolen while the others still run;
-    // long enough that a live poster on a loaded machine is not taken for dead.
+    // A lock left by a killed poster is taken over at once (its holder is recorded and gone); a short
+    // stale period for the one a poster killed between its mkdir and its record leaves (no holder).
     const env = { CAESAR_CHAT_LOCK_STALE_MS: "3000" };
     const stop = join(root, "..", "stop");
     const reader = start(join(FIXTURES, "reader.mjs"), [root, "kills", "reader", stop], env);
@@ -99,7 +99,7 @@ describe("posters killed mid-post", () => {
     for (const poster of posters) poster.child.kill("SIGKILL");
     await Promise.all(posters.map((poster) => poster.done));
 
-    // Once the leftovers are stale, a post goes through and clears them.
+    // A post goes through and clears what the killed posters left (a lock, temp files).
     await new Promise((resolve) => setTimeout(resolve, 400));
     const after = await chat(
       root,
@@ -189,8 +189,8 @@ describe("racing claims", () => {
   }, 120_000);
 });
 
-describe("a stale sequence lock", () => {
-  it("left by a killed poster is stolen after the stale timeout, and the post goes through", async () => {
+describe("a sequence lock left by a killed poster", () => {
+  it("is taken over at once — its holder is recorded and gone — not after the stale period", async () => {
     const root = makeChatRoot();
     await chat(root, ["init", "stale"]);
     const dir = join(root, "stale");
@@ -200,17 +200,18 @@ describe("a stale sequence lock", () => {
     await holder.done;
     expect(existsSync(join(dir, "_seq.lock"))).toBe(true);
 
+    // A stale period of ten minutes: the post can only go through, within the test's timeout, by the
+    // holder's pid, not by the lock's age.
     const result = await chat(
       root,
       ["post", "stale", "--from", "alice", "--title", "after the crash", "--json"],
       {
-        env: { CAESAR_CHAT_LOCK_STALE_MS: "300" },
+        env: { CAESAR_CHAT_LOCK_STALE_MS: "600000" },
       },
     );
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(parseJsonOutput<{ seq: number }>(result).seq).toBe(1);
-    expect(existsSync(join(dir, "_seq.lock"))).toBe(false);
-    expect(existsSync(join(dir, "_seq.lock.steal"))).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.startsWith("_seq.lock"))).toEqual([]);
   }, 120_000);
 });
 

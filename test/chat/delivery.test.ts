@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
+import { writeTempFile } from "../../src/chat/exclusive-file.js";
 import {
   type ChatContext,
   initChannel,
@@ -11,7 +12,9 @@ import {
   readMessages,
   waitForMessages,
 } from "../../src/chat/index.js";
+import { thisProcess } from "../../src/support/lock.js";
 import { parseJsonOutput } from "../helpers/cli.js";
+import { deadPid } from "../helpers/process-pool.js";
 import { chat, makeChatRoot } from "./helpers.js";
 
 // A message caesar accepts is delivered by every caesar reader; a file caught while another tool
@@ -151,14 +154,28 @@ describe("sequence allocation and leftovers", () => {
     expect((await postMessage(ctx, "c", { from: "a", title: "after the link" })).seq).toBe(10);
   });
 
-  it("removes a temp file left by a killed poster once stale, and leaves a fresh one", async () => {
+  it("removes a temp file left by a killed poster by the lock's rule: at once when its writer is gone, never a live writer's", async () => {
+    const { where, start } = thisProcess();
+    const killed = join(dir, `.0003-a-killed.md.${where}.${await deadPid()}.0.0a1b2c3d.tmp`);
+    const live = writeTempFile(join(dir, "0004-a-writing.md"), "---\nseq: 4\n");
+    expect(live).toContain(`.${where}.${process.pid}.${start}.`);
+    writeFileSync(killed, "---\nseq: 3\n");
+    backdate(live, ctx.lockStaleMs / 1000 + 60);
+    await postMessage(ctx, "c", { from: "a", title: "cleans up" });
+    expect(existsSync(killed)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+  });
+
+  it("an older caesar's temp file, or one of another pid namespace, names no writer it can check: removed once stale", async () => {
     const stale = join(dir, ".0003-a-killed.md.99999.0a1b2c3d.tmp");
     const fresh = join(dir, ".0004-a-writing.md.99998.0a1b2c3e.tmp");
-    writeFileSync(stale, "---\nseq: 3\n");
-    writeFileSync(fresh, "---\nseq: 4\n");
+    const elsewhere = join(dir, `.0005-a-there.md.000000000000.${await deadPid()}.0.0a1b2c3f.tmp`);
+    for (const file of [stale, fresh, elsewhere]) writeFileSync(file, "---\n");
     backdate(stale, ctx.lockStaleMs / 1000 + 60);
     await postMessage(ctx, "c", { from: "a", title: "cleans up" });
-    expect(existsSync(stale)).toBe(false);
-    expect(existsSync(fresh)).toBe(true);
+    expect([existsSync(stale), existsSync(fresh), existsSync(elsewhere)]).toEqual([false, true, true]);
+    backdate(elsewhere, ctx.lockStaleMs / 1000 + 60);
+    await postMessage(ctx, "c", { from: "a", title: "cleans up again" });
+    expect(existsSync(elsewhere)).toBe(false);
   });
 });

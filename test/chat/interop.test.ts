@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { getApprovalStatus, makeChatContext } from "../../src/chat/index.js";
 import { parseJsonOutput } from "../helpers/cli.js";
-import { chat, FIXTURES, makeChatRoot, runFixture, start, startChat } from "./helpers.js";
+import { chat, FIXTURES, makeChatRoot, runFixture, start, startChat, until } from "./helpers.js";
 import {
   findReference,
   type Reference,
@@ -429,6 +429,103 @@ function defineInteropSuite(ref: Reference): void {
       const pyRead = await py(root, ["read", "mix", "--as", "auditor"]);
       expect(pyRead.stdout.match(/^seq: \d+$/gm)).toHaveLength(240);
     }, 300_000);
+  });
+
+  describe("interop with the reference chat.py: caesar posters killed while chat.py posts", () => {
+    it("SIGKILLs of caesar posters (some while they hold _seq.lock): every chat.py post goes through, sequences 1..N, every file whole", async () => {
+      const root = makeChatRoot();
+      await py(root, ["init", "kills"]);
+      const dir = join(root, "kills");
+      // A caesar poster killed holding the lock has it taken over at once by the next caesar post (its
+      // holder is recorded and gone); one killed between its mkdir and its record leaves a lock without
+      // holder, taken over after this stale period — well within chat.py's 10 s wait.
+      const env = { CAESAR_CHAT_LOCK_STALE_MS: "3000" };
+      const references = [1, 2, 3].map((n) =>
+        runReferenceScript(ref, join(FIXTURES, "reference-poster.py"), [
+          root,
+          "kills",
+          `py-${n}`,
+          "60",
+          "512",
+        ]),
+      );
+      let referencesDone = false;
+      void Promise.all(references).then(() => {
+        referencesDone = true;
+      });
+      let started = 0;
+      const launch = () =>
+        start(join(FIXTURES, "poster.mjs"), [root, "kills", `caesar-${++started}`, "100000", "512"], env);
+      const posters = Array.from({ length: 3 }, launch);
+      for (let kill = 0; kill < 40 && !referencesDone; kill++) {
+        await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+        const victim = Math.floor(Math.random() * posters.length);
+        posters[victim]!.child.kill("SIGKILL");
+        await posters[victim]!.done;
+        posters[victim] = launch();
+      }
+      for (const result of await Promise.all(references)) {
+        expect(result.stderr).toBe("");
+        expect(result.code).toBe(0);
+      }
+      for (const poster of posters) poster.child.kill("SIGKILL");
+      await Promise.all(posters.map((poster) => poster.done));
+      const last = await caesarJson<{ seq: number }>(root, [
+        "post",
+        "kills",
+        "--from",
+        "last",
+        "--title",
+        "end",
+      ]);
+
+      const files = readdirSync(dir).filter((name) => /^\d+-/.test(name));
+      const seqs = files.map((name) => Number(name.split("-")[0])).sort((a, b) => a - b);
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+      expect(last.seq).toBe(seqs.length);
+      expect(files.filter((name) => /^\d+-py-\d-/.test(name))).toHaveLength(180);
+      for (const file of files) {
+        const text = readFileSync(join(dir, file), "utf8");
+        if (!file.includes("-last-")) expect(text, file).toMatch(/\nend (py|caesar)-\d+ #\d+ \d+\n$/);
+      }
+      // No lock, record or temp file left.
+      expect(
+        readdirSync(dir)
+          .filter((name) => !/^\d+-/.test(name))
+          .sort(),
+      ).toEqual([".cursors", "_meta.json"]);
+    }, 300_000);
+  });
+
+  describe("interop with the reference chat.py: a lock left by a killed caesar poster", () => {
+    it("chat.py takes it once 30 s old (an empty directory: its rmdir works), and caesar is not misled by the record left beside it", async () => {
+      const root = makeChatRoot();
+      await caesar(root, ["init", "crash"]);
+      const dir = join(root, "crash");
+      const holder = start(join(FIXTURES, "hold-lock.mjs"), [dir]);
+      await until(() => holder.stdout().includes("held"), "the lock holder");
+      holder.child.kill("SIGKILL");
+      await holder.done;
+      expect(readdirSync(join(dir, "_seq.lock"))).toEqual([]);
+      // As if no caesar had posted for 30 s: chat.py's stale rule is the lock's mtime.
+      const past = new Date(Date.now() - 31_000);
+      utimesSync(join(dir, "_seq.lock"), past, past);
+      const posted = await py(root, ["post", "crash", "--from", "py", "--title", "after", "--body", "x"]);
+      expect(posted.code, posted.stderr).toBe(0);
+      expect(posted.stdout).toContain("posted #1");
+      // chat.py removed the lock it took; the killed poster's record stays, naming a lock that is gone.
+      expect(readdirSync(dir).filter((name) => name.startsWith("_seq.lock"))).toEqual(["_seq.lock.owner"]);
+      const next = await caesarJson<{ seq: number }>(root, [
+        "post",
+        "crash",
+        "--from",
+        "caesar",
+        "--title",
+        "next",
+      ]);
+      expect(next.seq).toBe(2);
+      expect(readdirSync(dir).filter((name) => name.startsWith("_seq.lock"))).toEqual([]);
+    }, 120_000);
   });
 
   describe("interop with the reference chat.py: governance profile", () => {

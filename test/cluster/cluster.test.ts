@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../src/api/server.js";
 import { readClaim } from "../../src/engine/store/race-record.js";
+import { lockHolder } from "../../src/support/lock.js";
 import { isProcessAlive } from "../../src/support/process.js";
 import { CAESAR_BIN, type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
@@ -144,11 +145,8 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       join(lab, "submitter-mcp"),
       ...workers.map((w) => w.clone),
     ]) {
-      const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
-      if (existsSync(owner)) {
-        const { pid } = JSON.parse(readFileSync(owner, "utf8")) as { pid: number };
-        if (isProcessAlive(pid)) process.kill(pid, "SIGTERM");
-      }
+      const relay = lockHolder(join(root, ".caesar", "state", "relay.lock"));
+      if (relay !== undefined && isProcessAlive(relay)) process.kill(relay.pid, "SIGTERM");
     }
     await server?.stop();
   }, 2 * MINUTE);

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ClusterAccess, connectCluster } from "../../src/cluster/connection.js";
 import { ensureInfrastructure } from "../../src/cluster/setup.js";
+import { lockHolder } from "../../src/support/lock.js";
 import { isProcessAlive } from "../../src/support/process.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
@@ -31,10 +32,8 @@ const NO_ACCESS: ClusterAccess = accessTo();
 
 /** Stop the relay a submitter started (it exits on its own once idle; do not leave it to the next suite). */
 function stopRelay(root: string): void {
-  const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
-  if (!existsSync(owner)) return;
-  const { pid } = JSON.parse(readFileSync(owner, "utf8")) as { pid: number };
-  if (isProcessAlive(pid)) process.kill(pid, "SIGTERM");
+  const relay = lockHolder(join(root, ".caesar", "state", "relay.lock"));
+  if (relay !== undefined && isProcessAlive(relay)) process.kill(relay.pid, "SIGTERM");
 }
 
 describe.skipIf(!NATS_SERVER)("a .creds file (JWT + nkey seed), against an operator-mode nats-server", () => {

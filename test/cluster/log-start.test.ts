@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { logStartOf } from "../../src/cluster/relay/progress.js";
 import { relayPaths } from "../../src/engine/conductor/relay.js";
 import { taskDirOf, updateState } from "../../src/engine/store/task-store.js";
-import { acquireFileLock, type HeldLock } from "../../src/support/file-lock.js";
+import { acquireLock, type HeldLock } from "../../src/support/lock.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
   cloneOf,
@@ -162,7 +162,7 @@ describe.skipIf(!NATS_SERVER)("where the relay starts reading a task's log (no c
 
       // Hold the relay's lock, as a running relay would: the front end starts none, so nothing reads the
       // tasks' logs until the test lets go — after their states were rewritten below.
-      const held: HeldLock = await acquireFileLock(relayPaths(submitter).lock, { timeoutMs: 60_000 });
+      const held: HeldLock = await acquireLock(relayPaths(submitter).lock, { timeoutMs: 60_000 });
       let ahead: string;
       let older: string;
       try {
@@ -190,7 +190,7 @@ describe.skipIf(!NATS_SERVER)("where the relay starts reading a task's log (no c
           "log_seq_before",
         );
       } finally {
-        await held.release();
+        held.release();
       }
 
       // Any command that reads a remote task starts the relay again.

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { lockHolder } from "../../src/support/lock.js";
 import { isProcessAlive } from "../../src/support/process.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import {
@@ -48,13 +49,13 @@ describe.skipIf(!NATS_SERVER)("the relay of a project whose server or project is
     );
     expect(sent.code, sent.stderr).toBe(0);
     parseJsonOutput<{ task_id: string }>(sent);
-    const owner = join(root, ".caesar", "state", "relay.lock", "owner.json");
+    const lock = join(root, ".caesar", "state", "relay.lock");
     await eventually(
-      () => existsSync(owner),
+      () => lockHolder(lock) !== undefined,
       MINUTE,
       () => "the relay to start",
     );
-    const relay = (JSON.parse(readFileSync(owner, "utf8")) as { pid: number }).pid;
+    const relay = lockHolder(lock)!.pid;
     pids.push(relay);
     await server.stop();
     return { root, relay };

@@ -1,13 +1,14 @@
-// One worker of the lock stress test (file-lock.test.ts beside it), run as its own process:
+// One worker of the lock stress test (lock.test.ts beside it), run as its own process:
 // `node --import tsx lock-worker.ts <lockDir> <dataDir> <id> <count>`. It makes <count> locked
 // read-modify-writes of <dataDir>/counter.json, and proves, inside each one, that nobody else is inside:
 // <dataDir>/inside is created exclusively and names the holder; finding it there with a live pid is a
-// second owner, written to <dataDir>/violations. Each increment it completed is appended to
+// second holder, written to <dataDir>/violations; finding it with a dead pid is a takeover, written to
+// <dataDir>/took-over as `<pid> after <dead pid>`. Each increment it completed is appended to
 // <dataDir>/committed-<id> once its write is in place.
 import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { withFileLock } from "../../src/support/file-lock.js";
+import { withLock } from "../../src/support/lock.js";
 import { isProcessAlive } from "../../src/support/process.js";
 
 const [lockDir, dataDir, id, countText] = process.argv.slice(2) as [string, string, string, string];
@@ -44,7 +45,7 @@ function leave(): void {
 }
 
 for (let i = 0; i < Number(countText); i++) {
-  await withFileLock(
+  await withLock(
     lockDir,
     async () => {
       enter();
@@ -57,6 +58,7 @@ for (let i = 0; i < Number(countText); i++) {
       appendFileSync(join(dataDir, `committed-${id}`), `${entry}\n`);
       leave();
     },
-    { timeoutMs: 120_000, pollMs: 2 },
+    // A worker killed between its mkdir and its record leaves a lock without holder: stale after 5 s.
+    { timeoutMs: 120_000, pollMs: 2, staleMs: 5_000 },
   );
 }

@@ -5,7 +5,7 @@ import { projectPaths } from "../../engine/store/project.js";
 import { loadPlan } from "../../engine/store/task-plan.js";
 import { listTaskIds, readState, taskDirOf } from "../../engine/store/task-store.js";
 import { messageOf } from "../../support/errors.js";
-import { acquireFileLock } from "../../support/file-lock.js";
+import { acquireLock } from "../../support/lock.js";
 import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
 import { ensureInfrastructure } from "../setup.js";
 import { TaskMirror } from "./mirror.js";
@@ -100,8 +100,8 @@ const pausedUntil = new Map<string, number>();
 
 async function tryLock(root: string): Promise<(() => Promise<void>) | undefined> {
   try {
-    const held = await acquireFileLock(relayPaths(root).lock, { timeoutMs: 0 });
-    return () => held.release();
+    const held = await acquireLock(relayPaths(root).lock, { timeoutMs: 0 });
+    return async () => held.release();
   } catch {
     return undefined;
   }

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { isLockHeld, lockHolder, lockRecordPath } from "../../support/lock.js";
 import { CAESAR_BIN } from "../../support/package-paths.js";
-import { isProcessAlive } from "../../support/process.js";
 import { projectPaths } from "../store/project.js";
 
 /**
@@ -14,17 +14,16 @@ import { projectPaths } from "../store/project.js";
 export function relayPaths(root: string): { lock: string; owner: string; log: string } {
   const state = projectPaths(root).state;
   const lock = join(state, "relay.lock");
-  return { lock, owner: join(lock, "owner.json"), log: join(state, "relay.log") };
+  return { lock, owner: lockRecordPath(lock), log: join(state, "relay.log") };
 }
 
-/** Is a relay alive for this project (its lock's owner, by pid and start time)? */
+/**
+ * Is a relay alive for this project: its lock recorded and held, by the lock's rule? When in doubt (a
+ * lock without a readable holder), no: a relay started then finds the lock taken and exits at once.
+ */
 export function isRelayRunning(root: string): boolean {
-  try {
-    const owner = JSON.parse(readFileSync(relayPaths(root).owner, "utf8")) as { pid: number; start?: string };
-    return isProcessAlive(owner);
-  } catch {
-    return false;
-  }
+  const { lock } = relayPaths(root);
+  return lockHolder(lock) !== undefined && isLockHeld(lock);
 }
 
 /**

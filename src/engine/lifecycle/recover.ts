@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { taskPaths } from "../../protocol/task-dir.js";
-import { withFileLock } from "../../support/file-lock.js";
+import { withLock } from "../../support/lock.js";
 import { readFileTail, tailOf } from "../../support/output-tail.js";
 import { isProcessAlive } from "../../support/process.js";
 import { describeEnding } from "../conductor/ending.js";
@@ -75,7 +75,7 @@ export async function concludeAbandoned(
   outcome: Outcome = "failed",
 ): Promise<TaskState> {
   if (!isAbandoned(record.state)) return record.state;
-  return withFileLock(join(record.dir, ".conclude.lock"), async () => {
+  return withLock(join(record.dir, ".conclude.lock"), async () => {
     const state = await readState(record.dir);
     if (!isAbandoned(state)) return state;
     // Only a process group caesar itself recorded is ever ended (an unverified task's files could name any).

@@ -6,7 +6,7 @@ import { assertTaskId, makeTaskId } from "../../protocol/ids.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, messageOf } from "../../support/errors.js";
-import { withFileLock } from "../../support/file-lock.js";
+import { withLock } from "../../support/lock.js";
 import { TASK_TOKEN_ENV } from "../conductor/credentials.js";
 import { askService } from "../conductor/service-client.js";
 import { writeTaskEnvironment } from "../conductor/task-env.js";
@@ -333,7 +333,7 @@ export async function awaitClaim(dir: string, timeoutMs: number): Promise<TaskSt
 async function nextChangeNumber(stateDir: string): Promise<number> {
   await mkdir(stateDir, { recursive: true });
   const counter = join(stateDir, "changes.json");
-  return withFileLock(join(stateDir, ".changes.lock"), async () => {
+  return withLock(join(stateDir, ".changes.lock"), async () => {
     let last = 0;
     try {
       last = (JSON.parse(await readFile(counter, "utf8")) as { last: number }).last;

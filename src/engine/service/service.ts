@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { isValidTaskId } from "../../protocol/ids.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { messageOf } from "../../support/errors.js";
-import { acquireFileLock, type HeldLock } from "../../support/file-lock.js";
+import { acquireLock, type HeldLock } from "../../support/lock.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
 import { type ConductOptions, conduct } from "../conductor/conductor.js";
 import { BUILD_ID } from "../conductor/service-client.js";
@@ -85,7 +85,7 @@ export async function runService(root: string, options: ServiceOptions): Promise
   await chmod(paths.dir, 0o700);
   let lock: HeldLock;
   try {
-    lock = await acquireFileLock(paths.lock, { timeoutMs: 0 });
+    lock = await acquireLock(paths.lock, { timeoutMs: 0 });
   } catch {
     return "already_running";
   }
@@ -447,7 +447,11 @@ class ConductorService {
       this.options.log(`[service] stopping${now ? " now" : " after its tasks"}`);
       this.server?.close();
       await this.removeOwnFiles();
-      await this.lock.release().catch(() => undefined);
+      try {
+        this.lock.release();
+      } catch {
+        // Left behind: its holder (this process) is recorded, and gone once it exits.
+      }
     }
     if (now || this.running.size === 0) await this.exit();
   }

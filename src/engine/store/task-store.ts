@@ -7,7 +7,7 @@ import type { Task } from "../../protocol/task.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
-import { withFileLock } from "../../support/file-lock.js";
+import { withLock } from "../../support/lock.js";
 import { controlOfTaskDir, controlTaskPaths, taskLocationOf } from "./control.js";
 import { EventWriter } from "./event-log.js";
 import { projectPaths } from "./project.js";
@@ -170,7 +170,7 @@ export async function updateState(
   const control = controlOfTaskDir(dir);
   const verified = control !== undefined && existsSync(control.state);
   const lock = verified ? control.lock : join(dir, ".state.lock");
-  return withFileLock(lock, async () => {
+  return withLock(lock, async () => {
     const current = await readStateWithSource(dir);
     const next = mutate(current.state);
     if (next === undefined) return current.state;
@@ -187,7 +187,7 @@ export async function updateState(
 export async function auditMirrors(dir: string): Promise<string[]> {
   const control = controlOfTaskDir(dir);
   if (!control || !existsSync(control.state)) return [];
-  return withFileLock(control.lock, async () => {
+  return withLock(control.lock, async () => {
     const text = await readFile(control.state, "utf8");
     const state = parseState(text, control.state);
     const rewritten: string[] = [];
