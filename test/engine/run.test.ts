@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../src/support/process.js";
@@ -89,7 +90,7 @@ describe("an [[agent]] declared as OACP's own example writes it", () => {
     const error = parseJsonOutput<{ error: { code: string; summary: string } }>(result).error;
     expect(error).toMatchObject({
       code: "agent_program_missing",
-      summary: 'Agent "ghost": its program cannot be found.',
+      summary: 'Agent "ghost": its program cannot be found, or is not executable.',
     });
     expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);
     expect(existsSync(join(root, ".caesar", "wt"))).toBe(false);
@@ -282,18 +283,33 @@ describe("report recovery tiers", () => {
 });
 
 describe("processes", () => {
-  it("fails at once, clearly, when the agent's binary does not exist", async () => {
+  it("refuses an agent whose program does not exist before anything is created", async () => {
     const root = makeRepo();
     writeConfig(root, '[[agent]]\nid = "ghost"\nbin = "/nonexistent/ghost-agent"\nargs = ["{{prompt}}"]\n');
+    const { result } = await run(root, ["--agent", "ghost", "anything"]);
+    expect(result.code).toBe(2);
+    const refusal = JSON.parse(result.stdout) as { error: { code: string; detail: string } };
+    expect(refusal.error.code).toBe("agent_program_missing");
+    expect(refusal.error.detail).toContain("Nothing was started.");
+    expect(existsSync(join(root, ".caesar", "tasks"))).toBe(false);
+  });
+
+  it("fails at once, clearly, when the agent's program is gone by the time it starts", async () => {
+    const root = makeRepo();
+    const bin = join(mkdtempSync(join(tmpdir(), "caesar-ghost-")), "ghost-agent");
+    writeFileSync(bin, "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    // It exists when the task is planned; the worktree's setup removes it before the agent starts.
+    writeConfig(
+      root,
+      `[[agent]]\nid = "ghost"\nbin = "${bin}"\nargs = ["{{prompt}}"]\n[worktree]\nsetup = ["rm ${bin}"]\n`,
+    );
     const { result, body } = await run(root, ["--agent", "ghost", "anything"]);
     expect(result.code).toBe(1);
     expect(body!.state.error?.code).toBe("agent_not_found");
-    expect(body!.report.summary).toContain("/nonexistent/ghost-agent was not found");
+    expect(body!.report.summary).toContain(`${bin} was not found`);
     // The command line it tried is part of the failure, as for any other.
-    expect(body!.state.error?.message).toContain("\ncommand: /nonexistent/ghost-agent <prompt>");
-    expect(body!.report.details).toContain(
-      "The agent did not run.\nCommand: /nonexistent/ghost-agent <prompt>",
-    );
+    expect(body!.state.error?.message).toContain(`\ncommand: ${bin} <prompt>`);
+    expect(body!.report.details).toContain(`The agent did not run.\nCommand: ${bin} <prompt>`);
     const events = readFileSync(join(taskDir(root, body!.task_id), "events.jsonl"), "utf8");
     expect(events).toContain('"type":"error"');
     expect(events.match(/"type":"finished"/g)).toHaveLength(1);

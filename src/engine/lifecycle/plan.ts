@@ -106,9 +106,13 @@ async function planRequest(
   // A program of the user's that cannot be found is refused before anything exists (not at its start, after
   // its worktree was made).
   if (remote === null && adapter.kind === "custom" && !(await adapter.detect(context.env)).installed)
-    throw new UsageError("agent_program_missing", `Agent "${adapter.id}": its program cannot be found.`, {
-      detail: `Its [[agent]] bin is looked for as written (a bare name beside the configuration file that declares it, else on PATH; a path with a slash, from the project root). Fix bin in the file that declares "${adapter.id}" (\`caesar policy show\` says which), or install the program. Nothing was started.`,
-    });
+    throw new UsageError(
+      "agent_program_missing",
+      `Agent "${adapter.id}": its program cannot be found, or is not executable.`,
+      {
+        detail: `Its [[agent]] bin is looked for as written (a bare name beside the configuration file that declares it, else on PATH; a path with a slash, from the project root). Fix bin in the file that declares "${adapter.id}" (\`caesar policy show\` says which), install the program, or make it executable (chmod +x). Nothing was started.`,
+      },
+    );
 
   const decision = parent ? decideDelegation(config, parent.caller, adapter) : undefined;
   const bounded = decision?.mode === "bounded";
