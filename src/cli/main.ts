@@ -1,7 +1,12 @@
 /** The CLI's entry point as an ES module (dist/cli/main.js, loaded by bin/caesar.js); see program.ts. */
+import { launchRelay } from "../cluster/relay/launch.js";
+import { setRelayLauncher } from "../engine/conductor/relay.js";
 import { brokerSocket, relayThroughBroker } from "./broker-client.js";
 import { main } from "./program.js";
 import { COMMANDS } from "./registry.js";
+
+// The engine starts a remote task's relay again (a reader finding it gone) through the cluster's launcher.
+setRelayLauncher(launchRelay);
 
 // A sandboxed agent's command that needs caesar's records goes through its task's broker.
 const broker = brokerSocket(process.argv);

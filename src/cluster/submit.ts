@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { ensureRelay } from "../engine/conductor/relay.js";
+import { isRelayRunning } from "../engine/conductor/relay.js";
 import { createTasks } from "../engine/lifecycle/start.js";
 import type { RemoteState } from "../engine/store/state.js";
 import type { TaskPlan } from "../engine/store/task-plan.js";
@@ -13,6 +13,7 @@ import { pushStart } from "./git-refs.js";
 import { clusterLedger, settleClusterBudget } from "./ledger.js";
 import { LOG_STREAM, queueNameOf, taskSubject } from "./names.js";
 import { concludeHere } from "./relay/conclude-here.js";
+import { launchRelay } from "./relay/launch.js";
 import { ensureInfrastructure } from "./setup.js";
 import { encode, type TaskMessage } from "./wire.js";
 
@@ -89,7 +90,7 @@ export async function submitRemoteTasks(
       }
       records.push({ ...record, state: await readState(record.dir) });
     }
-    ensureRelay(plans[0]!.root);
+    if (!isRelayRunning(plans[0]!.root)) launchRelay(plans[0]!.root);
     return records;
   } finally {
     await cluster.close();
