@@ -116,7 +116,7 @@ function startWorker(dir, name, parallel) {
   let out = "";
   const child = spawn(
     process.execPath,
-    [caesar, "worker", "--json", "--nats", url, "--name", name, "--max-parallel", String(parallel)],
+    [caesar, "worker", "--json", "--on", url, "--name", name, "--max-parallel", String(parallel)],
     { cwd: dir, stdio: ["ignore", "pipe", openSync(join(scratch, `${name}.log`), "a")] },
   );
   children.push(child);

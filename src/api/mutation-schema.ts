@@ -34,7 +34,7 @@ export const AnswerArgumentsSchema = z
 
 /**
  * Arguments renamed when the vocabulary's arguments became snake_case like the rest of caesar's wire formats
- * (the envelope keeps the seed's camelCase), for the refusal of a caller who sends an old name.
+ * (the envelope keeps the camelCase of the mutation protocol's specification), for the refusal of a caller who sends an old name.
  */
 export const FORMER_ARGUMENTS: Readonly<Record<string, string>> = {
   ...FORMER_NAMES,

@@ -5,25 +5,27 @@ import type { RemotePlan } from "../engine/store/task-plan.js";
 import { UsageError } from "../support/errors.js";
 
 /**
- * The cluster a worker or `caesar cluster status` talks to: `--nats` (else `[cluster] nats`), with the
+ * The cluster a worker or `caesar cluster status` talks to: `--on` as for `caesar run` (`--nats`, its
+ * former spelling, still read; else `[cluster] nats`), with the
  * credentials `[cluster]` names, and `--creds` (a credentials file) over them.
  */
 export function clusterAccessFrom(
-  flags: { nats?: string; creds?: string; remote?: string },
+  flags: { on?: string; nats?: string; creds?: string; remote?: string },
   config: EffectiveConfig,
   root: string,
   cwd: string,
   command: string,
 ): RemotePlan {
-  if (flags.nats === "local") {
-    throw new UsageError("invalid_option", `--nats local: ${command} needs a NATS server.`, {
-      detail: "Pass --nats nats://host:4222.",
+  const on = flags.on ?? flags.nats;
+  if (on === "local") {
+    throw new UsageError("invalid_option", `--on local: ${command} needs a NATS server.`, {
+      detail: "Pass --on nats://host:4222.",
     });
   }
-  const remote = resolveRemote(flags.nats, config, root, null);
+  const remote = resolveRemote(on, config, root, null);
   if (!remote) {
     throw new UsageError("no_cluster", `${command} needs a NATS server.`, {
-      detail: "Pass --nats nats://host:4222, or set [cluster] nats in the configuration (docs/cluster.md).",
+      detail: "Pass --on nats://host:4222, or set [cluster] nats in the configuration (docs/cluster.md).",
     });
   }
   return {

@@ -514,7 +514,7 @@ export const ERRORS = {
   nats_credentials_unreadable: { area: "cluster", exit: 1, http: 422 },
   /** The NATS server cannot be reached. */
   nats_unreachable: { area: "cluster", exit: 1, http: 422 },
-  /** The command needs a NATS server: `--nats` or `[cluster] nats`. */
+  /** The command needs a NATS server: `--on` or `[cluster] nats`. */
   no_cluster: { area: "cluster", exit: 2, http: 422 },
   /** The task is not a remote task. */
   not_remote: { area: "cluster", exit: 1, http: 422 },

@@ -124,7 +124,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
     for (const n of [1, 2, 3]) {
       workers.push(
         workerIn(lab, remote, `w${n}`, [
-          "--nats",
+          "--on",
           server.url,
           "--agents",
           "nap,long,mid,six,asker,delegator",
@@ -212,7 +212,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       const status = await caesar(["status", ids[1]!]);
       expect(status.stdout).toMatch(/worker\s+w[123]/);
       const cluster = parseJsonOutput<{ workers: { id: string; agents: string[]; max_parallel: number }[] }>(
-        await caesar(["cluster", "status", "--nats", server.url, "--json"]),
+        await caesar(["cluster", "status", "--on", server.url, "--json"]),
       );
       expect(cluster.workers.map((w) => w.id).sort()).toEqual(["w1", "w2", "w3"]);
       expect(cluster.workers[0]!.max_parallel).toBe(4);
@@ -227,7 +227,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       type Depth = { agent: string; waiting: number; running: number; served: boolean };
       const depthOf = async () =>
         parseJsonOutput<{ queue_depth: Depth[] }>(
-          await caesar(["cluster", "status", "--nats", server.url, "--json"]),
+          await caesar(["cluster", "status", "--on", server.url, "--json"]),
         ).queue_depth.find((row) => row.agent === "rare");
       await eventually(
         () => readState(submitter, id).remote !== null,

@@ -127,7 +127,7 @@ describe.skipIf(!NATS_SERVER)("a .creds file (JWT + nkey seed), against an opera
         });
 
       const worker = workerIn(lab, remote, "w1", [
-        "--nats",
+        "--on",
         server.url,
         "--creds",
         operator.creds,
@@ -178,7 +178,7 @@ describe.skipIf(!NATS_SERVER)("a .creds file (JWT + nkey seed), against an opera
       const elsewhere = cloneOf(remote, join(lab, "clone-refused"));
       for (const [creds, code] of cases) {
         const refused = await caesar(
-          ["worker", "--nats", server.url, "--creds", creds, "--agents", "nap", "--json"],
+          ["worker", "--on", server.url, "--creds", creds, "--agents", "nap", "--json"],
           elsewhere,
           worker.home,
         );

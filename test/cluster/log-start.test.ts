@@ -131,7 +131,7 @@ describe.skipIf(!NATS_SERVER)("where the relay starts reading a task's log (no c
     submitter = cloneOf(remote, join(lab, "submitter"));
     submitterHome = join(lab, "submitter-home");
     mkdirSync(submitterHome, { recursive: true });
-    worker = workerIn(lab, remote, "w1", ["--nats", server.url, "--agents", "nap"]);
+    worker = workerIn(lab, remote, "w1", ["--on", server.url, "--agents", "nap"]);
     await worker.start();
   }, 3 * MINUTE);
 

@@ -59,7 +59,7 @@ describe.skipIf(!NATS_SERVER)("a cancel cascading to a child run by the same wor
     home = join(lab, "home");
     mkdirSync(home, { recursive: true });
     worker = workerIn(lab, remote, "w1", [
-      "--nats",
+      "--on",
       server.url,
       "--agents",
       "long,delegator",

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type { ClusterStatus } from "../../cluster/status.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import { type Column, renderTable } from "../../ui/table.js";
@@ -17,7 +17,8 @@ export const clusterCommand: CommandDefinition = {
       cluster
         .command("status")
         .description("workers (agents, capacity, load, last heartbeat), queue depth, tasks per worker")
-        .option("--nats <url>", "the NATS server(s) (default: [cluster] nats)")
+        .option("--on <nats-url>", "the NATS server(s) (default: [cluster] nats)")
+        .addOption(new Option("--nats <url>", "the former spelling of --on").hideHelp())
         .option("--creds <file>", "a NATS credentials file (default: [cluster] credentials)"),
     ).action(
       handle(async (ctx) => {
@@ -29,7 +30,7 @@ export const clusterCommand: CommandDefinition = {
         const { gitOut } = await import("../../workspace/git.js");
         const config = await loadConfig(ctx.root);
         const access = clusterAccessFrom(
-          ctx.options as { nats?: string; creds?: string },
+          ctx.options as { on?: string; nats?: string; creds?: string },
           config,
           ctx.root,
           ctx.cwd,
@@ -73,7 +74,8 @@ function renderClusterStatus(status: ClusterStatus): string {
     `NATS ${status.servers} (server ${status.server_version}) · this repository's queue: ${status.queue}`,
     "",
   ];
-  if (status.workers.length === 0) lines.push("No worker. Start one in a clone: caesar worker --nats <url>");
+  if (status.workers.length === 0)
+    lines.push("No worker. Start one in a clone: caesar worker --on <nats-url>");
   else {
     const columns: Column[] = [
       { header: "WORKER" },

@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { UsageError } from "../../support/errors.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 
@@ -10,7 +10,8 @@ export const workerCommand: CommandDefinition = {
       program
         .command("worker")
         .description("take tasks from a cluster's queue and run them here (in a clone of the shared remote)")
-        .option("--nats <url>", "the NATS server(s), nats:// or tls:// (default: [cluster] nats)")
+        .option("--on <nats-url>", "the NATS server(s), nats:// or tls:// (default: [cluster] nats)")
+        .addOption(new Option("--nats <url>", "the former spelling of --on").hideHelp())
         .option(
           "--agents <ids>",
           "agents to serve, comma-separated (default: every agent installed and allowed)",
@@ -29,6 +30,7 @@ export const workerCommand: CommandDefinition = {
         const { runWorker } = await import("../../cluster/worker/worker.js");
         const config = await loadConfig(ctx.root);
         const o = ctx.options as {
+          on?: string;
           nats?: string;
           creds?: string;
           remote?: string;
