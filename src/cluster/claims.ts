@@ -13,7 +13,7 @@ import { type Claim, ClaimSchema, decode, encode, type Final, type WorkerRef } f
 export type ClaimDecision =
   /** Ours, attempt `claim.attempt`: run the task. */
   | { kind: "run"; token: number; claim: Claim }
-  /** Ours, but its earlier workers were lost and the policy (or the attempts left) says: conclude it failed. */
+  /** Ours, but its earlier workers were lost and the policy (or the attempts left) says: finish it failed. */
   | { kind: "give-up"; token: number; claim: Claim }
   /** Already finished: only ack the message. */
   | { kind: "finished"; claim: Claim }

@@ -12,7 +12,7 @@ import { type Cluster, connectCluster } from "./connection.js";
 import { pushStart } from "./git-refs.js";
 import { clusterLedger, settleClusterBudget } from "./ledger.js";
 import { LOG_STREAM, queueNameOf, taskSubject } from "./names.js";
-import { concludeHere } from "./relay/conclude-here.js";
+import { finishHere } from "./relay/finish-here.js";
 import { launchRelay } from "./relay/launch.js";
 import { ensureInfrastructure } from "./setup.js";
 import { encode, type TaskMessage } from "./wire.js";
@@ -21,7 +21,7 @@ import { encode, type TaskMessage } from "./wire.js";
  * Send a planned task to the cluster: reserve its place in the tree's budget (in the cluster's ledger),
  * create its task directory here, push its starting point, put it in the work queue, and make sure the
  * project's relay runs to follow it. Every refusal — the server unreachable, the budget spent — comes
- * before the directory exists. A push that fails concludes the task failed, saying why; a queue that
+ * before the directory exists. A push that fails finishes the task failed, saying why; a queue that
  * cannot be reached right now leaves it queued for the relay to send.
  */
 export async function submitRemoteTask(plan: TaskPlan): Promise<TaskRecord> {
@@ -78,7 +78,7 @@ export async function submitRemoteTasks(
         await sendToQueue(cluster, record, plan);
       } catch (error) {
         if (isCaesarError(error) && error.code === "start_push_failed") {
-          await concludeHere(record.dir, plan, {
+          await finishHere(record.dir, plan, {
             code: error.code,
             message: `${error.message} ${error.detail}`,
           });

@@ -100,13 +100,13 @@ export const ClusterSchema = z.strictObject({
   on_worker_loss: z
     .enum(["retry", "fail"])
     .optional()
-    .describe("A task whose worker was lost: run it again elsewhere, or conclude it failed (default retry)."),
+    .describe("A task whose worker was lost: run it again elsewhere, or finish it failed (default retry)."),
   max_attempts: z
     .number()
     .int()
     .positive()
     .optional()
-    .describe("Workers a task may lose before it is concluded failed (default 3)."),
+    .describe("Workers a task may lose before it is finished failed (default 3)."),
   heartbeat_timeout: durationText
     .optional()
     .describe("A worker silent this long loses its tasks (default 30s; the queue's ack wait)."),

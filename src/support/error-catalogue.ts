@@ -212,7 +212,7 @@ export const ERRORS = {
   service_unavailable: { area: "tasks", exit: 1, http: 422 },
   /** `[sandbox] mode = "required"`, and no OS sandbox can run here; nothing was started. */
   sandbox_unavailable: { area: "tasks", exit: 1, http: 422 },
-  /** Some tasks of a batch could not be started; they are concluded failed (`not_started`). */
+  /** Some tasks of a batch could not be started; they are finished failed (`not_started`). */
   start_failed: { area: "tasks", exit: 1, http: 422 },
   /** No task with that id (or id prefix) in this workspace. */
   task_not_found: { area: "tasks", exit: 1, http: 404 },
@@ -312,7 +312,7 @@ export const ERRORS = {
   auth_failed: { area: "endings", exit: 1, http: null },
   /** The task was cancelled (`caesar cancel`, an editor, the API, a race won by another). */
   cancelled: { area: "endings", exit: 1, http: null },
-  /** The task's conductor died before it could conclude the task; a later caesar concluded it. */
+  /** The task's conductor died before it could finish the task; a later caesar finished it. */
   conductor_died: { area: "endings", exit: 1, http: null },
   /** The task's conductor failed on an error that has no code of its own (a bug: please report it). */
   conductor_error: { area: "endings", exit: 1, http: null },

@@ -18,7 +18,7 @@ import { isProcessAlive, processStartTime } from "./process.js";
 import { randomHex } from "./random.js";
 
 /**
- * caesar's one cross-process lock: the store's state, the budget ledgers, a task's conclusion, the change
+ * caesar's one cross-process lock: the store's state, the budget ledgers, a task's end, the change
  * counter, a submission, the relay, and chat's `_seq.lock` (posts, claims, task markers).
  *
  * **Layout.** The lock `L` is an empty directory, made with `mkdir` (atomic, and refused while anything

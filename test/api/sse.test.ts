@@ -38,7 +38,7 @@ async function start(): Promise<RunningServer> {
 
 beforeAll(async () => {
   root = makeRepo();
-  // A running task whose conductor is this very process: alive, so never concluded as abandoned.
+  // A running task whose conductor is this very process: alive, so never finished as abandoned.
   dir = writeTask(root, {
     id: TASK,
     changeNumber: 1,

@@ -415,7 +415,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
   );
 
   it(
-    'concludes a task failed, naming the lost worker, under [cluster] on_worker_loss = "fail"',
+    'finishes a task failed, naming the lost worker, under [cluster] on_worker_loss = "fail"',
     async () => {
       const strict = cloneOf(remote, join(lab, "submitter-fail"));
       writeFileSync(join(strict, ".caesar", "config.local.toml"), '[cluster]\non_worker_loss = "fail"\n');

@@ -71,7 +71,7 @@ describe("a front end killed while creating a task", () => {
 });
 
 describe("corrupt records", () => {
-  it("one unreadable task never breaks ps for the others: shown with why; one whose plan is truncated is concluded, saying so", async () => {
+  it("one unreadable task never breaks ps for the others: shown with why; one whose plan is truncated is finished, saying so", async () => {
     const root = project();
     const ids: string[] = [];
     for (const name of ["one", "two", "three"]) {

@@ -205,7 +205,7 @@ case "$PWD" in */.caesar/wt/*) [ -e "${killed}" ] && exit 0; touch "${killed}"; 
 });
 
 describe("a conductor that died near the end", () => {
-  /** A real finished task, set back to a moment its conductor died, then concluded after `caesar ps`. */
+  /** A real finished task, set back to a moment its conductor died, then finished after `caesar ps`. */
   async function diedIn(phase: "finishing" | "running", forgeFinished = false) {
     const root = project();
     const run = await runCaesar(["run", "--json", "--agent", "conformant", "finish me"], { cwd: root });
@@ -234,11 +234,11 @@ describe("a conductor that died near the end", () => {
       );
     }
     writeFileSync(join(dir, "events.jsonl"), `${lines.join("\n")}\n`);
-    // `ps` hands the task to the project's conductor service, which concludes it: nothing can be taken
+    // `ps` hands the task to the project's conductor service, which finishes it: nothing can be taken
     // over (the agent's run is over, caesar's record of it gone).
     const ps = await runCaesar(["ps", "--json"], { cwd: root });
     expect(ps.code, ps.stderr).toBe(0);
-    await until("the task to be concluded", () => state(root, id).phase === "finished");
+    await until("the task to be finished", () => state(root, id).phase === "finished");
     const events = readFileSync(join(dir, "events.jsonl"), "utf8")
       .trim()
       .split("\n")
@@ -246,7 +246,7 @@ describe("a conductor that died near the end", () => {
     return { state: state(root, id), events };
   }
 
-  it("after its finished event, before its final state: concluded without a second finished event", async () => {
+  it("after its finished event, before its final state: finished without a second finished event", async () => {
     const { state: final, events } = await diedIn("finishing");
     expect(final).toMatchObject({ phase: "finished", outcome: "failed" });
     expect(final.error?.code).toBe("conductor_died");

@@ -50,7 +50,7 @@ export class TaskIndex {
   private readonly dirty = new Set<string>();
   private readonly pending = new Set<string>();
   private readonly watchers = new Map<string, () => void>();
-  private readonly concluding = new Set<string>();
+  private readonly finishing = new Set<string>();
   private scanRequested = false;
   private storeStamp = "";
   private draining: Promise<void> | null = null;
@@ -276,7 +276,7 @@ export class TaskIndex {
 
   /**
    * Watch a running task's directory; stop once it finished — and its `finished` event, which the engine
-   * appends just after the final state, was seen (or a while passed). Conclude it if its conductor is
+   * appends just after the final state, was seen (or a while passed). Finish it if its conductor is
    * proven gone.
    */
   private follow(task: IndexedTask): void {
@@ -291,12 +291,12 @@ export class TaskIndex {
         watchPath(task.dir, () => this.schedule(task.id), { pollMs: 1000 }),
       );
     }
-    if (needsConductor(task.state) && !this.concluding.has(task.id)) {
-      this.concluding.add(task.id);
+    if (needsConductor(task.state) && !this.finishing.has(task.id)) {
+      this.finishing.add(task.id);
       recoverTask({ id: task.id, dir: task.dir, paths: task.paths, state: task.state }, "serve")
         .catch(() => undefined)
         .finally(() => {
-          this.concluding.delete(task.id);
+          this.finishing.delete(task.id);
           this.schedule(task.id);
         });
     }

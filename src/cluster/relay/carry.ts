@@ -11,7 +11,7 @@ import { readClaim } from "../claims.js";
 import type { Cluster } from "../connection.js";
 import { answerKey, CLAIMS_BUCKET, cancelKey, TASKS_STREAM } from "../names.js";
 import { encode } from "../wire.js";
-import { concludeHere } from "./conclude-here.js";
+import { finishHere } from "./finish-here.js";
 
 /** What happens here to a remote task — a cancel, an answer — carried to its worker through `caesar-control`. */
 export class Carrier {
@@ -45,7 +45,7 @@ export class Carrier {
       ? await this.cluster.jsm.streams.deleteMessage(TASKS_STREAM, seq, false).catch(() => false)
       : false;
     if (removed && !(await readClaim(claims, this.id))) {
-      await concludeHere(
+      await finishHere(
         this.dir,
         plan,
         {

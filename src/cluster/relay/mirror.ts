@@ -15,8 +15,8 @@ import { CLAIMS_BUCKET, CONTROL_BUCKET, LOG_STREAM, logFilter } from "../names.j
 import { sendToQueue } from "../submit.js";
 import { type Claim, ClaimSchema, decode } from "../wire.js";
 import { Carrier } from "./carry.js";
-import { concludeHere } from "./conclude-here.js";
-import { finalizeHere } from "./finalize.js";
+import { finishFromWorker } from "./finish-from-worker.js";
+import { finishHere } from "./finish-here.js";
 import { LogApplier } from "./log-applier.js";
 import { logStartOf } from "./progress.js";
 
@@ -88,7 +88,7 @@ export class TaskMirror {
       const state = await readState(this.dir);
       if (state.phase === "finished") return false;
       if (state.cancel_requested) {
-        await concludeHere(
+        await finishHere(
           this.dir,
           plan,
           {
@@ -239,7 +239,7 @@ export class TaskMirror {
     const claim = this.claim!;
     this.finishing = (async () => {
       try {
-        await finalizeHere({
+        await finishFromWorker({
           dir: this.dir,
           plan: plan ?? (await loadPlan(this.dir)),
           claim,

@@ -8,7 +8,7 @@ import type { TaskMessage } from "../wire.js";
  * What a worker checks of a task before it runs it. A message in the queue is untrusted input like any
  * other: the submitter resolved its plan against its own policy, and the worker holds it to its own —
  * the agent must be one it serves and allows, the delegation depth within its `[policy] max_depth`, and
- * every path inside the worktree. Undefined: admitted; otherwise why not (the task is concluded failed).
+ * every path inside the worktree. Undefined: admitted; otherwise why not (the task is finished failed).
  */
 export function refusalOf(
   message: TaskMessage,

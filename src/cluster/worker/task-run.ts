@@ -25,7 +25,7 @@ import { TaskPublisher } from "./publisher.js";
 
 /**
  * Handle one delivery of the work queue: take the task's claim, then run it (or, by the claim's
- * verdict, only ack the message, drop a duplicate, or conclude a task whose workers were lost). The
+ * verdict, only ack the message, drop a duplicate, or finish a task whose workers were lost). The
  * message is acked only once the claim records the task's end — so a task is never lost — and only by
  * the worker whose token the claim carries — so it is never finished twice.
  */
@@ -227,7 +227,7 @@ async function runAttempt(
   }
 }
 
-/** The task's workers were lost and the policy says stop: conclude it failed, saying so. */
+/** The task's workers were lost and the policy says stop: finish it failed, saying so. */
 async function giveUp(
   context: WorkerContext,
   task: HeldTask,

@@ -64,7 +64,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const id = workerIdOf(hostname(), process.pid, options.name);
   const me = { id, host: hostname(), pid: process.pid };
 
-  // Tasks a previous worker in this clone left behind (killed): concluded here, their agents stopped.
+  // Tasks a previous worker in this clone left behind (killed): finished here, their agents stopped.
   for (const record of await loadAllTasks(root)) {
     if (record.state.phase !== "finished" && !record.state.remote)
       await recoverTask(record, "worker").catch(() => undefined);

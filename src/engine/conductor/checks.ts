@@ -22,7 +22,7 @@ export interface ChecksRun {
   deadlineAt: number;
   events: EventWriter;
   signal: AbortSignal;
-  /** The running check's process (null once it ended), recorded so a concluder can stop it. */
+  /** The running check's process (null once it ended), recorded so a finisher can stop it. */
   onProcess?(pid: number | null): Promise<void>;
   /** The environment to start from (default: this process's), before secrets are removed. */
   env?: NodeJS.ProcessEnv;

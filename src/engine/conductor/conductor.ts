@@ -42,7 +42,7 @@ export type TakeSlot = (
 ) => Promise<() => void>;
 
 export interface ConductOptions extends ConductorHooks {
-  /** Cancels the task: the agent's process group is ended and the task concluded `cancelled`. */
+  /** Cancels the task: the agent's process group is ended and the task finished `cancelled`. */
   signal?: AbortSignal;
   /**
    * The environment the agent inherits (less a parent task's CAESAR_* variables). Default: the one its
@@ -55,7 +55,7 @@ export interface ConductOptions extends ConductorHooks {
   takeSlot?: TakeSlot;
   /**
    * The task's previous conductor ended without finishing it: take its agent over where it stands (still
-   * running, or ended since), start again a task whose agent never started, conclude the rest.
+   * running, or ended since), start again a task whose agent never started, finish the rest.
    */
   adopt?: boolean;
   /** The task is this conductor's (its record names it): a front end waiting for that can go on. */
@@ -131,8 +131,8 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     await finish({ stream, ending: await describe(cause, context) });
   };
   try {
-    if (resume.kind === "conclude") {
-      await concludeUnadoptable(initial, resume.why, describe, finish);
+    if (resume.kind === "finish") {
+      await finishUnadoptable(initial, resume.why, describe, finish);
       return;
     }
     const loaded = await configLoad;
@@ -334,18 +334,17 @@ async function continueTask(input: RunInput, state: TaskState, progress: Attempt
 type ResumePoint =
   | { kind: "start" }
   | { kind: "adopt"; progress: AttemptsProgress; rawCut: number }
-  | { kind: "conclude"; why: string };
+  | { kind: "finish"; why: string };
 
 /**
  * Where a task stands that a conductor left unfinished. An agent that started (alive or not) is taken
  * over; a task whose agent never started starts again from scratch, its half-made worktree removed (no
- * agent ever worked in it); anything else is concluded.
+ * agent ever worked in it); anything else is finished.
  */
 async function resumePoint(dir: string, plan: TaskPlan, state: TaskState): Promise<ResumePoint> {
   if (state.phase === "queued") return { kind: "start" };
   if (state.agent_process === null) {
-    if (state.phase !== "preparing")
-      return { kind: "conclude", why: "it was ending before its agent started" };
+    if (state.phase !== "preparing") return { kind: "finish", why: "it was ending before its agent started" };
     // A setup command the previous conductor left running is stopped before the worktree goes.
     if (state.setup_process) await terminateGroup(state.setup_process.pid);
     if (state.worktree && plan.repo_top)
@@ -364,15 +363,15 @@ async function resumePoint(dir: string, plan: TaskPlan, state: TaskState): Promi
     return { kind: "start" };
   }
   const progress = await readProgress(dir);
-  if (!progress) return { kind: "conclude", why: "caesar's record of its agent's run is gone" };
+  if (!progress) return { kind: "finish", why: "caesar's record of its agent's run is gone" };
   if (progress.turn !== state.agent_turn)
-    return { kind: "conclude", why: "it was between two runs of its agent" };
+    return { kind: "finish", why: "it was between two runs of its agent" };
   const cursor = await readCursor(agentFiles(agentOutputDir(dir), progress.turn).cursor);
   return { kind: "adopt", progress, rawCut: cursor?.raw ?? progress.raw_from };
 }
 
-/** A task that cannot be taken over: its agent stopped if it still runs, then concluded as failed. */
-async function concludeUnadoptable(
+/** A task that cannot be taken over: its agent stopped if it still runs, then finished as failed. */
+async function finishUnadoptable(
   state: TaskState,
   why: string,
   describe: Describe,

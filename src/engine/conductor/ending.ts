@@ -39,7 +39,7 @@ export type EndingCause =
   | { kind: "spawn_failed"; bin: string; error: unknown }
   | { kind: "setup_failed"; command: string; exit: ExitStatus }
   | { kind: "cancelled_before_start" }
-  /** Concluded by another command: the conductor is gone. */
+  /** Finished by another command: the conductor is gone. */
   | {
       kind: "abandoned";
       by: string;
@@ -141,7 +141,7 @@ export function describeEnding(cause: EndingCause, context: EndingContext): Endi
       return failure(
         context,
         {
-          headline: `The task was concluded by ${by}: ${who}${why}${stopped}`,
+          headline: `The task was finished by ${by}: ${who}${why}${stopped}`,
           agentRan: cause.agentPid !== null,
           outcome: cause.cancelled ? "cancelled" : "failed",
         },

@@ -43,7 +43,7 @@ export interface FinishInput {
 const RAW_TAIL_BYTES = 512 * 1024;
 
 /**
- * The end of every task, whoever ends it (its conductor, or a later command concluding an abandoned
+ * The end of every task, whoever ends it (its conductor, or a later command finishing an abandoned
  * task): observe the changes with git, recover the report, reconcile, write the final state atomically,
  * then the `finished` event.
  */

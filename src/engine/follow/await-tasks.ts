@@ -84,7 +84,7 @@ export function parseAwaitRequest(raw: unknown): z.output<typeof AwaitRequestSch
 /**
  * Wait for several tasks at once, at most `timeout_ms`, and say where each one is: the shape of the
  * delegation reference's `await_sessions`. Tasks run under their own conductors; this only reads their
- * files (and concludes a task whose conductor is proven dead). Missing ids do not hold the wait: a task's
+ * files (and finishes a task whose conductor is proven dead). Missing ids do not hold the wait: a task's
  * directory exists before its id is ever returned, so an id that has none now will never have one.
  */
 export async function awaitTasks(

@@ -13,7 +13,7 @@ import type { TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
 import { isVerifiedTask, readState, type TaskRecord, taskDirOf, updateState } from "../store/task-store.js";
 import { type Caller, governed, identifyCaller } from "./caller.js";
-import { concludeAbandoned, needsConductor, recoverTask } from "./recover.js";
+import { finishAbandoned, needsConductor, recoverTask } from "./recover.js";
 import { assertWithinSubtree, descendantsOf } from "./subtree.js";
 
 export interface CancelOutcome {
@@ -29,7 +29,7 @@ const CONFIRM_MS = KILL_GRACE_MS + 55_000;
 /**
  * Cancel a task and its bounded descendants: record the request, then ask each conductor to stop
  * (SIGTERM); a conductor ends its agent's whole process group and writes the final state. A task whose
- * conductor is gone is concluded here. A finished task stays as it was. An independent descendant — a
+ * conductor is gone is finished here. A finished task stays as it was. An independent descendant — a
  * tree of its own — keeps running, and so do its sub-tasks. From inside a task, only its own subtree
  * may be cancelled. A remote task's relay sees the request and carries it to its worker.
  */
@@ -114,15 +114,15 @@ async function cancelOne(dir: string, by: string): Promise<{ state: TaskState; c
     if (state.phase === "finished") return { state, changed: true };
     await waitForChange(dir, 250);
   }
-  // Nothing answered in time (no service could be started): concluded here, as cancelled.
+  // Nothing answered in time (no service could be started): finished here, as cancelled.
   const current = { id: state.id, dir, paths: taskPaths(dir), state: await readState(dir) };
-  state = await concludeAbandoned(current, "cancel", "cancelled");
+  state = await finishAbandoned(current, "cancel", "cancelled");
   return { state, changed: true };
 }
 
 /**
  * A remote task's cancel goes through its relay (started if it is not running). When the cluster does not
- * confirm in time (its server unreachable), the task is concluded here as cancelled, saying the worker
+ * confirm in time (its server unreachable), the task is finished here as cancelled, saying the worker
  * may not have heard: nothing stays "running" forever on this machine because a server went away.
  */
 async function cancelRemote(dir: string, by: string): Promise<TaskState> {

@@ -10,14 +10,14 @@ import { descendantsOf } from "./subtree.js";
 
 export interface GcEntry {
   id: string;
-  action: "removed" | "would-remove" | "kept" | "concluded";
+  action: "removed" | "would-remove" | "kept" | "finished";
   reason: string;
 }
 
 /**
  * Remove finished tasks' worktrees and branches — but never work that was not applied (uncommitted or
  * committed in the worktree) unless `force`; the result commit stays under refs/caesar/tasks/<id> even
- * then. Concludes tasks whose conductor died. From inside a task, only that task's subtree is collected.
+ * then. Finishes tasks whose conductor died. From inside a task, only that task's subtree is collected.
  * Only what caesar's own records name is removed: a task directory without a record is kept.
  */
 export async function collectGarbage(
@@ -37,7 +37,7 @@ export async function collectGarbage(
     if (wasRunning && state.phase === "finished") {
       entries.push({
         id: record.id,
-        action: "concluded",
+        action: "finished",
         reason: state.error?.message ?? "its conductor is gone",
       });
     }

@@ -23,7 +23,7 @@ export function needsConductor(state: TaskState): boolean {
   return state.conductor === null || !isProcessAlive(state.conductor);
 }
 
-/** A task no conductor ever claimed is concluded (when no service can take it) only after this long. */
+/** A task no conductor ever claimed is finished (when no service can take it) only after this long. */
 const UNCLAIMED_AFTER_MS = 60_000;
 
 /** Proven abandoned: its conductor is gone, or none claimed it for a minute (it may be being created). */
@@ -35,12 +35,12 @@ function isAbandoned(state: TaskState, now = Date.now()): boolean {
 /**
  * The one recovery step every reader (`ps`, `status`, `logs --follow`, `await`, `gc`, `cancel`, the server's
  * index, the MCP tools) runs on a task before showing it — so no task stays "running" forever, and no
- * reader ever concludes a task itself:
+ * reader ever finishes a task itself:
  * - a remote task whose relay is gone gets its relay started again;
  * - a local task that no live process conducts (its conductor was killed, or no one told a service about
  *   it) is handed to the project's conductor service, started if need be, which takes its agent over
- *   where it stands (or concludes it, when nothing can be taken over);
- * - a task a cluster worker ran in this clone, or one without caesar's record, is concluded here as
+ *   where it stands (or finishes it, when nothing can be taken over);
+ * - a task a cluster worker ran in this clone, or one without caesar's record, is finished here as
  *   failed, as no service conducts it.
  * Returns the task's state as it is after that.
  */
@@ -51,13 +51,13 @@ export async function recoverTask(record: TaskRecord, by: string): Promise<TaskS
       return record.state;
     }
     if (!needsConductor(record.state)) return record.state;
-    // A task whose plan cannot be read goes to the service too, which concludes it saying why.
+    // A task whose plan cannot be read goes to the service too, which finishes it saying why.
     const plan = await loadPlan(record.dir).catch(() => undefined);
     if (!plan?.remote && isVerifiedTask(record.dir)) {
       await askService(record.state.root, { op: "conduct", task: record.id });
       return await readState(record.dir);
     }
-    return await concludeAbandoned(record, by);
+    return await finishAbandoned(record, by);
   } catch {
     // Reads are reads: a task that cannot be recovered now is shown as it is, never fatal to the reader.
     return record.state;
@@ -65,11 +65,11 @@ export async function recoverTask(record: TaskRecord, by: string): Promise<TaskS
 }
 
 /**
- * Conclude an unfinished task no conductor can take over (a worker's run in its own clone, or a task
+ * Finish an unfinished task no conductor can take over (a worker's run in its own clone, or a task
  * without caesar's record): stop its agent if caesar recorded it and it still runs, observe what it
  * changed, and write a failed final state saying so.
  */
-export async function concludeAbandoned(
+export async function finishAbandoned(
   record: TaskRecord,
   by: string,
   outcome: Outcome = "failed",

@@ -73,7 +73,7 @@ export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
   try {
     return await launchTask(created!);
   } catch (error) {
-    await concludeUnlaunched(created!, error);
+    await finishUnlaunched(created!, error);
     throw error;
   }
 }
@@ -81,7 +81,7 @@ export async function startTask(plan: TaskPlan): Promise<TaskRecord> {
 /**
  * Start several tasks all or none (fan-out, race): every budget place is reserved and every task created
  * before any conductor starts, so a refusal starts nothing. A conductor that cannot be started (a spawn
- * failure) leaves the tasks not yet launched concluded as failed; the error names exactly which run.
+ * failure) leaves the tasks not yet launched finished as failed; the error names exactly which run.
  * `beforeLaunch` runs once every task exists, before the first conductor starts.
  */
 export async function startTasks(
@@ -97,13 +97,13 @@ export async function startTasks(
       started.push(await launchTask(task));
     } catch (error) {
       const rest = created.slice(index);
-      await Promise.all(rest.map((unlaunched) => concludeUnlaunched(unlaunched, error)));
+      await Promise.all(rest.map((unlaunched) => finishUnlaunched(unlaunched, error)));
       const ids = started.map((record) => record.id);
       throw new CaesarError(
         "start_failed",
         `Started ${ids.length} of ${created.length} task(s)${ids.length ? ` (${ids.join(", ")}, still running)` : ""}; could not start ${rest.map((t) => t.record.id).join(", ")}: ${messageOf(error)}`,
         {
-          detail: `The tasks not started are concluded as failed and spent nothing.${ids.length ? ` Wait for or cancel the started ones: caesar_await / caesar cancel ${ids.join(" ")}.` : ""}`,
+          detail: `The tasks not started are finished as failed and spent nothing.${ids.length ? ` Wait for or cancel the started ones: caesar_await / caesar cancel ${ids.join(" ")}.` : ""}`,
           data: { started: ids, not_started: rest.map((t) => t.record.id) },
           cause: error,
         },
@@ -288,7 +288,7 @@ function frontEndEnvironment(): NodeJS.ProcessEnv {
 }
 
 /** A created task that will never get a conductor: finished as failed, its budget place given back. */
-async function concludeUnlaunched(task: CreatedTask, cause: unknown): Promise<void> {
+async function finishUnlaunched(task: CreatedTask, cause: unknown): Promise<void> {
   const { record, plan } = task;
   await updateState(record.dir, (state) =>
     state.phase === "queued" && state.conductor === null

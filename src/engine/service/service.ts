@@ -42,7 +42,7 @@ export interface ServiceOptions {
 }
 
 /** A task its conductor could not go on with (its records unreadable, say): failed, saying why. */
-async function concludeUnconducted(dir: string, error: unknown): Promise<void> {
+async function finishUnconducted(dir: string, error: unknown): Promise<void> {
   await updateState(dir, (state) =>
     state.phase === "finished"
       ? undefined
@@ -255,7 +255,7 @@ class ConductorService {
         return undefined;
       }
       // A remote task is its relay's; a task a cluster worker runs in this clone is the worker's. (A plan
-      // that cannot be read is conducted all the same: its conductor concludes it, saying why.)
+      // that cannot be read is conducted all the same: its conductor finishes it, saying why.)
       if (state.remote || (await loadPlan(dir).catch(() => undefined))?.remote) {
         this.finished.add(id);
         return undefined;
@@ -354,7 +354,7 @@ class ConductorService {
         await appendFile(log, `[caesar service ${process.pid}] could not conduct ${id}: ${why}\n`).catch(
           () => undefined,
         );
-        await concludeUnconducted(dir, error).catch(() => undefined);
+        await finishUnconducted(dir, error).catch(() => undefined);
       })
       .finally(() => {
         for (const broker of brokers) broker.close();

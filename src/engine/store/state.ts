@@ -100,7 +100,7 @@ export const TaskStateSchema = z.object({
   agent_process: ProcessRecordSchema.nullable().default(null),
   agent_turn: z.number().int().positive().nullable().default(null),
   agent_started_at: z.string().nullable().default(null),
-  /** A check running after the agent (docs/checks.md), stopped by whoever concludes a dead conductor. */
+  /** A check running after the agent (docs/checks.md), stopped by whoever finishes a dead conductor. */
   check_process: ProcessRecordSchema.nullable().default(null),
   /** A `[worktree] setup` command running before the agent, stopped by whoever takes the task over. */
   setup_process: ProcessRecordSchema.nullable().default(null),
@@ -123,7 +123,7 @@ export const TaskStateSchema = z.object({
    * `finished` event for caesar's.
    */
   final_events: z.object({ seq: z.number().int().nonnegative(), at: z.string() }).nullable().default(null),
-  /** Why the task could not run or was concluded by someone else than its conductor. */
+  /** Why the task could not run or was finished by someone else than its conductor. */
   error: z.object({ code: z.string(), message: z.string() }).nullable().default(null),
   cancel_requested: z.object({ at: z.string(), by: z.string() }).nullable().default(null),
   applied: z

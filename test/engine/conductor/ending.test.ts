@@ -86,7 +86,7 @@ describe("how a task ended, in words", () => {
       "a dead conductor",
       { kind: "abandoned", by: "ps", conductorPid: 41, agentPid: 42, cancelled: false },
       "failed",
-      "The task was concluded by `caesar ps`: its conductor (pid 41) is gone; its agent (pid 42) was stopped",
+      "The task was finished by `caesar ps`: its conductor (pid 41) is gone; its agent (pid 42) was stopped",
       "conductor_died",
     ],
     [

@@ -13,9 +13,9 @@ import type { Cluster } from "../connection.js";
 import { deleteStart } from "../git-refs.js";
 import { settleClusterBudget } from "../ledger.js";
 import type { Claim } from "../wire.js";
-import { concludeHere } from "./conclude-here.js";
+import { finishHere } from "./finish-here.js";
 
-export interface FinalizeInput {
+export interface WorkerFinishInput {
   dir: string;
   plan: TaskPlan;
   claim: Claim;
@@ -31,7 +31,7 @@ export interface FinalizeInput {
  * A task whose agent never ran on its worker (no report) is ended by the engine's own end of a task,
  * with the worker's reason as its error.
  */
-export async function finalizeHere(input: FinalizeInput): Promise<void> {
+export async function finishFromWorker(input: WorkerFinishInput): Promise<void> {
   const { dir, plan, claim, events } = input;
   const final = claim.final!;
   const before = await readState(dir);
@@ -61,7 +61,7 @@ export async function finalizeHere(input: FinalizeInput): Promise<void> {
     lost: claim.lost,
   };
   if (final.report === null) {
-    await concludeHere(
+    await finishHere(
       dir,
       plan,
       // The worker's code, when this caesar knows it (a worker of another version may send one it does not).

@@ -13,7 +13,7 @@ import type { ErrorCode } from "../../support/errors.js";
  * pushed, when it was cancelled before any worker took it, when its workers gave it up, or when a
  * cancel went unconfirmed.
  */
-export async function concludeHere(
+export async function finishHere(
   dir: string,
   plan: TaskPlan,
   error: { code: ErrorCode; message: string },
