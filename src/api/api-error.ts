@@ -1,6 +1,6 @@
 import { HTTPException } from "hono/http-exception";
 import { ERRORS, type HttpStatus } from "../support/error-catalogue.js";
-import { isCaesarError, type ThrownCode } from "../support/errors.js";
+import { diskFullError, isCaesarError, type ThrownCode } from "../support/errors.js";
 
 /** One validation problem of a request body: where (a JSON path) and what. */
 export interface RequestIssue {
@@ -71,6 +71,8 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(code, error.message || `The request was refused (${error.status}).`, detail);
   }
   if (isCaesarError(error)) return new ApiError(error.code, error.message, error.detail);
+  const full = diskFullError(error);
+  if (full) return new ApiError(full.code, full.message, full.detail);
   return new ApiError(
     "internal_error",
     "Internal error while serving the request.",

@@ -1,4 +1,4 @@
-import { CaesarError, EXIT_FAILURE, errnoOf, isCaesarError } from "../support/errors.js";
+import { CaesarError, diskFullError, EXIT_FAILURE, errnoOf, isCaesarError } from "../support/errors.js";
 
 /**
  * Where a command's output goes. Results go to stdout; progress and notices to stderr.
@@ -63,6 +63,8 @@ export interface ErrorBody {
 
 export function errorBody(error: unknown): ErrorBody {
   if (isCaesarError(error)) return { error: error.toJSON() };
+  const known = diskFullError(error);
+  if (known) return { error: known.toJSON() };
   const summary = error instanceof Error ? error.message : String(error);
   return {
     error: {
@@ -87,7 +89,7 @@ export function reportError(error: unknown, json: boolean): number {
   if (process.env.CAESAR_DEBUG && error instanceof Error && error.stack) {
     process.stderr.write(`${error.stack}\n`);
   }
-  return error instanceof CaesarError ? error.exitCode : EXIT_FAILURE;
+  return error instanceof CaesarError ? error.exitCode : (diskFullError(error)?.exitCode ?? EXIT_FAILURE);
 }
 
 function indent(text: string): string {

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { isCaesarError, messageOf } from "../support/errors.js";
+import { diskFullError, isCaesarError, messageOf } from "../support/errors.js";
 
 /**
  * A tool's successful result: the value as JSON text (what every model reads) and as structured content
@@ -18,8 +18,9 @@ export function toolResult(value: Record<string, unknown>, headline?: string): C
  * with the stable code. Errors that are not caesar's own are reported as internal errors.
  */
 export function toolError(error: unknown): CallToolResult {
-  const body = isCaesarError(error)
-    ? { code: error.code, summary: error.message, detail: error.detail }
+  const known = isCaesarError(error) ? error : diskFullError(error);
+  const body = known
+    ? { code: known.code, summary: known.message, detail: known.detail }
     : {
         code: "internal_error",
         summary: `Internal error: ${messageOf(error)}`,

@@ -14,7 +14,7 @@
  */
 
 /** The statuses the HTTP API answers errors with. */
-export type HttpStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500;
+export type HttpStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 500 | 507;
 
 export interface ErrorEntry {
   /** The section of docs/errors.md. */
@@ -548,6 +548,8 @@ export const ERRORS = {
   worker_prepare_failed: { area: "cluster", exit: 1, http: null },
 
   // ── Git, files and documents ───────────────────────────────────────────────────────────────────────
+  /** No space left (or the quota reached) on the device caesar writes to: free some and run the command again. */
+  disk_full: { area: "system", exit: 1, http: 507 },
   /** A file cannot be read. */
   file_unreadable: { area: "system", exit: 1, http: 422 },
   /** A git command failed; its output is in the detail. */

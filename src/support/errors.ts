@@ -68,3 +68,20 @@ export function errnoOf(error: unknown): string | undefined {
     return error.code;
   return undefined;
 }
+
+/**
+ * A Node system error that says the device is full (ENOSPC, or EDQUOT: the quota), as caesar's `disk_full`
+ * naming the file where Node says which; anything else: undefined. What caesar meets then is not a bug.
+ */
+export function diskFullError(error: unknown): CaesarError | undefined {
+  if (isCaesarError(error)) return error.code === "disk_full" ? error : undefined;
+  const errno = errnoOf(error);
+  if (errno !== "ENOSPC" && errno !== "EDQUOT") return undefined;
+  const path = error && typeof error === "object" && "path" in error ? String(error.path) : undefined;
+  const what = errno === "EDQUOT" ? "The disk quota is reached" : "No space left on the device";
+  return new CaesarError("disk_full", `${what}${path ? ` writing ${path}` : ""}.`, {
+    detail:
+      "Free some space (`df -h` says where) and run the command again. A task that was running is finished, failed, once caesar can write its records again; its worktree is kept.",
+    cause: error,
+  });
+}

@@ -4,7 +4,7 @@ import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
-import { messageOf } from "../../support/errors.js";
+import { diskFullError, messageOf } from "../../support/errors.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
 import { EventWriter } from "../store/event-log.js";
@@ -408,6 +408,10 @@ async function finishAfterCrash(dir: string, end: End, error: unknown): Promise<
   try {
     await end({ kind: "crashed", error });
   } catch (second) {
+    // A full disk is not the end of the task: whoever conducts it finishes it once caesar can write again
+    // (engine/service), rather than leave a last-resort state that could not be written either.
+    const full = diskFullError(error) ?? diskFullError(second);
+    if (full) throw full;
     // Last resort: the state must not stay "running".
     await updateState(dir, (state) => ({
       ...state,

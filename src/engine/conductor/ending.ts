@@ -52,7 +52,7 @@ export type EndingCause =
       agentStopped?: boolean;
     }
   /** The conductor itself failed (git, the file system, a bug). */
-  | { kind: "crashed"; error: unknown }
+  | { kind: "crashed"; error: unknown; agentRan?: boolean }
   /**
    * A remote task ended on the submitter's machine, not by its worker's conductor: its starting point
    * could not be pushed, it was cancelled in the queue, its workers were lost, or a cancel went
@@ -161,7 +161,10 @@ export function describeEnding(cause: EndingCause, context: EndingContext): Endi
       const detail = caesar?.detail ? ` ${caesar.detail}` : "";
       return failure(
         context,
-        { headline: `The task could not run: ${messageOf(cause.error)}${detail}`, agentRan: false },
+        {
+          headline: `The task could not ${cause.agentRan ? "go on" : "run"}: ${messageOf(cause.error)}${detail}`,
+          agentRan: cause.agentRan ?? false,
+        },
         caesar?.code ?? "conductor_error",
       );
     }

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { taskPaths } from "../../protocol/task-dir.js";
+import { type CaesarError, isCaesarError, messageOf } from "../../support/errors.js";
 import { withLock } from "../../support/lock.js";
 import { readFileTail, tailOf } from "../../support/output-tail.js";
 import { isProcessAlive } from "../../support/process.js";
@@ -11,7 +12,7 @@ import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
-import { isVerifiedTask, readState, type TaskRecord } from "../store/task-store.js";
+import { isVerifiedTask, readState, type TaskRecord, updateState } from "../store/task-store.js";
 
 /**
  * Is this task unfinished and conducted by no live process — never claimed, or its conductor gone? Never
@@ -78,12 +79,7 @@ export async function finishAbandoned(
   return withLock(join(record.dir, ".conclude.lock"), async () => {
     const state = await readState(record.dir);
     if (!isAbandoned(state)) return state;
-    // Only a process group caesar itself recorded is ever ended (an unverified task's files could name any).
-    const agentStopped =
-      state.agent_process !== null && isVerifiedTask(record.dir) && isProcessAlive(state.agent_process);
-    if (agentStopped) await terminateGroup(state.agent_process!.pid);
-    for (const group of [state.check_process, state.setup_process])
-      if (group && isProcessAlive(group)) await terminateGroup(group.pid);
+    const agentStopped = await stopTaskProcesses(record.dir, state);
     const plan = await loadPlan(record.dir);
     const paths = taskPaths(record.dir);
     const ending = describeEnding(
@@ -111,4 +107,63 @@ export async function finishAbandoned(
       ending,
     });
   });
+}
+
+/**
+ * Stop what a task still runs — its agent, its check, its setup — when caesar recorded it (an unverified
+ * task's files could name any process). Returns whether its agent still ran and was stopped.
+ */
+async function stopTaskProcesses(dir: string, state: TaskState): Promise<boolean> {
+  const agentStopped =
+    state.agent_process !== null && isVerifiedTask(dir) && isProcessAlive(state.agent_process);
+  if (agentStopped) await terminateGroup(state.agent_process!.pid);
+  for (const group of [state.check_process, state.setup_process])
+    if (group && isVerifiedTask(dir) && isProcessAlive(group)) await terminateGroup(group.pid);
+  return agentStopped;
+}
+
+/**
+ * Finish a task its conductor could not go on with for a fault of the machine (a full disk): what it still
+ * runs is stopped, and it is finished failed with the fault's code and words — the whole end of a task
+ * (report, `finished` event, final state). Throws while the fault lasts (the caller tries again later).
+ */
+export async function finishAfterFault(dir: string, fault: CaesarError): Promise<TaskState> {
+  return withLock(join(dir, ".conclude.lock"), async () => {
+    const state = await readState(dir);
+    if (state.phase === "finished") return state;
+    await stopTaskProcesses(dir, state);
+    const plan = await loadPlan(dir);
+    const paths = taskPaths(dir);
+    const ending = describeEnding(
+      { kind: "crashed", error: fault, agentRan: state.started_at !== null },
+      {
+        agent: plan.agent,
+        command: state.command,
+        timeoutMs: plan.timeout_ms,
+        outputTail: tailOf(await readFileTail(paths.raw, 64 * 1024), 20),
+      },
+    );
+    return finishTask({ dir, plan, events: new EventWriter(paths.events, state.id), stream: {}, ending });
+  });
+}
+
+/**
+ * The last resort for a task its conductor could not go on with (its records unreadable, say): a failed
+ * final state saying why, when nothing more can be done (no report, no event).
+ */
+export async function finishUnconducted(dir: string, error: unknown): Promise<void> {
+  await updateState(dir, (state) =>
+    state.phase === "finished"
+      ? undefined
+      : {
+          ...state,
+          phase: "finished",
+          outcome: "failed",
+          finished_at: new Date().toISOString(),
+          error: {
+            code: isCaesarError(error) ? error.code : "conductor_error",
+            message: `The conductor service could not conduct the task: ${messageOf(error)}`,
+          },
+        },
+  );
 }

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { isValidTaskId } from "../../protocol/ids.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
-import { messageOf } from "../../support/errors.js";
+import { CaesarError, diskFullError, messageOf } from "../../support/errors.js";
 import { acquireLock, type HeldLock } from "../../support/lock.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
 import { type ConductOptions, conduct } from "../conductor/conductor.js";
@@ -21,11 +21,12 @@ import {
   socketPathFor,
 } from "../conductor/service-files.js";
 import { listIncompleteTasks, rollBackIncomplete } from "../lifecycle/incomplete.js";
+import { finishAfterFault, finishUnconducted } from "../lifecycle/recover.js";
 import { settleRace } from "../race/race.js";
 import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
-import { readState, taskDirOf, updateState } from "../store/task-store.js";
+import { readState, taskDirOf } from "../store/task-store.js";
 import { brokerSocketOf, TaskBroker } from "./broker.js";
 import { SlotPool } from "./slot-pool.js";
 
@@ -39,24 +40,6 @@ export interface ServiceOptions {
    * the next service.
    */
   onSignal?: (stop: () => void) => void;
-}
-
-/** A task its conductor could not go on with (its records unreadable, say): failed, saying why. */
-async function finishUnconducted(dir: string, error: unknown): Promise<void> {
-  await updateState(dir, (state) =>
-    state.phase === "finished"
-      ? undefined
-      : {
-          ...state,
-          phase: "finished",
-          outcome: "failed",
-          finished_at: new Date().toISOString(),
-          error: {
-            code: "conductor_error",
-            message: `The conductor service could not conduct the task: ${messageOf(error)}`,
-          },
-        },
-  );
 }
 
 /** How often the service looks at every task of the project (tasks no one told it about, cancels). */
@@ -97,6 +80,8 @@ export async function runService(root: string, options: ServiceOptions): Promise
 class ConductorService {
   private readonly running = new Map<string, RunningTask>();
   private readonly finished = new Set<string>();
+  /** Tasks whose conductor stopped on a full disk: finished, failed, once caesar can write again. */
+  private readonly waitingForSpace = new Map<string, { dir: string; fault: CaesarError }>();
   private readonly dirs = new Map<string, string>();
   private readonly pool: SlotPool;
   private foreign: SlotHolder[] = [];
@@ -245,6 +230,7 @@ class ConductorService {
   private async take(id: string): Promise<RunningTask | undefined> {
     // (Not the scan's cache of finished tasks: a task asked for is looked at again.)
     if (this.stopping || this.running.has(id)) return this.running.get(id);
+    if (this.waitingForSpace.has(id)) return undefined;
     let dir: string;
     let state: TaskState;
     try {
@@ -347,6 +333,16 @@ class ConductorService {
     );
     conduct(root, id, options)
       .catch(async (error: unknown) => {
+        const full = diskFullError(error);
+        if (full) {
+          const fault = new CaesarError("disk_full", full.message, {
+            detail:
+              "caesar could not write the task's records, and finished it as soon as it could again. Free some space before running it again; its worktree is kept.",
+          });
+          this.waitingForSpace.set(id, { dir, fault });
+          this.options.log(`[service] ${id}: ${full.message} It is finished once caesar can write again.`);
+          return;
+        }
         // The last resort always leaves a trace: the service's log, the task's conductor.log, and — when
         // its state can still be written — a final state naming why.
         const why = error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -374,7 +370,7 @@ class ConductorService {
     // Tasks whose agent already ran come first: they hold their slots before a queued task can take one.
     const queued: string[] = [];
     for (const id of await this.listTasks()) {
-      if (this.finished.has(id)) continue;
+      if (this.finished.has(id) || this.waitingForSpace.has(id)) continue;
       const dir = await this.dirOf(id).catch(() => undefined);
       if (!dir) continue;
       const running = this.running.get(id);
@@ -399,6 +395,27 @@ class ConductorService {
     }
     this.foreign = foreign;
     for (const id of queued) if (!this.stopping) await this.take(id);
+  }
+
+  /**
+   * Tasks stopped by a full disk: each is tried again at every tick, and finished — stopped, failed, with
+   * `disk_full` and its report — as soon as caesar can write its records (never taken for a rewrite of
+   * them: a mirror caesar could not write was removed, not left stale).
+   */
+  private async finishWhereSpaceReturned(): Promise<void> {
+    for (const [id, { dir, fault }] of this.waitingForSpace) {
+      try {
+        await finishAfterFault(dir, fault);
+      } catch (error) {
+        if (diskFullError(error)) continue;
+        this.options.log(`[service] ${id}: could not finish it after a full disk: ${messageOf(error)}`);
+        await finishUnconducted(dir, fault).catch(() => undefined);
+      }
+      this.waitingForSpace.delete(id);
+      this.finished.add(id);
+      this.lastActivity = Date.now();
+      this.options.log(`[service] ${id}: finished, failed (disk_full), now that caesar can write again`);
+    }
   }
 
   private async takeBackIncomplete(): Promise<void> {
@@ -426,11 +443,12 @@ class ConductorService {
       await this.stop(true);
       return;
     }
+    await this.finishWhereSpaceReturned();
     await this.scan().catch((error: unknown) => this.options.log(`[service] scan: ${messageOf(error)}`));
     // Now and then: tasks a front end died while creating are taken back (their budget place freed).
     if (++this.ticks % 15 === 0) await this.takeBackIncomplete().catch(() => undefined);
     this.pool.wakeAll();
-    const idle = this.running.size === 0 && this.connections === 0;
+    const idle = this.running.size === 0 && this.waitingForSpace.size === 0 && this.connections === 0;
     if (idle && Date.now() - this.lastActivity >= this.options.idleMs) {
       this.options.log(`[service] idle for ${Math.round(this.options.idleMs / 1000)} s: exiting`);
       await this.stop(false);

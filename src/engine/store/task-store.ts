@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "../../protocol/documents.js";
 import { assertTaskId, isValidTaskId } from "../../protocol/ids.js";
@@ -151,10 +151,18 @@ export async function writeState(
   if (control && (verified || options.create === true)) {
     if (options.create === true) await mkdir(control.dir, { recursive: true });
     await writeFileAtomic(control.state, text);
-    await writeFileAtomic(taskPaths(dir).state, text, { sync: false }).catch(() => undefined);
+    await writeMirror(taskPaths(dir).state, text);
     return;
   }
   await writeFileAtomic(taskPaths(dir).state, text);
+}
+
+/**
+ * Write a mirror of caesar's record. One that cannot be written (a full disk) is removed instead: a stale
+ * mirror would differ from the record, and be taken for someone else's rewrite; a missing one is not.
+ */
+export async function writeMirror(path: string, text: string): Promise<void> {
+  await writeFileAtomic(path, text, { sync: false }).catch(() => unlink(path).catch(() => undefined));
 }
 
 /**
@@ -193,7 +201,7 @@ export async function auditMirrors(dir: string): Promise<string[]> {
     const rewritten: string[] = [];
     if (await noticeRewrittenMirror(dir, text, state)) {
       rewritten.push("state.json");
-      await writeFileAtomic(taskPaths(dir).state, text, { sync: false }).catch(() => undefined);
+      await writeMirror(taskPaths(dir).state, text);
     }
     if (!(await isPlanMirrorIntact(dir))) {
       rewritten.push("plan.json");
