@@ -50,6 +50,27 @@ describe("events.jsonl shared by the agent and caesar", () => {
       .map((line) => (JSON.parse(line) as { type: string }).type);
     expect(types.at(-1)).toBe("finished");
     expect(types.filter((type) => type === "finished")).toHaveLength(1);
-    expect(readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")).toMatch(/"type":"prog\n/);
+    // Ended by caesar's next append — or, when the agent wrote it while caesar was appending its own, the
+    // two glued on one line, from which readers still take caesar's event (the test below).
+    expect(readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8")).toMatch(/"type":"prog(\n|\{)/);
+  });
+
+  it("an event glued after another writer's half line is still read, and the half line said", async () => {
+    const path = join(tempDir("caesar-glued-"), "events.jsonl");
+    const caesars = {
+      protocol: "caesar.event/v1",
+      seq: 1,
+      at: "2026-01-01T00:00:00.000Z",
+      task_id: "t_0000aaaa",
+    };
+    writeFileSync(
+      path,
+      `${JSON.stringify({ ...caesars, seq: 0, type: "progress", message: "before" })}\n{"protocol":"caesar.event/v1","seq":50,"type":"prog${JSON.stringify({ ...caesars, type: "finished", status: "success", summary: "done" })}\n`,
+    );
+    const read = await readEvents(path);
+    expect(read.events.map((event) => event.type)).toEqual(["progress", "finished"]);
+    expect(read.rejected).toEqual([
+      expect.objectContaining({ line: 2, problem: expect.stringContaining("glued") }),
+    ]);
   });
 });

@@ -9,7 +9,7 @@ import { agentStateFor } from "./agent-state.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "./cli.js";
 import { pairingProblems, SHELL_TOOL, toolRun } from "./event-checks.js";
 import { AGENT_BIN_DIR, agentBinAvailable, isolatedHome } from "./live-agent.js";
-import { git, makeRepo, tempDir } from "./repo.js";
+import { git, makeRepo, taskRecordDir, tempDir } from "./repo.js";
 import { pinnedAgentCli, standInForMissing } from "./system-deps.js";
 
 /** Generous: two shared cores, and some CLIs take a minute to start in ACP mode under load. */
@@ -110,8 +110,9 @@ function eventsOf(root: string, id: string): CaesarEvent[] {
     .map((line) => JSON.parse(line) as CaesarEvent);
 }
 
+/** caesar's record of the task (its mirror in the task directory is written just after: it may lag). */
 function stateOf(root: string, id: string): RunOutput["state"] & { phase: string } {
-  return JSON.parse(readFileSync(join(taskDir(root, id), "state.json"), "utf8"));
+  return JSON.parse(readFileSync(join(taskRecordDir(root, id), "state.json"), "utf8"));
 }
 
 async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 180_000): Promise<T> {

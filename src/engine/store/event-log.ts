@@ -54,18 +54,42 @@ export async function readEvents(path: string, fromOffset = 0, firstLine = 1): P
       if (line.trim() === "") return;
       const raw = parseJsonLine(line);
       const result = safeParseDocument("event", raw);
-      if (result.ok) events.push(result.value);
-      else
-        rejected.push({
-          line: firstLine + index,
-          unsupported: result.unsupported,
-          problem: raw === undefined ? "not JSON" : result.problems.map(formatProblem).join("; "),
-        });
+      if (result.ok) {
+        events.push(result.value);
+        return;
+      }
+      const glued = gluedEvent(line);
+      if (glued) events.push(glued);
+      rejected.push({
+        line: firstLine + index,
+        unsupported: glued ? false : result.unsupported,
+        problem: glued
+          ? "an unterminated line, with an event glued after it: the event is read, the rest skipped"
+          : raw === undefined
+            ? "not JSON"
+            : result.problems.map(formatProblem).join("; "),
+      });
     });
     return { events, offset: fromOffset + end + 1, lines: lines.length, skipped: rejected.length, rejected };
   } finally {
     await handle.close();
   }
+}
+
+/** How every event caesar writes begins (its first key), to find one glued after another writer's half line. */
+const EVENT_START = `{"protocol":"${PROTOCOLS.event}"`;
+
+/**
+ * An event glued after an unterminated line: another writer (the agent) appended half a line just before
+ * caesar appended its event — between caesar looking at the file's end and writing, which no writer can
+ * rule out without a lock the agent does not take. The half line is still skipped (and said); the event
+ * after it is kept.
+ */
+function gluedEvent(line: string): CaesarEvent | undefined {
+  const at = line.lastIndexOf(EVENT_START);
+  if (at <= 0) return undefined;
+  const result = safeParseDocument("event", parseJsonLine(line.slice(at)));
+  return result.ok ? result.value : undefined;
 }
 
 /** A rejected line in words, for a person: `line 7: unsupported protocol version "caesar.event/v2"…`. */
