@@ -284,6 +284,21 @@ describe("apply", () => {
     expect(parseJsonOutput<{ error: { code: string } }>(twice).error.code).toBe("already_applied");
   });
 
+  it("finishes an apply killed after git applied the change: the next apply records it, changing nothing", async () => {
+    const root = project();
+    const run = await runCaesar(["run", "--json", "--agent", "writer", "write out.txt"], { cwd: root });
+    const id = parseJsonOutput<{ task_id: string }>(run).task_id;
+    // What a killed apply leaves: git applied the change to the index and the work tree; caesar recorded nothing.
+    const diff = await runCaesar(["diff", id], { cwd: root });
+    const staged = spawnSync("git", ["apply", "--index", "-"], { cwd: root, input: diff.stdout });
+    expect(staged.status, String(staged.stderr)).toBe(0);
+    expect(state(root, id).applied).toBeNull();
+    const applied = await runCaesar(["apply", id], { cwd: root });
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(git(root, "status", "--porcelain")).toBe("A  out.txt");
+    expect(state(root, id).applied?.files).toEqual(["out.txt"]);
+  });
+
   it("names a tracked file with uncommitted changes whole when it refuses (not `EADME.md`)", async () => {
     const root = project();
     const run = await runCaesar(["run", "--json", "--agent", "writer", "write"], {

@@ -69,7 +69,12 @@ export function renderStatus(
       : theme.paint(roleOfStatus(state.phase), state.phase),
   );
   if (state.waiting_for_slot)
-    row("waiting", `for a slot: ${state.waiting_for_slot.map((h) => h.task_id).join(", ")}`);
+    row(
+      "waiting",
+      state.waiting_for_slot.length === 0
+        ? "for a slot"
+        : `for a slot, held by ${state.waiting_for_slot.map((h) => h.task_id).join(", ")}`,
+    );
   row("parent", state.parent_id);
   if (state.remote) {
     const worker = state.remote.worker;

@@ -34,12 +34,10 @@ export async function collectGarbage(
   for (const record of records) {
     const wasRunning = record.state.phase !== "finished";
     const state = await recoverTask(record, "gc");
-    if (wasRunning && state.phase === "finished") {
-      entries.push({
-        id: record.id,
-        action: "finished",
-        reason: state.error?.message ?? "its conductor is gone",
-      });
+    // Said only of a task finished because its conductor was gone — not of one that ended by itself
+    // while gc looked.
+    if (wasRunning && state.phase === "finished" && state.error?.code === "conductor_died") {
+      entries.push({ id: record.id, action: "finished", reason: state.error.message });
     }
     if (state.phase !== "finished" || !state.worktree || state.cleaned_at) continue;
     if (!isVerifiedTask(record.dir)) {

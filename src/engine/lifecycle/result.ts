@@ -132,16 +132,6 @@ export async function applyResult(
   if (files.length === 0) {
     throw new CaesarError("nothing_to_apply", `Task ${state.id} changed nothing: there is nothing to apply.`);
   }
-  const paths = await uncommittedPaths(repoTop, files);
-  if (paths.length > 0) {
-    throw new CaesarError(
-      "apply_would_overwrite",
-      `Applying ${state.id} would overwrite your uncommitted changes.`,
-      {
-        detail: `Files with uncommitted changes that the task also changed:\n${paths.map((p) => `  ${p}`).join("\n")}\nCommit or stash them, then retry. Nothing was changed.`,
-      },
-    );
-  }
   const head = await gitOut(repoTop, ["rev-parse", "HEAD"]);
   const base = state.base_ref ?? head;
   const taskCommit = await gitOut(
@@ -159,6 +149,20 @@ export async function applyResult(
       allowFailure: true,
     },
   );
+  const paths = await uncommittedPaths(repoTop, files);
+  if (paths.length > 0) {
+    // An apply killed after git applied the change, before caesar recorded it: the work tree and the index
+    // already hold the merged result. That is the apply done, not the user's changes in the way.
+    if (merge.code === 0 && (await holdsAlready(repoTop, merge.stdout.trim().split("\n")[0]!, files)))
+      return { files, head };
+    throw new CaesarError(
+      "apply_would_overwrite",
+      `Applying ${state.id} would overwrite your uncommitted changes.`,
+      {
+        detail: `Files with uncommitted changes that the task also changed:\n${paths.map((p) => `  ${p}`).join("\n")}\nCommit or stash them, then retry. Nothing was changed.`,
+      },
+    );
+  }
   if (merge.code !== 0) {
     const [, ...conflicts] = merge.stdout.trim().split("\n");
     throw new CaesarError(
@@ -175,4 +179,14 @@ export async function applyResult(
   if (patch.trim() !== "")
     await git(repoTop, ["apply", "--index", "--binary", "--whitespace=nowarn", "-"], { input: patch });
   return { files, head };
+}
+
+/** Do the index and the work tree hold exactly `tree`'s version of each of `files`? */
+async function holdsAlready(repoTop: string, tree: string, files: string[]): Promise<boolean> {
+  const index = await git(repoTop, ["diff", "--cached", "--quiet", tree, "--", ...files], {
+    allowFailure: true,
+  });
+  if (index.code !== 0) return false;
+  const work = await git(repoTop, ["diff", "--quiet", tree, "--", ...files], { allowFailure: true });
+  return work.code === 0;
 }
