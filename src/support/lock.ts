@@ -179,7 +179,10 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   let watched: { instance: string; judged: number } | undefined;
   for (;;) {
     const held = tryTake(path, staleMs);
-    if (held !== undefined) return held;
+    if (held !== undefined) {
+      await sweepGuards(path, staleMs, deadline, maxPause);
+      return held;
+    }
     const stats = lstatOrUndefined(path);
     if (stats === undefined) continue;
     const now = Date.now();
@@ -317,6 +320,19 @@ async function takeOver(
     return true;
   } finally {
     guard.release();
+  }
+}
+
+/**
+ * Take over the guards a waiter killed while taking a lock over left beside it (`L.steal`, and the
+ * guard of that guard), by the same rule and under their own guards: nothing else would ever need them
+ * again, and a lock's place must be left as clean as it was found. Two `lstat`s when there is none.
+ */
+async function sweepGuards(path: string, staleMs: number, deadline: number, pollMs: number): Promise<void> {
+  for (const guard of [`${path}${GUARD_SUFFIX}`, `${path}${GUARD_SUFFIX}${GUARD_SUFFIX}`]) {
+    const seen = inspect(guard);
+    if (seen === undefined || !isGone(seen, staleMs)) continue;
+    await takeOver(guard, seen, staleMs, deadline, pollMs).catch(() => false);
   }
 }
 

@@ -78,7 +78,6 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
         "$ROOT/.caesar/config.toml",
         `${home}/.bashrc`,
         `${other}/stolen.txt`,
-        "$CAESAR_TASK_DIR/state.json",
         "$CAESAR_TASK_DIR/task.json",
         "$CAESAR_TASK_DIR/scratch.txt",
       ]);

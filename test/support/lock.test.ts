@@ -172,6 +172,20 @@ describe("the lock", () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it("guards left by waiters killed while taking a lock over are swept by the next holder, live ones kept", async () => {
+    const dir = tempDir();
+    const path = join(dir, ".x.lock");
+    // The lock itself is free; beside it, a dead waiter's guard and the guard of a guard.
+    makeLock(`${path}.steal`, await dead(), "00cc");
+    makeLock(`${path}.steal.steal`, await dead(), "00dd");
+    await withLock(path, () => undefined, { timeoutMs: 10_000 });
+    expect(readdirSync(dir)).toEqual([]);
+    // A live one (a waiter judging a lock it saw die) is left alone.
+    makeLock(`${path}.steal`, parent(), "00ee");
+    await withLock(path, () => undefined, { timeoutMs: 10_000 });
+    expect(readdirSync(dir).sort()).toEqual([".x.lock.steal", ".x.lock.steal.owner"]);
+  });
+
   it("a holder knows when its lock was taken from it, and never removes the lock that replaced it", async () => {
     const dir = tempDir();
     const path = join(dir, ".x.lock");

@@ -8,16 +8,13 @@ import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { CHECKS_DIR } from "./checks.js";
 
-/** The files of a task directory that are caesar's: bound read-only over the writable task directory. */
-const CAESAR_FILES = [
-  "task.json",
-  "plan.json",
-  "state.json",
-  "raw.log",
-  "conductor.log",
-  CHECKS_DIR,
-  "attempts",
-];
+/**
+ * The files of a task directory that are caesar's: bound read-only over the writable task directory.
+ * Not `state.json`: caesar replaces that mirror (a rename) each time the state changes, and a bind holds
+ * the file it found, not the name — the agent then sees the new file, writable. Nothing decides from
+ * it (caesar's record is in the control directory, hidden): a rewrite is found, recorded and undone.
+ */
+const CAESAR_FILES = ["task.json", "plan.json", "raw.log", "conductor.log", CHECKS_DIR, "attempts"];
 
 export interface SandboxedCommand {
   bin: string;
