@@ -1,0 +1,201 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
+import { FIXTURE_BIN, makeRepo, taskDir, writeFiles } from "../helpers/repo.js";
+
+const DELEGATOR = join(FIXTURE_BIN, "delegator.mjs");
+
+function project(extra = ""): string {
+  const root = makeRepo({ "README.md": "# traced\n" });
+  const agents = ["planner", "worker", "helper"]
+    .map((id) => `[[agent]]\nid = "${id}"\nbin = "${DELEGATOR}"\n`)
+    .join("\n");
+  writeFiles(root, {
+    ".caesar/config.toml": `[risk_profiles.default]\ndelegation_policy = { mode = "allow" }\n${extra}\n${agents}`,
+  });
+  return root;
+}
+
+function readState(root: string, id: string) {
+  return JSON.parse(readFileSync(join(taskDir(root, id), "state.json"), "utf8"));
+}
+
+function readPlan(root: string, id: string) {
+  return JSON.parse(readFileSync(join(taskDir(root, id), "plan.json"), "utf8"));
+}
+
+const receivers: OtlpReceiver[] = [];
+const roots: string[] = [];
+afterEach(async () => {
+  for (const root of roots.splice(0)) await runCaesar(["service", "stop", "--now"], { cwd: root });
+  for (const receiver of receivers.splice(0)) await receiver.close();
+});
+
+describe("OpenTelemetry traces of a delegation tree", () => {
+  it("a parent that delegates to two children: one trace, the children under the parent's span, GenAI attributes, no span lost", async () => {
+    const receiver = new OtlpReceiver();
+    receivers.push(receiver);
+    const endpoint = await receiver.listen();
+    const root = project();
+    roots.push(root);
+    const planner = {
+      name: "planner",
+      usage: { input_tokens: 1200, output_tokens: 340, cost_usd: 0.05 },
+      env: ["TRACEPARENT"],
+      calls: [
+        {
+          agent: "worker",
+          flags: ["--mode", "read-only"],
+          objective: { name: "left", calls: [], env: ["TRACEPARENT"] },
+        },
+        { agent: "helper", flags: ["--mode", "read-only"], objective: { name: "right", calls: [] } },
+      ],
+    };
+    const result = await runCaesar(["run", "--json", "--agent", "planner", JSON.stringify(planner)], {
+      cwd: root,
+      env: {
+        CAESAR_BIN,
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_SERVICE_NAME: "caesar-under-test",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test,team=a%2Cb",
+      },
+      timeoutMs: 120_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const top = parseJsonOutput<{ task_id: string }>(result).task_id;
+    const calls = JSON.parse(readState(root, top).report.details) as { task_id: string }[];
+    const [left, right] = calls.map((call) => call.task_id);
+    expect(left && right).toBeTruthy();
+    const ids = [top, left!, right!];
+
+    const isTask = (span: ReceivedSpan) => span.attributes["gen_ai.operation.name"] === "invoke_agent";
+    const spans = await receiver.waitFor((received) => received.filter(isTask).length >= 3);
+    const tasks = new Map(
+      spans.filter(isTask).map((span) => [span.attributes["gen_ai.agent.id"] as string, span]),
+    );
+    expect([...tasks.keys()].sort()).toEqual([...ids].sort());
+    // No span lost, none twice: each task's span once.
+    expect(spans.filter(isTask)).toHaveLength(3);
+
+    const parent = tasks.get(top)!;
+    // One trace, the children's parent span the parent's span; the parent a root span.
+    expect(new Set(spans.map((span) => span.traceId))).toEqual(new Set([parent.traceId]));
+    expect(parent.parentSpanId).toBe("");
+    for (const child of [left!, right!]) expect(tasks.get(child)!.parentSpanId).toBe(parent.spanId);
+    // The span ids are the ones the plans recorded (the trace context travels in the plan).
+    for (const id of ids) {
+      const trace = readPlan(root, id).trace;
+      expect(tasks.get(id)).toMatchObject({ traceId: trace.trace_id, spanId: trace.span_id });
+    }
+    // The children ran inside the parent's span.
+    for (const child of [left!, right!]) {
+      expect(tasks.get(child)!.startMs).toBeGreaterThanOrEqual(parent.startMs);
+      expect(tasks.get(child)!.endMs).toBeLessThanOrEqual(parent.endMs);
+    }
+
+    // GenAI semantic conventions, and caesar's own account of the task.
+    expect(parent.name).toBe("invoke_agent planner");
+    expect(parent.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "planner",
+      "gen_ai.agent.id": top,
+      "gen_ai.usage.input_tokens": 1200,
+      "gen_ai.usage.output_tokens": 340,
+      "caesar.cost_usd": 0.05,
+      "caesar.task.depth": 0,
+      "caesar.report.status": "success",
+      "caesar.task.outcome": "succeeded",
+      "caesar.changes.verified_by": "git",
+      "caesar.changes.count": 0,
+    });
+    expect(tasks.get(left!)!.attributes).toMatchObject({
+      "gen_ai.agent.name": "worker",
+      "caesar.task.parent_id": top,
+      "caesar.task.depth": 1,
+      "caesar.task.mode": "read-only",
+    });
+    expect(parent.resource).toMatchObject({
+      "service.name": "caesar-under-test",
+      "deployment.environment.name": "test",
+      team: "a,b",
+    });
+
+    // The phases: children of the task's span.
+    const phasesOf = (span: ReceivedSpan) =>
+      spans.filter((other) => other.parentSpanId === span.spanId).map((other) => other.name);
+    expect(phasesOf(parent)).toEqual(
+      expect.arrayContaining(["caesar.slot_wait", "caesar.isolate", "caesar.attempt", "caesar.finish"]),
+    );
+    // A child's task span sits beside the parent's phases, under the parent's span.
+    expect(phasesOf(parent)).toEqual(expect.arrayContaining(["invoke_agent worker", "invoke_agent helper"]));
+
+    // The agents got the W3C trace context of their own task's span.
+    const traceparent = (id: string) => readState(root, id).report.next_steps[0];
+    expect(traceparent(top)).toBe(`TRACEPARENT=00-${parent.traceId}-${parent.spanId}-01`);
+    expect(traceparent(left!)).toBe(`TRACEPARENT=00-${parent.traceId}-${tasks.get(left!)!.spanId}-01`);
+    // Posted as OTLP/HTTP JSON to <endpoint>/v1/traces.
+    expect(receiver.requests.every((request) => request.path === "/v1/traces")).toBe(true);
+    expect(receiver.requests[0]!.contentType).toContain("application/json");
+  });
+
+  it("off by default: no trace settings in the plan, no TRACEPARENT for the agent", async () => {
+    const root = project();
+    roots.push(root);
+    const result = await runCaesar(
+      [
+        "run",
+        "--json",
+        "--agent",
+        "worker",
+        JSON.stringify({ name: "plain", calls: [], env: ["TRACEPARENT"] }),
+      ],
+      {
+        cwd: root,
+        env: { CAESAR_BIN, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" },
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const id = parseJsonOutput<{ task_id: string }>(result).task_id;
+    expect(readPlan(root, id).telemetry).toBeNull();
+    expect(readState(root, id).report.next_steps).toEqual(["TRACEPARENT="]);
+  });
+
+  it("a collector that never answers: the task finishes all the same, and the service counts the spans it dropped", async () => {
+    const silent = new OtlpReceiver(false);
+    receivers.push(silent);
+    const endpoint = await silent.listen();
+    // [telemetry] in the configuration, http/protobuf (the default protocol).
+    const root = project(`[telemetry]\nendpoint = "${endpoint}"\n`);
+    roots.push(root);
+    const result = await runCaesar(
+      ["run", "--json", "--agent", "worker", JSON.stringify({ name: "w", calls: [] })],
+      {
+        cwd: root,
+        env: { CAESAR_BIN, OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "" },
+        timeoutMs: 60_000,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const id = parseJsonOutput<{ task_id: string }>(result).task_id;
+    expect(readState(root, id)).toMatchObject({ phase: "finished", report_status: "success" });
+    expect(readPlan(root, id).telemetry).toMatchObject({
+      traces_url: `${endpoint}/v1/traces`,
+      protocol: "http/protobuf",
+    });
+    // The export times out in the background; then the service says what it dropped.
+    let dropped = 0;
+    for (let tries = 0; tries < 100 && dropped === 0; tries++) {
+      const status = parseJsonOutput<{ service: { telemetry: { dropped: number } | null } | null }>(
+        await runCaesar(["service", "status", "--json"], { cwd: root }),
+      );
+      dropped = status.service?.telemetry?.dropped ?? 0;
+      if (dropped === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(dropped).toBeGreaterThan(0);
+    expect(silent.requests.length).toBeGreaterThan(0);
+    expect(silent.requests[0]!.contentType).toContain("application/x-protobuf");
+  });
+});
