@@ -141,6 +141,28 @@ describe("OpenTelemetry traces of a delegation tree", () => {
     expect(receiver.requests[0]!.contentType).toContain("application/json");
   });
 
+  it("an agent that speaks OpenTelemetry joins the trace: its own span nests under its task's, through TRACEPARENT", async () => {
+    const receiver = new OtlpReceiver();
+    receivers.push(receiver);
+    const endpoint = await receiver.listen();
+    const root = project(`[[agent]]\nid = "traced"\nbin = "${join(FIXTURE_BIN, "traced-agent.mjs")}"\n`);
+    roots.push(root);
+    const result = await runCaesar(["run", "--json", "--agent", "traced", "think"], {
+      cwd: root,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const id = parseJsonOutput<{ task_id: string; report: { summary: string } }>(result);
+    expect(id.report.summary).toBe("posted a span of its own: HTTP 200");
+    const spans = await receiver.waitFor((received) =>
+      received.some((span) => span.attributes["gen_ai.agent.id"] === id.task_id),
+    );
+    const task = spans.find((span) => span.attributes["gen_ai.agent.id"] === id.task_id)!;
+    const own = spans.find((span) => span.name === "agent.think")!;
+    expect(own).toMatchObject({ traceId: task.traceId, parentSpanId: task.spanId });
+    expect(own.resource["service.name"]).toBe("traced-agent");
+  });
+
   it("off by default: no trace settings in the plan, no TRACEPARENT for the agent", async () => {
     const root = project();
     roots.push(root);
