@@ -163,6 +163,55 @@ describe("OpenTelemetry traces of a delegation tree", () => {
     expect(own.resource["service.name"]).toBe("traced-agent");
   });
 
+  it("a write task's verified change is on its span, and `caesar apply` adds its own span to the task's trace", async () => {
+    const receiver = new OtlpReceiver();
+    receivers.push(receiver);
+    const endpoint = await receiver.listen();
+    const root = project();
+    roots.push(root);
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" };
+    const result = await runCaesar(
+      [
+        "run",
+        "--json",
+        "--agent",
+        "reference",
+        "--isolation",
+        "worktree",
+        'create hello.txt containing "hi"',
+      ],
+      { cwd: root, env: otel },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const id = parseJsonOutput<{ task_id: string }>(result).task_id;
+    // Applied from a shell without the OTEL_* variables: the task's plan says where its spans go.
+    const applied = await runCaesar(["apply", id], {
+      cwd: root,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_EXPORTER_OTLP_PROTOCOL: "" },
+    });
+    expect(applied.code, applied.stderr).toBe(0);
+    const spans = await receiver.waitFor(
+      (received) =>
+        received.some((span) => span.name === "caesar.apply") &&
+        received.some((span) => span.attributes["gen_ai.agent.id"] === id),
+    );
+    const task = spans.find((span) => span.attributes["gen_ai.agent.id"] === id)!;
+    expect(task.attributes).toMatchObject({
+      "caesar.changes.verified_by": "git",
+      "caesar.changes.count": 1,
+      "caesar.changes.paths": ["hello.txt"],
+      "caesar.task.isolation": "worktree",
+    });
+    expect(typeof task.attributes["caesar.result_commit"]).toBe("string");
+    const apply = spans.find((span) => span.name === "caesar.apply")!;
+    expect(apply).toMatchObject({ traceId: task.traceId, parentSpanId: task.spanId });
+    expect(apply.attributes).toMatchObject({
+      "caesar.task.id": id,
+      "caesar.apply.by": "cli",
+      "caesar.apply.files": 1,
+    });
+  });
+
   it("off by default: no trace settings in the plan, no TRACEPARENT for the agent", async () => {
     const root = project();
     roots.push(root);
@@ -217,6 +266,8 @@ describe("OpenTelemetry traces of a delegation tree", () => {
       if (dropped === 0) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(dropped).toBeGreaterThan(0);
+    const shown = await runCaesar(["service", "status"], { cwd: root });
+    expect(shown.stdout).toMatch(/traces +\d+ span\(s\) exported, \d+ dropped/);
     expect(silent.requests.length).toBeGreaterThan(0);
     expect(silent.requests[0]!.contentType).toContain("application/x-protobuf");
   });

@@ -10,6 +10,7 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { type IdGenerator, RandomIdGenerator, TracerProvider } from "@opentelemetry/sdk-trace";
+import { PACKAGE_VERSION } from "../package-version.js";
 import { BoundedSpanProcessor } from "./bounded-processor.js";
 import type { TelemetryCounters } from "./counters.js";
 import type { TelemetrySettings } from "./settings.js";
@@ -39,7 +40,7 @@ export class SpanPipeline {
   private readonly provider: TracerProvider;
   private readonly tracer;
 
-  constructor(settings: TelemetrySettings, counters: TelemetryCounters, version: string) {
+  constructor(settings: TelemetrySettings, counters: TelemetryCounters, version = PACKAGE_VERSION) {
     const options = { url: settings.traces_url, timeoutMillis: EXPORT_TIMEOUT_MS };
     const exporter =
       settings.protocol === "http/json" ? new JsonExporter(options) : new ProtobufExporter(options);

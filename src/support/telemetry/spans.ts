@@ -1,4 +1,3 @@
-import { PACKAGE_VERSION } from "../package-version.js";
 import { makeCounters, type TelemetryCounters } from "./counters.js";
 import type { TelemetrySettings } from "./settings.js";
 import type { AttributeValue, SpanRecord } from "./span-record.js";
@@ -43,6 +42,11 @@ export async function flushTelemetry(timeoutMs: number): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Has this process recorded any span (a front end that did flushes before it exits)? */
+export function hasRecordedSpans(): boolean {
+  return pipelines.size > 0;
+}
+
 /** What this process did with its spans so far (a copy). */
 export function telemetryCounters(): TelemetryCounters | null {
   return pipelines.size === 0 ? null : { ...counters };
@@ -58,7 +62,7 @@ function pipelineFor(settings: TelemetrySettings): Promise<Pipeline | undefined>
   let pipeline = pipelines.get(key);
   if (!pipeline) {
     pipeline = import("./pipeline.js").then(
-      ({ SpanPipeline }) => new SpanPipeline(settings, counters, PACKAGE_VERSION),
+      ({ SpanPipeline }) => new SpanPipeline(settings, counters),
       (error: unknown) => {
         counters.last_error = `the OpenTelemetry SDK could not load: ${error instanceof Error ? error.message : String(error)}`;
         return undefined;
