@@ -178,6 +178,8 @@ describe("OpenTelemetry traces of a delegation tree", () => {
         "reference",
         "--isolation",
         "worktree",
+        "--check",
+        "test -f hello.txt",
         'create hello.txt containing "hi"',
       ],
       { cwd: root, env: otel },
@@ -203,6 +205,22 @@ describe("OpenTelemetry traces of a delegation tree", () => {
       "caesar.task.isolation": "worktree",
     });
     expect(typeof task.attributes["caesar.result_commit"]).toBe("string");
+    // The agent's tool calls, under its run; the check, a caesar.check span (not a tool call of the agent's).
+    const run = spans.find((span) => span.name === "caesar.attempt" && span.parentSpanId === task.spanId)!;
+    const edit = spans.find((span) => span.name === "execute_tool edit_file")!;
+    expect(edit).toMatchObject({ parentSpanId: run.spanId });
+    expect(edit.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "edit_file",
+    });
+    const check = spans.find((span) => span.name === "caesar.check")!;
+    expect(check).toMatchObject({ parentSpanId: task.spanId });
+    expect(check.attributes).toMatchObject({
+      "caesar.check.command": "test -f hello.txt",
+      "caesar.check.passed": true,
+    });
+    expect(check.startMs).toBeGreaterThanOrEqual(run.endMs);
+    expect(spans.some((span) => span.name === "execute_tool check")).toBe(false);
     const apply = spans.find((span) => span.name === "caesar.apply")!;
     expect(apply).toMatchObject({ traceId: task.traceId, parentSpanId: task.spanId });
     expect(apply.attributes).toMatchObject({

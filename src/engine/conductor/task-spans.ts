@@ -89,6 +89,13 @@ export function taskSpans(
     ...(failed ? { error: final.error?.message ?? report?.summary ?? "the task failed" } : {}),
   };
   const runs = (report?.attempts ?? []).map((attempt) => ({ attempt, spanId: randomHex(8) }));
+  const checkEnds = new Map(
+    events.flatMap((event) =>
+      event.type === "tool_use" && isCheckEvent(event) && event.status !== "started"
+        ? [[event.id, Date.parse(event.at)] as const]
+        : [],
+    ),
+  );
   const spans: SpanRecord[] = [task];
   for (const { attempt, spanId } of runs) {
     const runStart = Date.parse(attempt.started_at);
@@ -111,15 +118,18 @@ export function taskSpans(
         ? { error: `the agent's run ended ${attempt.outcome}` }
         : {}),
     });
-    // Checks run one after another once the run is over: each is placed by its duration.
+    // Checks run one after another once the run is over: each is placed by the event caesar wrote when it
+    // ended, else by its duration after the one before.
     let at = runEnd;
-    for (const check of attempt.checks) {
+    attempt.checks.forEach((check, index) => {
+      const ended = checkEnds.get(checkEventId(attempt.attempt, index));
+      const end = ended ?? at + check.duration_ms;
       spans.push({
         name: "caesar.check",
         traceId: context.trace_id,
         parentSpanId: context.span_id,
-        start: at,
-        end: at + check.duration_ms,
+        start: end - check.duration_ms,
+        end,
         attributes: {
           "caesar.attempt": attempt.attempt,
           "caesar.check.command": check.command,
@@ -129,14 +139,16 @@ export function taskSpans(
         },
         ...(check.passed ? {} : { error: check.error ?? `exit code ${check.exit_code}` }),
       });
-      at += check.duration_ms;
-    }
+      at = end;
+    });
   }
   const runOf = (at: number) =>
     runs.find(({ attempt }) => at >= Date.parse(attempt.started_at) && at <= Date.parse(attempt.finished_at));
   let tools = 0;
   for (const event of events) {
     if (event.type !== "tool_use" || event.status === "started" || tools >= MAX_TOOL_SPANS) continue;
+    // caesar's own checks are `caesar.check` spans, not the agent's tool calls.
+    if (isCheckEvent(event)) continue;
     tools++;
     const toolEnd = Date.parse(event.at);
     const toolStart = toolEnd - (event.duration_ms ?? 0);
@@ -160,6 +172,15 @@ export function taskSpans(
     });
   }
   return spans;
+}
+
+/** The id of the `tool_use` events of a check (engine/conductor/checks.ts). */
+function checkEventId(attempt: number, index: number): string {
+  return `check-${attempt}-${index + 1}`;
+}
+
+function isCheckEvent(event: CaesarEvent): boolean {
+  return event.type === "tool_use" && event.tool === "check" && /^check-\d+-\d+$/.test(event.id);
 }
 
 function firstLine(text: string): string {
