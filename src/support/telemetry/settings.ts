@@ -55,7 +55,7 @@ export function resolveTelemetry(config: TelemetryConfig, env: NodeJS.ProcessEnv
   if (!protocol.success)
     return {
       settings: null,
-      problem: `OTLP protocol "${rawProtocol}" is not one caesar exports with (http/protobuf, http/json): no spans were sent. Set OTEL_EXPORTER_OTLP_PROTOCOL or [telemetry] protocol to one of them.`,
+      problem: `OTLP protocol "${rawProtocol}" is not one caesar exports with (http/protobuf, http/json), so no spans are sent. Set OTEL_EXPORTER_OTLP_PROTOCOL or [telemetry] protocol to one of them.`,
     };
   const resource = {
     ...config.resource_attributes,
