@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { TaskTreeNode } from "../../src/engine/follow/task-tree.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { FIXTURE_BIN, makeRepo, taskDir, writeFiles } from "../helpers/repo.js";
+import { FIXTURE_BIN, makeRepo, taskRecordDir, writeFiles } from "../helpers/repo.js";
 
 const DELEGATOR = join(FIXTURE_BIN, "delegator.mjs");
 
@@ -45,7 +45,9 @@ describe("the delegation tree in the terminal", () => {
     const top = parseJsonOutput<{ task_id: string }>(run).task_id;
     const alone = parseJsonOutput<{ task_id: string }>(unrelated).task_id;
     const details = (id: string) =>
-      JSON.parse(JSON.parse(readFileSync(join(taskDir(root, id), "state.json"), "utf8")).report.details) as {
+      JSON.parse(
+        JSON.parse(readFileSync(join(taskRecordDir(root, id), "state.json"), "utf8")).report.details,
+      ) as {
         task_id: string;
       }[];
     const [worker, beside] = details(top).map((call) => call.task_id) as [string, string];

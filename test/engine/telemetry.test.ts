@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
-import { FIXTURE_BIN, makeRepo, taskDir, writeFiles } from "../helpers/repo.js";
+import { FIXTURE_BIN, makeRepo, taskRecordDir, writeFiles } from "../helpers/repo.js";
 
 const DELEGATOR = join(FIXTURE_BIN, "delegator.mjs");
 
@@ -18,12 +18,14 @@ function project(extra = ""): string {
   return root;
 }
 
+// caesar's records, not the task directory's mirrors: a mirror is written just after its record, so right
+// after `caesar run` returns it may still be on its way.
 function readState(root: string, id: string) {
-  return JSON.parse(readFileSync(join(taskDir(root, id), "state.json"), "utf8"));
+  return JSON.parse(readFileSync(join(taskRecordDir(root, id), "state.json"), "utf8"));
 }
 
 function readPlan(root: string, id: string) {
-  return JSON.parse(readFileSync(join(taskDir(root, id), "plan.json"), "utf8"));
+  return JSON.parse(readFileSync(join(taskRecordDir(root, id), "plan.json"), "utf8"));
 }
 
 const receivers: OtlpReceiver[] = [];

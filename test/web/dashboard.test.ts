@@ -314,7 +314,9 @@ describeWithChromium("the delegation tree", () => {
         ],
       };
       const top = await run(dashboard, ["--agent", "planner", JSON.stringify(planner)], { CAESAR_BIN });
-      const state = (id: string) => JSON.parse(readFileSync(taskFile(dashboard, id, "state.json"), "utf8"));
+      // caesar's record (its task directory's mirror is written just after it).
+      const state = (id: string) =>
+        JSON.parse(readFileSync(join(dashboard.root, ".git", "caesar", "tasks", id, "state.json"), "utf8"));
       const callsOf = (id: string) =>
         (JSON.parse(state(id).report.details) as { task_id: string }[]).map((c) => c.task_id);
       const [worker, beside] = callsOf(top) as [string, string];
