@@ -232,6 +232,61 @@ describe("OpenTelemetry traces of a delegation tree", () => {
     });
   });
 
+  it("a conductor service killed with -9 mid-task: the next one ends the task's span, the same one, exactly once", async () => {
+    const receiver = new OtlpReceiver();
+    receivers.push(receiver);
+    const endpoint = await receiver.listen();
+    const root = project(
+      `[[agent]]\nid = "napper"\nbin = "${join(FIXTURE_BIN, "napper.sh")}"\nargs = ["{{prompt}}"]\nenv = { NAP_S = "3" }\n`,
+    );
+    roots.push(root);
+    const started = await runCaesar(
+      ["run", "--detach", "--json", "--agent", "napper", "nap through a crash"],
+      {
+        cwd: root,
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+      },
+    );
+    expect(started.code, started.stderr).toBe(0);
+    const id = parseJsonOutput<{ task_id: string }>(started).task_id;
+    const until = async (what: string, probe: () => boolean) => {
+      for (
+        const stop = Date.now() + 30_000;
+        !probe();
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      )
+        if (Date.now() > stop) throw new Error(`timed out waiting for ${what}`);
+    };
+    await until("the agent to start", () => readState(root, id).agent_process !== null);
+    const conductor = readState(root, id).conductor.pid as number;
+    process.kill(conductor, "SIGKILL");
+    await until("the service to die", () => {
+      try {
+        process.kill(conductor, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    // The next command that looks starts a service, which takes the task over.
+    await runCaesar(["ps"], { cwd: root });
+    await until("the task to finish", () => readState(root, id).phase === "finished");
+    const planned = readPlan(root, id).trace;
+    const spans = await receiver.waitFor((received) =>
+      received.some((span) => span.attributes["gen_ai.agent.id"] === id),
+    );
+    // Give a duplicate the time to arrive, if there were one.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const tasks = spans.filter((span) => span.attributes["gen_ai.agent.id"] === id);
+    expect(tasks).toHaveLength(1);
+    expect(tasks[0]).toMatchObject({ traceId: planned.trace_id, spanId: planned.span_id });
+    expect(tasks[0]!.attributes).toMatchObject({ "caesar.report.status": "success", "caesar.attempts": 1 });
+    // Its run is told from its records, by the service that ended it.
+    expect(
+      spans.some((span) => span.name === "caesar.attempt" && span.parentSpanId === planned.span_id),
+    ).toBe(true);
+  });
+
   it("off by default: no trace settings in the plan, no TRACEPARENT for the agent", async () => {
     const root = project();
     roots.push(root);
