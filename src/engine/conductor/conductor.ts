@@ -19,6 +19,7 @@ import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { agentOutputDir } from "./output-dir.js";
 import { RawLog } from "./raw-log.js";
+import { takeTaskSlot } from "./slot-wait.js";
 import { readTaskEnvironment, removeTaskEnvironment } from "./task-env.js";
 import { agentEnvironment, makeLaunch, makeTask } from "./task-launch.js";
 import { TaskTrace } from "./task-trace.js";
@@ -171,28 +172,13 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       return;
     }
     if (options.takeSlot) {
-      const waitStart = Date.now();
-      let waited = false;
-      release = await options
-        .takeSlot(
-          taskId,
-          plan,
-          maxParallel,
-          (holders) => {
-            waited = true;
-            return updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(
-              () => undefined,
-            );
-          },
-          cancel.signal,
-        )
-        .catch((error: unknown) => {
-          if (cancel.signal.aborted) return undefined;
-          throw error;
-        });
-      spans.record("caesar.slot_wait", waitStart, Date.now(), {
-        "caesar.slot.waited": waited,
-        "caesar.slot.max_parallel": maxParallel,
+      release = await takeTaskSlot(options.takeSlot, {
+        taskId,
+        plan,
+        max: maxParallel,
+        dir,
+        signal: cancel.signal,
+        spans,
       });
       if (!release) {
         await end({ kind: "cancelled_before_start" });
