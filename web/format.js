@@ -89,3 +89,18 @@ export function describeEvent(event) {
     }
   }
 }
+
+/**
+ * A duration: `850ms`, `6.2s`, `45s`, `3m59s`, `1h05m` (as the terminal shows it).
+ * @param {number} ms
+ */
+export function formatDuration(ms) {
+  const total = Math.max(0, ms);
+  if (total < 1000) return `${Math.floor(total)}ms`;
+  if (total < 10_000) return `${(Math.floor(total / 100) / 10).toFixed(1)}s`;
+  const seconds = Math.floor(total / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}

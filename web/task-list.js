@@ -3,6 +3,7 @@
 import { errorText, followWorkspace, getTaskList, mutate } from "./api.js";
 import { h, replace, taskHref } from "./dom.js";
 import { describeChecks, describeStatus, formatAge } from "./format.js";
+import { buildTrees, describeSpend, flattenTrees } from "./task-tree.js";
 
 /** @typedef {import("./api.js").Basis} Basis */
 /** @typedef {import("./api.js").StreamStatus} StreamStatus */
@@ -77,8 +78,8 @@ export function showTaskList(view, status) {
         h(
           "tr",
           {},
-          ["#", "Task", "Agent", "Status", "Checks", "Objective", "Questions", "Created"].map((title) =>
-            h("th", {}, title),
+          ["#", "Task", "Agent", "Status", "Checks", "Spent", "Objective", "Questions", "Created"].map(
+            (title) => h("th", {}, title),
           ),
         ),
       ),
@@ -90,20 +91,36 @@ export function showTaskList(view, status) {
   );
 
   const render = () => {
-    const rows = [...tasks.values()].sort((a, b) => (b.changeNumber ?? 0) - (a.changeNumber ?? 0));
+    // Each delegation tree together: a task right under the one that delegated it, indented.
+    const rows = flattenTrees(buildTrees(tasks.values()));
     empty.hidden = rows.length > 0;
     replace(
       body,
-      rows.map((task) =>
+      rows.map(({ node: { task }, level }) =>
         h(
           "tr",
-          { dataset: { taskId: task.id, status: describeStatus(task) }, "data-testid": "task-row" },
+          {
+            dataset: { taskId: task.id, status: describeStatus(task), level: String(level) },
+            "data-testid": "task-row",
+          },
           h("td", {}, task.changeNumber ?? ""),
-          h("td", {}, h("a", { href: taskHref(task.id) }, task.id)),
+          h(
+            "td",
+            {},
+            level > 0
+              ? h(
+                  "span",
+                  { class: "tree-indent", title: `delegated by ${task.parentId}` },
+                  `${"\u00a0\u00a0".repeat(level - 1)}└\u00a0`,
+                )
+              : null,
+            h("a", { href: taskHref(task.id) }, task.id),
+          ),
           // A remote task shows the worker it runs on (docs/cluster.md).
           h("td", {}, task.worker ? `${task.agent}@${task.worker}` : task.agent),
           h("td", {}, h("span", { class: `badge ${describeStatus(task)}` }, describeStatus(task))),
           h("td", { "data-testid": "task-checks" }, checksBadge(task.checks)),
+          h("td", { class: "muted", "data-testid": "task-spent" }, describeSpend(task)),
           h("td", { class: "objective" }, task.objective.split("\n")[0]),
           h(
             "td",

@@ -3,6 +3,7 @@
 // findings, the verified diff, and the event stream — live, resuming after reconnects without losing or
 // repeating an event (the server's ids are the events' ordinals; EventSource sends Last-Event-ID).
 import { ApiError, errorText, followTask, getTask, getTaskDiff, mutate } from "./api.js";
+import { showDelegation } from "./delegation-view.js";
 import { renderPatch } from "./diff-view.js";
 import { h, replace } from "./dom.js";
 import { describeEvent, describeStatus, formatTime } from "./format.js";
@@ -37,6 +38,7 @@ export function showTaskPage(view, id, status) {
   const actions = h("div", { class: "actions" });
   const notice = h("p", { class: "note", role: "status", "data-testid": "notice" });
   const questions = h("section", { class: "questions", "data-testid": "questions" });
+  const delegation = h("section", { class: "delegation", "data-testid": "delegation" });
   const report = h("section", { class: "report", "data-testid": "report" });
   const findings = h("section", { class: "findings", "data-testid": "findings" });
   const checks = h("section", { class: "checks", "data-testid": "checks" });
@@ -75,6 +77,7 @@ export function showTaskPage(view, id, status) {
     actions,
     notice,
     questions,
+    delegation,
     report,
     checks,
     findings,
@@ -385,7 +388,8 @@ export function showTaskPage(view, id, status) {
     );
   }
 
-  return followTask(id, { caesar: addEvent, task: renderTask }, (state) => {
+  const stopDelegation = showDelegation(delegation, id);
+  const stopTask = followTask(id, { caesar: addEvent, task: renderTask }, (state) => {
     status(state);
     if (state === "closed")
       getTask(id).catch((error) => {
@@ -393,4 +397,8 @@ export function showTaskPage(view, id, status) {
         notice.dataset.kind = "error";
       });
   });
+  return () => {
+    stopDelegation();
+    stopTask();
+  };
 }

@@ -61,6 +61,10 @@ export const TaskSummarySchema = z.strictObject({
   baseRef: z.string().nullable(),
   parentId: z.string().nullable(),
   depth: z.number().int().nonnegative(),
+  /** What the agent reported it spent (its budget use), null where it said nothing. */
+  costUsd: z.number().nonnegative().nullable(),
+  inputTokens: z.number().nonnegative().nullable(),
+  outputTokens: z.number().nonnegative().nullable(),
   applied: z
     .strictObject({ at: z.string(), by: z.string(), head: z.string().nullable(), files: z.array(z.string()) })
     .nullable(),

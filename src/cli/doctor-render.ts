@@ -1,4 +1,5 @@
 import type { ServiceStatus } from "../engine/conductor/service-files.js";
+import type { TelemetrySettings } from "../support/telemetry/settings.js";
 import type { AgentSummary } from "./agent-summary.js";
 import { describeService } from "./service-line.js";
 
@@ -9,6 +10,7 @@ interface DoctorResult {
   files: { layer: string; path: string; present: boolean }[];
   service: ServiceStatus | null;
   sandbox: { mode: string; mode_from: string; backend: string | null; detail: string };
+  telemetry: { settings: TelemetrySettings | null; problem: string | null };
   agents: AgentSummary[];
 }
 
@@ -32,6 +34,7 @@ export function renderDoctor(result: DoctorResult): string {
     lines.push(`config    ${file.layer.padEnd(8)} ${file.path}${file.present ? "" : "  (absent)"}`);
   lines.push(`service   ${describeService(result.service)}`);
   lines.push(`sandbox   ${describeSandbox(result.sandbox)}`);
+  lines.push(`traces    ${describeTelemetry(result.telemetry)}`);
   for (const agent of result.agents) {
     lines.push("");
     const installed = agent.detection.installed
@@ -59,6 +62,17 @@ export function renderDoctor(result: DoctorResult): string {
     lines.push(`  model        ${String(caps.model.value).padEnd(10)} ${caps.model.why}`);
   }
   return lines.join("\n");
+}
+
+/** Where the tasks this command would start send their spans (docs/observability.md). */
+function describeTelemetry(telemetry: DoctorResult["telemetry"]): string {
+  const { settings, problem } = telemetry;
+  if (settings)
+    return `OpenTelemetry spans to ${settings.traces_url} (${settings.protocol}), service.name ${settings.service_name}`;
+  return (
+    problem ??
+    "off — set OTEL_EXPORTER_OTLP_ENDPOINT or [telemetry] endpoint to send traces (docs/observability.md)"
+  );
 }
 
 /** What the OS sandbox does here: its mode, and what it enforces (or why there is none). */

@@ -2,24 +2,18 @@ import type { TaskState } from "../engine/store/state.js";
 import { checksVerdict } from "../protocol/checks.js";
 import { formatElapsed } from "../ui/elapsed.js";
 import { type Column, renderTable } from "../ui/table.js";
+import { describeTaskState, roleOfTaskState, type TaskStateShape } from "../ui/task-state.js";
 import { detectTerminal } from "../ui/terminal.js";
-import { makeTheme, type Role, roleOfStatus } from "../ui/theme.js";
+import { makeTheme } from "../ui/theme.js";
 
-/** A task's state in one word or two: its phase while it runs, then its report status or outcome. */
-function describeState(state: TaskState): string {
-  if (state.phase !== "finished") return state.waiting_for_slot ? "waiting" : state.phase;
-  const verdict = checksVerdict(state.report?.checks);
-  const checks = verdict.state === "none" ? "" : `, checks ${verdict.passed}/${verdict.total}`;
-  if (state.outcome === "succeeded") return `${state.report_status ?? "done"}${checks}`;
-  return `${state.outcome ?? "failed"}${state.report_status && state.report_status !== "failed" ? `/${state.report_status}` : ""}`;
-}
-
-/** The role that classifies a task's state in the table (running, a report status, an outcome). */
-function roleOfState(state: TaskState): Role | undefined {
-  if (state.phase !== "finished")
-    return state.waiting_for_slot || state.phase === "queued" ? "muted" : "active";
-  if (state.outcome !== "succeeded") return roleOfStatus(state.outcome);
-  return roleOfStatus(state.report_status);
+function shapeOf(state: TaskState): TaskStateShape {
+  return {
+    phase: state.phase,
+    waiting: state.waiting_for_slot !== null,
+    outcome: state.outcome,
+    report_status: state.report_status,
+    checks: checksVerdict(state.report?.checks),
+  };
 }
 
 /** `caesar ps` for people: one line per task, framed on a terminal. */
@@ -38,7 +32,7 @@ export function renderPs(states: TaskState[], now: number): string {
   // Where remote tasks run, when any is shown: `agent@worker` (or `agent@queue` while none took it).
   const rows = states.map((s) => [
     s.id,
-    { text: describeState(s), role: roleOfState(s) },
+    { text: describeTaskState(shapeOf(s)), role: roleOfTaskState(shapeOf(s)) },
     s.remote ? `${s.agent}@${s.remote.worker?.id ?? "queue"}` : s.agent,
     formatElapsed(now - Date.parse(s.created_at)),
     s.objective.split("\n")[0]!,

@@ -65,6 +65,15 @@ export const CLUSTER_DEFAULTS = {
 
 export const SANDBOX_DEFAULTS = { mode: "off" as "required" | "auto" | "off" };
 
+/** `[telemetry]`: unset keys stay null (the OTEL_* variables, or off). */
+export const TELEMETRY_DEFAULTS = {
+  enabled: null as boolean | null,
+  endpoint: null as string | null,
+  protocol: null as "http/protobuf" | "http/json" | null,
+  service_name: null as string | null,
+  resource_attributes: {} as Record<string, string>,
+};
+
 export const WORKTREE_DEFAULTS = { copy: [] as string[], link: [] as string[], setup: [] as string[] };
 
 export const CHECKS_DEFAULTS = {
@@ -103,6 +112,7 @@ export interface EffectiveConfig {
   cluster: { [K in keyof typeof CLUSTER_DEFAULTS]: Sourced<(typeof CLUSTER_DEFAULTS)[K]> };
   checks: { [K in keyof typeof CHECKS_DEFAULTS]: Sourced<(typeof CHECKS_DEFAULTS)[K]> };
   sandbox: { [K in keyof typeof SANDBOX_DEFAULTS]: Sourced<(typeof SANDBOX_DEFAULTS)[K]> };
+  telemetry: { [K in keyof typeof TELEMETRY_DEFAULTS]: Sourced<(typeof TELEMETRY_DEFAULTS)[K]> };
   models: Record<string, Sourced<string>>;
   /** `[[agent]]` entries: the most specific layer's declaration of an id wins whole. */
   agents: Record<string, Sourced<CustomAgentConfig>>;
@@ -175,6 +185,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     cluster: sourcedDefaults(CLUSTER_DEFAULTS),
     checks: sourcedDefaults(CHECKS_DEFAULTS),
     sandbox: sourcedDefaults(SANDBOX_DEFAULTS),
+    telemetry: sourcedDefaults(TELEMETRY_DEFAULTS),
     models: {},
     agents: {},
     agentSettings: {},
@@ -189,6 +200,7 @@ export function mergeLayers(layers: [FileLayer, string, ConfigFile | undefined][
     overlay(config.worktree as Record<string, Sourced<unknown>>, file.worktree, layer);
     overlay(config.checks as Record<string, Sourced<unknown>>, file.checks, layer);
     overlay(config.sandbox as Record<string, Sourced<unknown>>, file.sandbox, layer);
+    overlay(config.telemetry as Record<string, Sourced<unknown>>, file.telemetry, layer);
     overlay(config.models as Record<string, Sourced<unknown>>, file.models, layer);
     overlay(config.cluster as Record<string, Sourced<unknown>>, clusterValues(file.cluster), layer);
     for (const agent of file.agent ?? []) config.agents[agent.id] = { value: agent, source: layer };

@@ -124,6 +124,35 @@ export const ClusterSchema = z.strictObject({
     .describe("The queue's name (default: derived from the repository's first commit)."),
 });
 
+/**
+ * `[telemetry]`: OpenTelemetry traces of every task (docs/observability.md). Off unless an endpoint is set
+ * here or in OTEL_EXPORTER_OTLP_ENDPOINT; the standard OTEL_* variables win over these keys.
+ */
+export const TelemetrySchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .optional()
+    .describe(
+      "false: never send traces, whatever the OTEL_* variables say (default: on when an endpoint is set).",
+    ),
+  endpoint: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "The OTLP/HTTP collector's base URL (spans go to <endpoint>/v1/traces), as OTEL_EXPORTER_OTLP_ENDPOINT.",
+    ),
+  protocol: z
+    .enum(["http/protobuf", "http/json"])
+    .optional()
+    .describe("OTLP encoding (default http/protobuf), as OTEL_EXPORTER_OTLP_PROTOCOL."),
+  service_name: z.string().min(1).optional().describe("service.name of the spans (default caesar)."),
+  resource_attributes: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("More resource attributes, as OTEL_RESOURCE_ATTRIBUTES (which wins key by key)."),
+});
+
 /** A check: a shell command whose exit code 0 says the agent's work holds (docs/checks.md). */
 const checkCommand = z.string().describe("A command run with `sh -c` in the task's workspace.");
 
@@ -217,5 +246,6 @@ export const ConfigFileSchema = z.strictObject({
   role: z.array(RoleSchema).optional(),
   cluster: ClusterSchema.optional(),
   sandbox: SandboxSchema.optional(),
+  telemetry: TelemetrySchema.optional(),
 });
 export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -51,6 +51,8 @@ function message(plan: Partial<TaskMessage["plan"]> = {}): TaskMessage {
       global_config: null,
       base_commit: null,
       remote: null,
+      trace: null,
+      telemetry: null,
       ...plan,
     },
     on_worker_loss: "retry",

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { git, makeRepo, writeConfig } from "../helpers/repo.js";
+import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { FIXTURE_BIN, git, makeRepo, writeConfig, writeFiles } from "../helpers/repo.js";
 import { type ServeProcess, startServe } from "../helpers/serve-process.js";
 import { CHROMIUM, locate, standInForMissing } from "../helpers/system-deps.js";
 
@@ -276,6 +276,100 @@ describeWithChromium("the task list", () => {
       expect(plan.requested_by).toBe("http");
       await page.locator(`[data-testid=task-row][data-task-id="${id}"] a`).click();
       await page.locator("[data-testid=summary]", { hasText: "from-page.txt" }).waitFor(WAIT);
+    },
+    SLOW,
+  );
+});
+
+describeWithChromium("the delegation tree", () => {
+  it(
+    "the list shows each task under the one that delegated it, live; a task page shows its parent, its children and its tree",
+    async () => {
+      const dashboard = await openDashboard();
+      const { page } = dashboard;
+      const delegator = join(FIXTURE_BIN, "delegator.mjs");
+      writeFiles(dashboard.root, {
+        ".caesar/config.local.toml": `[risk_profiles.default]\ndelegation_policy = { mode = "allow" }\n${[
+          "planner",
+          "worker",
+          "helper",
+        ]
+          .map((id) => `[[agent]]\nid = "${id}"\nbin = "${delegator}"\n`)
+          .join("\n")}`,
+      });
+      await page.locator("[data-testid=live]", { hasText: "live" }).waitFor(WAIT);
+      const planner = {
+        name: "planner",
+        usage: { input_tokens: 1500, output_tokens: 500, cost_usd: 0.25 },
+        calls: [
+          {
+            agent: "worker",
+            flags: ["--mode", "read-only"],
+            objective: {
+              name: "worker",
+              calls: [{ agent: "helper", objective: { name: "deep", calls: [] } }],
+            },
+          },
+          { agent: "helper", flags: ["--mode", "read-only"], objective: { name: "beside", calls: [] } },
+        ],
+      };
+      const top = await run(dashboard, ["--agent", "planner", JSON.stringify(planner)], { CAESAR_BIN });
+      // caesar's record (its task directory's mirror is written just after it).
+      const state = (id: string) =>
+        JSON.parse(readFileSync(join(dashboard.root, ".git", "caesar", "tasks", id, "state.json"), "utf8"));
+      const callsOf = (id: string) =>
+        (JSON.parse(state(id).report.details) as { task_id: string }[]).map((c) => c.task_id);
+      const [worker, beside] = callsOf(top) as [string, string];
+      const [deep] = callsOf(worker) as [string];
+
+      // The list (open before the tasks existed) shows the tree: each child right under its parent.
+      await page
+        .locator(`[data-testid=task-row][data-task-id="${beside}"][data-status="success"]`)
+        .waitFor(WAIT);
+      await page
+        .locator(`[data-testid=task-row][data-task-id="${top}"][data-status="success"]`)
+        .waitFor(WAIT);
+      const rows = page.locator("[data-testid=task-row]");
+      const order = await rows.evaluateAll((all) =>
+        all.map((row) => [row.getAttribute("data-task-id"), row.getAttribute("data-level")]),
+      );
+      expect(order).toEqual([
+        [top, "0"],
+        [worker, "1"],
+        [deep, "2"],
+        [beside, "1"],
+      ]);
+      expect(
+        await page
+          .locator(`[data-testid=task-row][data-task-id="${top}"] [data-testid=task-spent]`)
+          .textContent(),
+      ).toBe("$0.2500 · 2.0k tok");
+
+      // A child's page: its parent, its own child, and the whole tree with itself marked.
+      await page.locator(`[data-testid=task-row][data-task-id="${worker}"] a`).first().click();
+      const delegation = page.locator("[data-testid=delegation]");
+      await delegation.locator("[data-testid=parent]", { hasText: `Delegated by ${top}` }).waitFor(WAIT);
+      expect(await delegation.locator("[data-testid=children]").textContent()).toBe(`1 sub-task: ${deep}`);
+      const nodes = delegation.locator("[data-testid=tree-node]");
+      await expect.poll(() => nodes.count(), WAIT).toBe(4);
+      expect(await nodes.evaluateAll((all) => all.map((node) => node.getAttribute("data-task-id")))).toEqual([
+        top,
+        worker,
+        deep,
+        beside,
+      ]);
+      expect(await delegation.locator(".tree-node.current").textContent()).toContain(worker);
+      expect(await nodes.first().locator("[data-testid=tree-spent]").first().textContent()).toContain(
+        "$0.2500",
+      );
+      // Following the tree to the parent: the root, two sub-tasks.
+      await delegation.locator(`a[href$="${top}"]`).first().click();
+      await page
+        .locator("[data-testid=delegation] [data-testid=parent]", { hasText: "root of its tree" })
+        .waitFor(WAIT);
+      expect(await page.locator("[data-testid=delegation] [data-testid=children]").textContent()).toBe(
+        `2 sub-tasks: ${worker}, ${beside}`,
+      );
     },
     SLOW,
   );

@@ -27,6 +27,8 @@ export const doctorCommand: CommandDefinition = {
         const { readServiceStatus } = await import("../service-line.js");
         const { platformSandbox } = await import("../../sandbox/decide.js");
         const platform = platformSandbox();
+        const { planTrace } = await import("../../engine/lifecycle/trace-plan.js");
+        const traced = planTrace(config, process.env, undefined);
         const result = {
           root: ctx.root,
           node: process.version,
@@ -39,6 +41,7 @@ export const doctorCommand: CommandDefinition = {
             backend: platform.backend,
             detail: platform.detail,
           },
+          telemetry: { settings: traced.telemetry, problem: traced.findings[0]?.detail ?? null },
           agents,
         };
         ctx.out.result(result, () => renderDoctor(result));

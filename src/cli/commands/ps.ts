@@ -29,7 +29,8 @@ export const psCommand: CommandDefinition = {
           "--status <status>",
           `only tasks in this phase/outcome/report status (${STATUSES.join(", ")})`,
         )
-        .option("--all", "every task, not only running and recent ones"),
+        .option("--all", "every task, not only running and recent ones")
+        .option("--tree", "each delegation tree: every task under the task that delegated it"),
     ).action(
       handle(async (ctx) => {
         const { loadAllTasks } = await import("../../engine/store/task-store.js");
@@ -68,6 +69,31 @@ export const psCommand: CommandDefinition = {
               })),
             ]
           : [];
+        if (ctx.options.tree) {
+          const { buildTaskTrees } = await import("../../engine/follow/task-tree.js");
+          const { renderTaskTrees } = await import("../../ui/task-tree.js");
+          const { themeFor } = await import("../../ui/theme.js");
+          // A tree is shown whole from its root, even where its root is older than what ps lists.
+          const byId = new Map(states.map((state) => [state.id, state]));
+          const withAncestors = new Map(shown.map((state) => [state.id, state]));
+          for (const state of shown) {
+            let parent = state.parent_id ? byId.get(state.parent_id) : undefined;
+            while (parent && !withAncestors.has(parent.id)) {
+              withAncestors.set(parent.id, parent);
+              parent = parent.parent_id ? byId.get(parent.parent_id) : undefined;
+            }
+          }
+          const trees = buildTaskTrees([...withAncestors.values()], now);
+          ctx.out.result({ trees, problems }, () =>
+            [
+              ...(trees.length > 0
+                ? renderTaskTrees(trees, { theme: themeFor(process.stdout) })
+                : ["No tasks."]),
+              ...problems.map((task) => `${task.id}  ${task.problem}`),
+            ].join("\n"),
+          );
+          return;
+        }
         const { renderPs } = await import("../ps-render.js");
         const { describeService, readServiceStatus } = await import("../service-line.js");
         const service = ctx.json ? null : await readServiceStatus(ctx.root);

@@ -95,5 +95,10 @@ export const serviceCommand: CommandDefinition = {
 function renderServiceStatus(status: ServiceStatus | null): string {
   const lines = [`service   ${describeService(status)}`];
   for (const task of status?.tasks ?? []) lines.push(`  ${task.id}  ${task.phase}`);
+  const spans = status?.telemetry;
+  if (spans)
+    lines.push(
+      `traces    ${spans.exported} span(s) exported, ${spans.dropped} dropped${spans.last_error ? ` (last export error: ${spans.last_error})` : ""}`,
+    );
   return lines.join("\n");
 }

@@ -1,9 +1,11 @@
 import type { Command } from "commander";
+import type { TaskTreeNode } from "../../engine/follow/task-tree.js";
 import type { ChildSummary } from "../../engine/lifecycle/subtree.js";
 import type { QuestionWithAnswer } from "../../engine/questions/questions.js";
 import type { TaskState } from "../../engine/store/state.js";
 import { paintChecks } from "../../ui/checks-line.js";
 import { formatElapsed } from "../../ui/elapsed.js";
+import { renderTaskTrees } from "../../ui/task-tree.js";
 import {
   changeMark,
   paintStatus,
@@ -34,9 +36,24 @@ export const statusCommand: CommandDefinition = {
         const task = await readTaskFile(record.dir).catch(() => undefined);
         const questions = await listQuestions(record.dir).catch(() => []);
         const children = await listChildren(ctx.root, record.id).catch(() => []);
+        const { loadAllTasks } = await import("../../engine/store/task-store.js");
+        const { treeOfTask } = await import("../../engine/follow/task-tree.js");
+        const all = await loadAllTasks(ctx.root).catch(() => []);
+        const tree = treeOfTask(
+          all.map((each) => each.state),
+          record.id,
+        );
         ctx.out.result(
-          { id: record.id, dir: record.dir, state: record.state, task: task ?? null, questions, children },
-          () => renderStatus(record.state, record.dir, themeFor(process.stdout), questions, children),
+          {
+            id: record.id,
+            dir: record.dir,
+            state: record.state,
+            task: task ?? null,
+            questions,
+            children,
+            tree: tree ?? null,
+          },
+          () => renderStatus(record.state, record.dir, themeFor(process.stdout), questions, children, tree),
         );
       }),
     );
@@ -49,6 +66,7 @@ export function renderStatus(
   theme: Theme = themeFor(process.stdout),
   questions: QuestionWithAnswer[] = [],
   children: ChildSummary[] = [],
+  tree?: TaskTreeNode,
 ): string {
   const lines: string[] = [];
   const m = theme.marks;
@@ -157,6 +175,11 @@ export function renderStatus(
         ? `${"".padEnd(11)}answered: ${answer.answer}`
         : `${"".padEnd(11)}open — caesar answer ${state.id} ${question.id} "<answer>"`,
     );
+  }
+  // The whole delegation tree the task belongs to, when it has a parent or children.
+  if (tree && tree.children.length > 0) {
+    lines.push("", label("tree"));
+    lines.push(...renderTaskTrees([tree], { theme, mark: state.id }).map((line) => `  ${line}`));
   }
   lines.push("", `${label("files")}${dir}`);
   return lines.join("\n");

@@ -6,6 +6,7 @@ import { recoverTask } from "../../engine/lifecycle/recover.js";
 import { loadAllTasks } from "../../engine/store/task-store.js";
 import { admissionOf } from "../../policy/admission.js";
 import { CaesarError, messageOf, UsageError } from "../../support/errors.js";
+import { flushTelemetry } from "../../support/telemetry/spans.js";
 import { gitOut } from "../../workspace/git.js";
 import { claimsBucket } from "../claims.js";
 import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
@@ -160,6 +161,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     log(`[worker] ${id} stopped`);
   } finally {
     await cluster.close();
+    // Its tasks' last spans, for a bounded time (a collector that never answers does not keep it).
+    await flushTelemetry(2000);
   }
 }
 

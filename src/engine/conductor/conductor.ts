@@ -19,8 +19,10 @@ import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { agentOutputDir } from "./output-dir.js";
 import { RawLog } from "./raw-log.js";
+import { takeTaskSlot } from "./slot-wait.js";
 import { readTaskEnvironment, removeTaskEnvironment } from "./task-env.js";
 import { agentEnvironment, makeLaunch, makeTask } from "./task-launch.js";
+import { TaskTrace } from "./task-trace.js";
 import { terminateGroup } from "./terminate.js";
 
 /** What the conductor's host hands it from the rooms it may not import. */
@@ -78,6 +80,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
   const plan = await loadPlan(dir);
   const paths = taskPaths(dir);
   const events = new EventWriter(paths.events, taskId);
+  const spans = new TaskTrace(plan, paths.events);
   const note = phaseNote(options.log);
   const cancel = new AbortController();
   const onCancel = () => cancel.abort(new Error("cancelled"));
@@ -109,7 +112,10 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     release?.();
   };
   const finish = async (input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">) => {
-    const final = await finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp });
+    const final = await spans.phase("caesar.finish", () =>
+      finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp }),
+    );
+    await spans.finished(final);
     await Promise.all([
       rm(agentOutputDir(dir), { recursive: true, force: true }),
       removeTaskEnvironment(dir),
@@ -157,6 +163,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       cancel: cancel.signal,
       env,
       note,
+      spans,
       ...(broker ? { broker } : {}),
     };
     if (resume.kind === "adopt") {
@@ -165,19 +172,14 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       return;
     }
     if (options.takeSlot) {
-      release = await options
-        .takeSlot(
-          taskId,
-          plan,
-          maxParallel,
-          (holders) =>
-            updateState(dir, (state) => ({ ...state, waiting_for_slot: holders })).then(() => undefined),
-          cancel.signal,
-        )
-        .catch((error: unknown) => {
-          if (cancel.signal.aborted) return undefined;
-          throw error;
-        });
+      release = await takeTaskSlot(options.takeSlot, {
+        taskId,
+        plan,
+        max: maxParallel,
+        dir,
+        signal: cancel.signal,
+        spans,
+      });
       if (!release) {
         await end({ kind: "cancelled_before_start" });
         return;
@@ -210,6 +212,8 @@ interface RunInput {
   cancel: AbortSignal;
   env: NodeJS.ProcessEnv;
   note: (phase: string) => void;
+  /** The task's spans (inert without telemetry). */
+  spans: TaskTrace;
   /** The task's broker socket, when it has one (sandboxed, under the service). */
   broker?: string;
 }
@@ -229,7 +233,9 @@ async function runTask(input: RunInput): Promise<void> {
     return;
   }
 
-  const isolation = await isolate(plan, taskId);
+  const isolation = await input.spans.phase("caesar.isolate", () => isolate(plan, taskId), {
+    "caesar.task.isolation": plan.isolation,
+  });
   input.note("conductor: isolated");
   const task = makeTask(plan, preparing, dir, isolation);
   await Promise.all([
@@ -249,6 +255,7 @@ async function runTask(input: RunInput): Promise<void> {
   const env = agentEnvironment(input.env, plan, task, dir);
   if (plan.worktree.setup.length > 0 && isolation.worktree) {
     // Under the task's deadline, counted from now (the agent's own run fixes it again when it starts).
+    const setupStart = Date.now();
     const failure = await runSetup(plan.worktree.setup, isolation.workspace, env, raw, cancel, {
       deadlineAt: Date.now() + plan.timeout_ms,
       onProcess: async (pid) => {
@@ -258,6 +265,16 @@ async function runTask(input: RunInput): Promise<void> {
         }));
       },
     });
+    input.spans.record(
+      "caesar.setup",
+      setupStart,
+      Date.now(),
+      {
+        "caesar.setup.commands": plan.worktree.setup.length,
+        "caesar.setup.failed_command": failure?.command,
+      },
+      failure ? `setup command failed: ${failure.command}` : undefined,
+    );
     if (failure) {
       await discardIsolation(plan, isolation);
       await updateState(dir, (state) => ({ ...state, worktree: null, branch: null, start_tree: null }));

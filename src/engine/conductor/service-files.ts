@@ -4,6 +4,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { isValidTaskId } from "../../protocol/ids.js";
 import { isProcessAlive } from "../../support/process.js";
+import { TelemetryCountersSchema } from "../../support/telemetry/counters.js";
 import * as z from "../../support/zod.js";
 import { controlPaths } from "../store/control.js";
 
@@ -100,6 +101,8 @@ export const ServiceStatusSchema = z.object({
   tasks: z.array(ServiceTaskSchema),
   slots: z.object({ used: z.number().int(), max: z.number().int() }),
   stopping: z.boolean(),
+  /** What the service did with its tasks' spans (null: it traced none). */
+  telemetry: TelemetryCountersSchema.nullable().default(null),
 });
 export type ServiceStatus = z.infer<typeof ServiceStatusSchema>;
 

@@ -3,6 +3,7 @@ import type { LaunchContext } from "../../agents/adapter.js";
 import type { Task } from "../../protocol/task.js";
 import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
+import { formatTraceparent } from "../../support/telemetry/trace-context.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
@@ -94,6 +95,11 @@ export function agentEnvironment(
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;
+  }
+  // An agent CLI that exports its own spans nests them under the task's (W3C trace context).
+  if (plan.telemetry && plan.trace) {
+    env.TRACEPARENT = formatTraceparent(plan.trace);
+    delete env.TRACESTATE;
   }
   return {
     ...env,

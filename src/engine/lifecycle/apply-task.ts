@@ -1,12 +1,39 @@
 import { existsSync } from "node:fs";
-import { CaesarError } from "../../support/errors.js";
+import { CaesarError, messageOf } from "../../support/errors.js";
+import { recordSpan } from "../../support/telemetry/spans.js";
 import { hasSeparateResult } from "../store/state.js";
+import type { TaskPlan } from "../store/task-plan.js";
 import type { TaskRecord } from "../store/task-store.js";
 import { readState, updateState } from "../store/task-store.js";
 import { type Caller, governed, identifyCaller } from "./caller.js";
 import { readPlan } from "./live-task.js";
 import { applyResult, taskResult } from "./result.js";
 import { assertWithinSubtree } from "./subtree.js";
+
+/** `caesar.apply`, under the task's span: the change brought into the work tree, or why it was not. */
+function traceApply(
+  plan: TaskPlan | undefined,
+  id: string,
+  by: string,
+  start: number,
+  outcome: { files?: number; head?: string; error?: unknown },
+): void {
+  if (!plan?.telemetry || !plan.trace) return;
+  recordSpan(plan.telemetry, {
+    name: "caesar.apply",
+    traceId: plan.trace.trace_id,
+    parentSpanId: plan.trace.span_id,
+    start,
+    end: Date.now(),
+    attributes: {
+      "caesar.task.id": id,
+      "caesar.apply.by": by,
+      "caesar.apply.files": outcome.files,
+      "caesar.apply.head": outcome.head,
+    },
+    ...(outcome.error !== undefined ? { error: messageOf(outcome.error) } : {}),
+  });
+}
 
 export interface AppliedTask {
   id: string;
@@ -67,8 +94,12 @@ export async function applyTask(
         },
       );
     }
-    const result = await taskResult(state, top);
-    const applied = await applyResult(state, top, result);
+    const started = Date.now();
+    const applied = await applyResult(state, top, await taskResult(state, top)).catch((error: unknown) => {
+      traceApply(plan, record.id, options.by, started, { error });
+      throw error;
+    });
+    traceApply(plan, record.id, options.by, started, { files: applied.files.length, head: applied.head });
     await updateState(record.dir, (current) => ({
       ...current,
       applied: { at: new Date().toISOString(), by: options.by, head: applied.head, files: applied.files },

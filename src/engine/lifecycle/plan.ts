@@ -30,6 +30,7 @@ import { resolveChecks } from "./check-plan.js";
 import { type ParentTask, parentOf } from "./parent.js";
 import { resolveRemote } from "./remote-plan.js";
 import type { DelegationRequest } from "./request.js";
+import { planTrace } from "./trace-plan.js";
 
 export type { TaskPlan } from "../store/task-plan.js";
 
@@ -218,6 +219,12 @@ async function planRequest(
     setup: config.worktree.setup.value,
   };
   const top = repo.kind === "none" ? null : repo.top;
+  const traced = planTrace(
+    config,
+    context.env ?? process.env,
+    caller.kind === "task" ? caller.plan : undefined,
+  );
+  findings.push(...traced.findings);
   return {
     adapter,
     plan: {
@@ -263,6 +270,8 @@ async function planRequest(
       // A task sent to other machines starts from the commit of now, pushed for them to fetch.
       base_commit: remote && repo.kind === "usable" ? repo.head : null,
       remote,
+      trace: traced.trace,
+      telemetry: traced.telemetry,
     },
   };
 }

@@ -7,6 +7,7 @@ import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { CaesarError, diskFullError, messageOf } from "../../support/errors.js";
 import { acquireLock, type HeldLock } from "../../support/lock.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
+import { flushTelemetry, telemetryCounters } from "../../support/telemetry/spans.js";
 import { type ConductOptions, conduct } from "../conductor/conductor.js";
 import { BUILD_ID } from "../conductor/service-client.js";
 import {
@@ -62,6 +63,9 @@ interface RunningTask {
  * It adopts every unfinished task whose conductor is gone — its agent, which writes its output to files,
  * outlived it — and exits after an idle period.
  */
+/** How long an exiting service waits for its last spans to reach their collector. */
+const EXIT_FLUSH_MS = 2000;
+
 export async function runService(root: string, options: ServiceOptions): Promise<"ran" | "already_running"> {
   const paths = servicePaths(root);
   await mkdir(paths.dir, { recursive: true, mode: 0o700 });
@@ -94,6 +98,7 @@ class ConductorService {
   private ticks = 0;
   private readonly startedAt = new Date().toISOString();
   private ended!: () => void;
+  private droppedLogged = 0;
 
   constructor(
     private readonly root: string,
@@ -220,6 +225,7 @@ class ConductorService {
       })),
       slots: { used: this.pool.list().length, max: this.maxParallel },
       stopping: this.stopping,
+      telemetry: telemetryCounters(),
     };
   }
 
@@ -448,6 +454,7 @@ class ConductorService {
     // Now and then: tasks a front end died while creating are taken back (their budget place freed).
     if (++this.ticks % 15 === 0) await this.takeBackIncomplete().catch(() => undefined);
     this.pool.wakeAll();
+    this.logDroppedSpans();
     const idle = this.running.size === 0 && this.waitingForSpace.size === 0 && this.connections === 0;
     if (idle && Date.now() - this.lastActivity >= this.options.idleMs) {
       this.options.log(`[service] idle for ${Math.round(this.options.idleMs / 1000)} s: exiting`);
@@ -485,6 +492,19 @@ class ConductorService {
   }
 
   private async exit(): Promise<void> {
+    // The spans of the last tasks, for a bounded time: a collector that never answers does not keep it.
+    await flushTelemetry(EXIT_FLUSH_MS);
+    this.logDroppedSpans();
     this.ended();
+  }
+
+  /** Spans lost since the last time it said so (a collector down or slow), in the service's log. */
+  private logDroppedSpans(): void {
+    const counters = telemetryCounters();
+    if (!counters || counters.dropped === this.droppedLogged) return;
+    this.options.log(
+      `[service] telemetry: ${counters.dropped - this.droppedLogged} span(s) dropped (${counters.dropped} in all, ${counters.exported} exported)${counters.last_error ? `; last export error: ${counters.last_error}` : ""}`,
+    );
+    this.droppedLogged = counters.dropped;
   }
 }

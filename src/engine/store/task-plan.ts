@@ -5,6 +5,8 @@ import { FollowUpSchema } from "../../protocol/choices.js";
 import { FindingSchema } from "../../protocol/report.js";
 import { ModeSchema } from "../../protocol/task.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
+import { TelemetrySettingsSchema } from "../../support/telemetry/settings.js";
+import { TraceContextSchema } from "../../support/telemetry/trace-context.js";
 import * as z from "../../support/zod.js";
 import { controlOfTaskDir } from "./control.js";
 
@@ -132,6 +134,10 @@ export const TaskPlanSchema = z.object({
   base_commit: z.string().nullable().default(null),
   /** Set when the task runs on a pool of workers instead of this machine. */
   remote: RemotePlanSchema.nullable().default(null),
+  /** The task's span in its trace: under its parent task's, across processes and machines (null: an older caesar). */
+  trace: TraceContextSchema.nullable().default(null),
+  /** Where its spans go (null: telemetry off); a child inherits its parent's (docs/observability.md). */
+  telemetry: TelemetrySettingsSchema.nullable().default(null),
 });
 export type TaskPlan = z.infer<typeof TaskPlanSchema>;
 
