@@ -163,17 +163,16 @@ function fillAll(value: unknown, conversation: Conversation): unknown {
 
 /**
  * `{{last_result}}`, `{{result:N}}` (the N-th scripted call's result), `{{report_path}}` (the absolute
- * path of a report.json the agent was told about, e.g. by caesar's brief) and `{{cwd}}` (the working
- * directory the agent stated).
+ * path of a report.json the agent was told about, e.g. by caesar's brief), `{{task_id}}` (the task id in
+ * that path, `.caesar/tasks/<id>/report.json`) and `{{cwd}}` (the working directory the agent stated).
  */
 function fill(text: string, conversation: Conversation): string {
   const done = completedSteps(conversation);
+  const reportPath = () => /\/[^\s"'`\\]*\/report\.json/.exec(conversation.raw)?.[0];
   return text
     .replace(/\{\{cwd\}\}/g, () => findWorkingDirectory(conversation.raw) ?? ".")
-    .replace(
-      /\{\{report_path\}\}/g,
-      () => /\/[^\s"'`\\]*\/report\.json/.exec(conversation.raw)?.[0] ?? "report.json",
-    )
+    .replace(/\{\{report_path\}\}/g, () => reportPath() ?? "report.json")
+    .replace(/\{\{task_id\}\}/g, () => /\/tasks\/([^/]+)\/report\.json$/.exec(reportPath() ?? "")?.[1] ?? "")
     .replace(/\{\{last_result\}\}/g, () => done.at(-1)?.result ?? "")
     .replace(/\{\{result:(\d+)\}\}/g, (_m, n: string) => done[Number(n) - 1]?.result ?? "");
 }

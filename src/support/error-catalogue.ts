@@ -98,6 +98,10 @@ export const ERROR_AREAS = {
     title: "Mock model",
     about: "`caesar mock-model` ([mock-model.md](mock-model.md)).",
   },
+  conformance: {
+    title: "Conformance kit",
+    about: "`caesar conformance` ([conformance.md](conformance.md)).",
+  },
 } as const;
 
 export type ErrorArea = keyof typeof ERROR_AREAS;
@@ -574,6 +578,14 @@ export const ERRORS = {
   scenario_not_found: { area: "mock_model", exit: 2, http: 404 },
   /** `caesar mock-model` cannot point that agent at itself. */
   unknown_mock_agent: { area: "mock_model", exit: 2, http: 422 },
+
+  // ── Conformance kit ────────────────────────────────────────────────────────────────────────────────
+  /** `caesar conformance` needs one agent: an id from the configuration, or `--bin <program>`. */
+  conformance_subject: { area: "conformance", exit: 2, http: 422 },
+  /** The kit cannot drive that agent: an ACP agent, or a CLI `caesar mock-model` cannot point at itself. */
+  conformance_unsupported: { area: "conformance", exit: 2, http: 422 },
+  /** `--level` is neither `core` nor `extended`. */
+  invalid_level: { area: "conformance", exit: 2, http: 422 },
 } as const satisfies Record<string, ErrorEntry>;
 
 /** Every error code caesar gives a user. */
