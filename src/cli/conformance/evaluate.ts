@@ -1,3 +1,4 @@
+import { KILL_GRACE_MS } from "../../engine/conductor/terminate.js";
 import { type Level, type Requirement, requirementsOf, type SubjectKind } from "./requirements.js";
 import type { Evidence } from "./run-scenario.js";
 import type { ScenarioName } from "./scenarios.js";
@@ -125,8 +126,8 @@ const JUDGES: Record<string, Judge> = {
       const timeout = deadline.plan.request.timeout;
       if (deadline.state.exit?.signal === "SIGKILL")
         return fail(
-          `to stop within 5 s of SIGTERM at the deadline (${timeout})`,
-          "still running 5 s after SIGTERM: caesar killed it (SIGKILL)",
+          `to stop within ${GRACE} of SIGTERM at the deadline (${timeout})`,
+          `still running ${GRACE} after SIGTERM: caesar killed it (SIGKILL)`,
         );
       if (deadline.state.outcome !== "timed_out")
         return pass(`it ended before the deadline (${timeout}): SIGTERM was not exercised`);
@@ -222,6 +223,9 @@ const JUDGES: Record<string, Judge> = {
     },
   },
 };
+
+/** How long an agent has between SIGTERM and SIGKILL. */
+const GRACE = `${KILL_GRACE_MS / 1000} s`;
 
 /** The reconciliation findings that say the declaration and git disagree (engine/conductor/reconcile.ts). */
 const DISAGREEMENT = /declared change\(s\) (not found|contradicted) by git|found by git but not declared/;
