@@ -71,7 +71,12 @@ export function decide(scenario: Scenario, conversation: Conversation): Decided 
   if ("shell" in step) {
     const tool = findShellTool(conversation.tools) ?? forced(step.force_tool);
     if (!tool) return decided({ kind: "text", text: "mock: the agent offered no shell tool." });
-    return decided({ kind: "tool", tool, args: shellArguments(tool, step.shell, step.description), callId });
+    return decided({
+      kind: "tool",
+      tool,
+      args: shellArguments(tool, fill(step.shell, conversation), step.description),
+      callId,
+    });
   }
   if ("write" in step) {
     const tool = findWriteTool(conversation.tools) ?? forced(step.force_tool);

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { judge, scenariosFor } from "./evaluate.js";
 import { makeKitRepository, removeKitRepository } from "./kit-repo.js";
@@ -30,7 +30,7 @@ const SERVICE_IDLE = "20s";
 export async function runConformance(subject: Subject, options: KitOptions): Promise<Scorecard> {
   process.env.CAESAR_SERVICE_IDLE ??= SERVICE_IDLE;
   const repo = makeKitRepository(subject);
-  const stateDir = await mkdtemp(join(tmpdir(), "caesar-conformance-state-"));
+  const stateDir = await makeStateDir();
   const plans = planScenarios(subject, { timeout: options.timeout }, nonce, scenariosFor(options.level));
   const evidence: Evidence[] = [];
   try {
@@ -43,8 +43,10 @@ export async function runConformance(subject: Subject, options: KitOptions): Pro
       evidence.push(run);
     }
   } finally {
-    await rm(stateDir, { recursive: true, force: true });
-    if (!options.keep) await removeKitRepository(repo);
+    if (!options.keep) {
+      await rm(stateDir, { recursive: true, force: true });
+      await removeKitRepository(repo);
+    }
   }
   return makeScorecard({
     agent: subject.name,
@@ -54,6 +56,17 @@ export async function runConformance(subject: Subject, options: KitOptions): Pro
     evidence,
     repo: options.keep ? repo : null,
   });
+}
+
+/**
+ * Where the CLIs' homes and the model's logs go: under the user's cache, never the temp directory —
+ * codex 0.171 refuses to create its helper binaries under a temporary directory, and then every command
+ * it runs in its sandbox fails (test/helpers/agent-state.ts says the same for the live suites).
+ */
+async function makeStateDir(): Promise<string> {
+  const cache = process.env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  await mkdir(join(cache, "caesar"), { recursive: true });
+  return mkdtemp(join(cache, "caesar", "conformance-"));
 }
 
 /** A token no agent can guess: `c` and ten hex digits. */

@@ -52,7 +52,7 @@ export function planScenarios(
     name: "basic",
     request: { ...write, objective: createObjective(basic) },
     model: script("basic", [
-      writeStep(basic),
+      createStep(basic),
       ...reportSteps("success", `Created ${fileOf(basic)}.`, [basic]),
     ]),
   });
@@ -62,8 +62,8 @@ export function planScenarios(
     name: "read-only",
     request: { ...write, mode: "read-only", objective: createObjective(readOnly) },
     model: script("read-only", [
-      writeStep(readOnly),
-      { shell: `echo ${readOnly} > conformance/${readOnly}-shell.txt`, description: "Write a file" },
+      { write: { path: fileOf(readOnly), content: `${readOnly}\n` } },
+      createStep(`${readOnly}-shell`),
       ...reportSteps("success", "Looked at the task; read-only, so nothing was changed.", []),
     ]),
   });
@@ -89,11 +89,8 @@ export function planScenarios(
       timeout: DEADLINE[subject.kind],
       objective: `wait 600 seconds; ${createObjective(deadline)}`,
     },
-    model: script("deadline", [
-      { shell: "sleep 600", description: "Wait" },
-      writeStep(deadline),
-      ...reportSteps("success", `Created ${fileOf(deadline)}.`, [deadline]),
-    ]),
+    // The model never answers: the CLI is still at work when the deadline passes.
+    model: script("deadline", [{ hang: true }]),
   });
 
   if (subject.kind === "program") {
@@ -101,7 +98,7 @@ export function planScenarios(
     add({
       name: "unknown-field",
       request: { ...write, objective: createObjective(probed) },
-      model: script("unknown-field", [writeStep(probed), ...reportSteps("success", "Created.", [probed])]),
+      model: script("unknown-field", [createStep(probed), ...reportSteps("success", "Created.", [probed])]),
       probe: true,
     });
   }
@@ -116,8 +113,11 @@ export function planScenarios(
     },
     model: script("question", [
       { call: { tool: "ask_orchestrator", arguments: { question: QUESTION } } },
-      { write: { path: "conformance/answer.txt", content: "{{last_result}}\n" } },
-      ...reportSteps("success", "Wrote the orchestrator's answer to conformance/answer.txt.", ["answer"]),
+      {
+        shell: `mkdir -p conformance && printf '%s\\n' ${quote("{{last_result}}")} > conformance/answer.txt`,
+        description: "Write the answer",
+      },
+      ...reportSteps("success", "Wrote the answer to conformance/answer.txt.", ["answer"]),
     ]),
     answer,
   });
@@ -132,8 +132,19 @@ function fileOf(token: string): string {
   return `conformance/${token}.txt`;
 }
 
-function writeStep(token: string): Step {
-  return { write: { path: fileOf(token), content: `${token}\n` } };
+/**
+ * Create a file with the shell tool: every CLI has one (codex 0.171's apply_patch cannot run with its home
+ * under the temp directory, where it refuses to create its helper binaries).
+ */
+function createStep(token: string): Step {
+  return {
+    shell: `mkdir -p conformance && printf '%s\\n' ${token} > ${fileOf(token)}`,
+    description: `Create ${fileOf(token)}`,
+  };
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The report, written to the report path the brief gives, then as the final answer. */
@@ -141,7 +152,10 @@ function reportSteps(status: "success" | "failed", summary: string, files: strin
   const changes = files.map((token) => ({ path: fileOf(token), action: "added" as const }));
   const report = { protocol: "caesar.report/v1", task_id: "{{task_id}}", status, summary, changes };
   return [
-    { write: { path: "{{report_path}}", content: `${JSON.stringify(report, null, 2)}\n` } },
+    {
+      shell: `printf '%s\\n' ${quote(JSON.stringify(report))} > {{report_path}}`,
+      description: "Write the report",
+    },
     { report: { status, summary, changes } },
   ];
 }
