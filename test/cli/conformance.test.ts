@@ -1,10 +1,10 @@
-import { existsSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { REQUIREMENTS } from "../../src/cli/conformance/requirements.js";
 import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { FIXTURE_BIN, tempDir } from "../helpers/repo.js";
+import { FIXTURE_BIN, makeRepo, tempDir, writeConfig } from "../helpers/repo.js";
 
 const BROKEN = fileURLToPath(new URL("../fixtures/conformance/", import.meta.url));
 /** A kit run is six tasks; the deadline scenario alone waits for a deadline and, for a deaf agent, the grace. */
@@ -97,6 +97,27 @@ describe("caesar conformance", () => {
         observed: "no event",
         doc: "docs/protocol.md#eventsjsonl--caesareventv1",
       });
+    },
+    KIT_TIMEOUT_MS,
+  );
+
+  it(
+    "checks an agent of the project's configuration, its bin a path from the project root",
+    async () => {
+      const project = makeRepo();
+      mkdirSync(join(project, "tools"));
+      copyFileSync(join(FIXTURE_BIN, "conformant.sh"), join(project, "tools", "agent.sh"));
+      chmodSync(join(project, "tools", "agent.sh"), 0o755);
+      writeConfig(project, '[[agent]]\nid = "mine"\nbin = "./tools/agent.sh"\n');
+      const result = await runCaesar(["conformance", "mine", "--json"], {
+        cwd: project,
+        timeoutMs: KIT_TIMEOUT_MS,
+      });
+      const card = parseJsonOutput<Card>(result);
+      expect(result.code, result.stderr).toBe(0);
+      expect(card).toMatchObject({ agent: "mine", kind: "program", level: "core", passed: true });
+      // The kit works in a repository of its own: the project gets no task.
+      expect(existsSync(join(project, ".caesar", "tasks"))).toBe(false);
     },
     KIT_TIMEOUT_MS,
   );

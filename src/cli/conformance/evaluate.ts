@@ -13,11 +13,11 @@ export interface RequirementResult {
   field: string;
   doc: string;
   verdict: Verdict;
-  /** What the requirement expected (on a failure), or why it was not checked (a skip). */
+  /** What the requirement expected (on a failure). */
   expected?: string;
   /** What the agent did. */
   observed?: string;
-  /** A remark on a pass: what was not exercised. */
+  /** On a pass, what was not exercised; on a skip, why it was not checked. */
   note?: string;
   /** The tasks it was judged from. */
   tasks: string[];
@@ -29,9 +29,9 @@ type Runs = Partial<Record<ScenarioName, Evidence>>;
 /** Report tiers that are the protocol speaking (not caesar guessing from output). */
 const PROTOCOL_TIERS = new Set(["channel", "native", "file"]);
 
-const pass = (note?: string): Outcome => ({ verdict: "pass", ...(note ? { note } : {}) });
-const fail = (expected: string, observed: string): Outcome => ({ verdict: "fail", expected, observed });
-const skip = (why: string): Outcome => ({ verdict: "skip", expected: why });
+const passing = (note?: string): Outcome => ({ verdict: "pass", ...(note ? { note } : {}) });
+const failing = (expected: string, observed: string): Outcome => ({ verdict: "fail", expected, observed });
+const skipped = (why: string): Outcome => ({ verdict: "skip", note: why });
 
 interface Judge {
   scenarios: ScenarioName[];
@@ -42,19 +42,19 @@ const JUDGES: Record<string, Judge> = {
   "task-file": {
     scenarios: ["basic"],
     judge: ({ basic }, kind) => {
-      if (!basic) return skip("the basic scenario did not run");
+      if (!basic) return skipped("the basic scenario did not run");
       const token = tokenOf(basic);
       if (kind === "cli") {
         return basic.modelRequests.some((body) => body.includes(token))
-          ? pass("the objective reached the model through the CLI")
-          : fail(`the objective (with ${token}) in what the CLI sends its model`, "no request carried it");
+          ? passing("the objective reached the model through the CLI")
+          : failing(`the objective (with ${token}) in what the CLI sends its model`, "no request carried it");
       }
       if (!hasProtocolReport(basic)) {
-        if (Object.values(basic.changed).some((content) => content.includes(token))) return pass();
-        return skip("needs a report to see what the agent understood (see report)");
+        if (Object.values(basic.changed).some((content) => content.includes(token))) return passing();
+        return skipped("needs a report to see what the agent understood (see report)");
       }
-      if (mentions(basic, token)) return pass();
-      return fail(
+      if (mentions(basic, token)) return passing();
+      return failing(
         `the report or the workspace to show the objective's token ${token}`,
         `report: ${JSON.stringify(basic.state.report?.summary ?? "")}; files changed: ${Object.keys(basic.changed).join(", ") || "none"}`,
       );
@@ -63,19 +63,22 @@ const JUDGES: Record<string, Judge> = {
   report: {
     scenarios: ["basic"],
     judge: ({ basic }) => {
-      if (!basic) return skip("the basic scenario did not run");
+      if (!basic) return skipped("the basic scenario did not run");
       const file = basic.reportFile;
       if (file.present && !file.valid)
-        return fail("report.json to be a valid caesar.report/v1", `report.json: ${file.problems.join("; ")}`);
+        return failing(
+          "report.json to be a valid caesar.report/v1",
+          `report.json: ${file.problems.join("; ")}`,
+        );
       const source = basic.state.report?.report_source ?? "none";
       if (PROTOCOL_TIERS.has(source))
-        return pass(source === "file" ? undefined : `the report came through the ${source} tier`);
+        return passing(source === "file" ? undefined : `the report came through the ${source} tier`);
       if (source === "synthesized")
-        return fail(
+        return failing(
           "a caesar.report/v1 at $CAESAR_REPORT_PATH",
           `no report: caesar synthesised one (exit ${describeExit(basic)})`,
         );
-      return fail(
+      return failing(
         "a caesar.report/v1 at $CAESAR_REPORT_PATH",
         `only a ${source} report in the output (degraded tier)`,
       );
@@ -90,30 +93,30 @@ const JUDGES: Record<string, Judge> = {
         const status = run.state.report?.status;
         const code = run.state.exit?.code ?? null;
         if (status === "success" && code !== 0)
-          return fail(
+          return failing(
             `exit 0 with a success report (${run.plan.name})`,
             `exit ${describeExit(run)} with success`,
           );
         if (status === "failed" && code === 0 && kind === "program")
-          return fail(`a non-zero exit with a failed report (${run.plan.name})`, "exit 0 with failed");
+          return failing(`a non-zero exit with a failed report (${run.plan.name})`, "exit 0 with failed");
         checked.push(`${run.plan.name}: ${status}, exit ${describeExit(run)}`);
       }
-      if (checked.length === 0) return skip("needs a report to compare the exit status with (see report)");
+      if (checked.length === 0) return skipped("needs a report to compare the exit status with (see report)");
       const note =
         kind === "cli"
           ? "a CLI's exit status is its own run's, not its model's report: only success is held to 0"
           : undefined;
-      return pass([checked.join("; "), note].filter(Boolean).join(". "));
+      return passing([checked.join("; "), note].filter(Boolean).join(". "));
     },
   },
   "read-only": {
     scenarios: ["read-only"],
     judge: ({ "read-only": run }) => {
-      if (!run) return skip("the read-only scenario did not run");
+      if (!run) return skipped("the read-only scenario did not run");
       const report = run.state.report;
-      if (report?.changes_verified_by !== "git") return skip("git could not tell what changed");
-      if (report.changes.length === 0) return pass();
-      return fail(
+      if (report?.changes_verified_by !== "git") return skipped("git could not tell what changed");
+      if (report.changes.length === 0) return passing();
+      return failing(
         "no file of the workspace changed (task.json mode: read-only)",
         `git saw ${report.changes.map((change) => `${change.action} ${change.path}`).join(", ")}`,
       );
@@ -122,35 +125,36 @@ const JUDGES: Record<string, Judge> = {
   deadline: {
     scenarios: ["deadline"],
     judge: ({ deadline }) => {
-      if (!deadline) return skip("the deadline scenario did not run");
+      if (!deadline) return skipped("the deadline scenario did not run");
       const timeout = deadline.plan.request.timeout;
       if (deadline.state.exit?.signal === "SIGKILL")
-        return fail(
+        return failing(
           `to stop within ${GRACE} of SIGTERM at the deadline (${timeout})`,
           `still running ${GRACE} after SIGTERM: caesar killed it (SIGKILL)`,
         );
       if (deadline.state.outcome !== "timed_out")
-        return pass(`it ended before the deadline (${timeout}): SIGTERM was not exercised`);
-      return pass(`stopped after SIGTERM (${describeExit(deadline)})`);
+        return passing(`it ended before the deadline (${timeout}): SIGTERM was not exercised`);
+      return passing(`stopped after SIGTERM (${describeExit(deadline)})`);
     },
   },
   changes: {
     scenarios: ["basic"],
     judge: ({ basic }) => {
-      if (!basic) return skip("the basic scenario did not run");
-      if (!hasProtocolReport(basic)) return skip("needs a report to read its declared changes (see report)");
+      if (!basic) return skipped("the basic scenario did not run");
+      if (!hasProtocolReport(basic))
+        return skipped("needs a report to read its declared changes (see report)");
       const report = basic.state.report!;
-      if (report.changes_verified_by !== "git") return skip("git could not tell what changed");
+      if (report.changes_verified_by !== "git") return skipped("git could not tell what changed");
       const disagreements = report.findings.filter((finding) => DISAGREEMENT.test(finding.title));
       if (disagreements.length > 0)
-        return fail(
+        return failing(
           "the declared changes to be what git saw",
           disagreements.map((finding) => `${finding.title}: ${finding.detail ?? ""}`.trim()).join("; "),
         );
       const undeclared = report.findings.find((finding) =>
         /^The report declares no changes/.test(finding.title),
       );
-      return pass(
+      return passing(
         undeclared ? "it declares no changes (git saw some): nothing declared is false" : undefined,
       );
     },
@@ -158,68 +162,68 @@ const JUDGES: Record<string, Judge> = {
   "unknown-field": {
     scenarios: ["basic", "unknown-field"],
     judge: ({ basic, "unknown-field": probed }, kind) => {
-      if (kind === "cli") return skip("a CLI never reads task.json: caesar's adapter gives it the brief");
-      if (!basic || !probed) return skip("the scenario did not run");
+      if (kind === "cli") return skipped("a CLI never reads task.json: caesar's adapter gives it the brief");
+      if (!basic || !probed) return skipped("the scenario did not run");
       if (!hasProtocolReport(basic) || basic.state.exit?.code !== 0)
-        return skip("needs the basic scenario to pass first (see report and exit-status)");
+        return skipped("needs the basic scenario to pass first (see report and exit-status)");
       if (
         probed.state.exit?.code !== 0 ||
         !hasProtocolReport(probed) ||
         probed.state.report?.status !== basic.state.report?.status
       )
-        return fail(
+        return failing(
           `the same outcome as without the unknown member (exit 0, a ${basic.state.report?.status} report)`,
           `exit ${describeExit(probed)}, report ${probed.state.report?.report_source ?? "none"} ${probed.state.report?.status ?? ""}`.trim(),
         );
-      return pass();
+      return passing();
     },
   },
   "full-report": {
     scenarios: ["basic"],
     judge: ({ basic }) => {
-      if (!basic) return skip("the basic scenario did not run");
-      if (!hasProtocolReport(basic)) return skip("needs a report (see report)");
+      if (!basic) return skipped("the basic scenario did not run");
+      if (!hasProtocolReport(basic)) return skipped("needs a report (see report)");
       if (basic.state.report?.report_source === "native")
-        return pass("the CLI's structured output: caesar's schema asks for every member");
+        return passing("the CLI's structured output: caesar's schema asks for every member");
       const raw = basic.reportFile.present ? (basic.reportFile.raw as Record<string, unknown>) : undefined;
-      if (!raw) return pass(`the report came through the ${basic.state.report?.report_source} tier`);
+      if (!raw) return passing(`the report came through the ${basic.state.report?.report_source} tier`);
       const missing: string[] = [];
       if (raw.task_id !== basic.taskId)
         missing.push(`task_id ${JSON.stringify(raw.task_id ?? null)} (expected ${basic.taskId})`);
       if (!Array.isArray(raw.changes) || raw.changes.length === 0) missing.push("no changes declared");
       return missing.length === 0
-        ? pass()
-        : fail("task_id (the task's id) and the changes made", missing.join("; "));
+        ? passing()
+        : failing("task_id (the task's id) and the changes made", missing.join("; "));
     },
   },
   events: {
     scenarios: ["basic"],
     judge: ({ basic }) => {
-      if (!basic) return skip("the basic scenario did not run");
+      if (!basic) return skipped("the basic scenario did not run");
       const { problems, agentEvents } = basic.events;
       if (problems.length > 0)
-        return fail("every line of events.jsonl a valid caesar.event/v1", problems.join("; "));
+        return failing("every line of events.jsonl a valid caesar.event/v1", problems.join("; "));
       const foreign = agentEvents.filter((event) => event.task_id !== basic.taskId);
       if (foreign.length > 0)
-        return fail(
+        return failing(
           `task_id ${basic.taskId} on every event`,
           `${foreign.length} event(s) with another task_id`,
         );
       if (agentEvents.length === 0)
-        return fail("at least one event appended at $CAESAR_EVENTS_PATH while it works", "no event");
+        return failing("at least one event appended at $CAESAR_EVENTS_PATH while it works", "no event");
       const types = [...new Set(agentEvents.map((event) => String(event.type)))];
-      return pass(`${agentEvents.length} event(s): ${types.join(", ")}`);
+      return passing(`${agentEvents.length} event(s): ${types.join(", ")}`);
     },
   },
   question: {
     scenarios: ["question"],
     judge: ({ question }) => {
-      if (!question) return skip("the question scenario did not run");
+      if (!question) return skipped("the question scenario did not run");
       const answer = question.plan.answer ?? "";
       if (question.answered.length === 0)
-        return fail("a question (questions/<id>.json, or ask_orchestrator)", "it asked nothing");
-      if (mentions(question, answer)) return pass();
-      return fail(`the answer (${answer}) used in its work or its report`, "the answer appears nowhere");
+        return failing("a question (questions/<id>.json, or ask_orchestrator)", "it asked nothing");
+      if (mentions(question, answer)) return passing();
+      return failing(`the answer (${answer}) used in its work or its report`, "the answer appears nowhere");
     },
   },
 };

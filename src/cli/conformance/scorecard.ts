@@ -73,7 +73,7 @@ export function renderScorecard(card: Scorecard): string {
         lines.push(`        expected: ${result.expected}`, `        observed: ${result.observed}`);
         lines.push(`        tests:    ${result.field}`, `        read:     ${result.doc}`);
         if (result.tasks.length > 0) lines.push(`        task:     ${result.tasks.join(", ")}`);
-      } else if (result.verdict === "skip") lines.push(`        not checked: ${result.expected}`);
+      } else if (result.verdict === "skip") lines.push(`        not checked: ${result.note}`);
       else if (result.note) lines.push(`        ${result.note}`);
     }
   }
