@@ -87,19 +87,36 @@ function verdict(card, level) {
 }
 
 function rowOf(result) {
-  if (!result.card) return `| ${result.id} | ${result.version} | — | — | ${result.note} |`;
+  if (!result.card) return [result.id, result.version, "—", "—", result.note];
   const skipped = result.card.requirements
     .filter((requirement) => requirement.verdict === "skip")
     .map((requirement) => `${requirement.id}: ${requirement.note}`);
-  return `| ${result.id} | ${result.version} | ${verdict(result.card, "core")} | ${verdict(result.card, "extended")} | ${skipped.join("; ") || "—"} |`;
+  return [
+    result.id,
+    result.version,
+    verdict(result.card, "core"),
+    verdict(result.card, "extended"),
+    skipped.join("; ") || "—",
+  ];
+}
+
+/** A markdown table with its columns padded, as the formatter (biome) writes it. */
+function formatTable(header, rows) {
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => [...row[i]].length)));
+  const line = (cells) =>
+    `| ${cells.map((cell, i) => cell + " ".repeat(widths[i] - [...cell].length)).join(" | ")} |`;
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map(line)];
 }
 
 function previousRows(doc) {
   const rows = new Map();
   const table = doc.slice(doc.indexOf(START), doc.indexOf(END));
   for (const line of table.split("\n")) {
-    const id = /^\| ([a-z0-9.-]+) \|/.exec(line)?.[1];
-    if (id && id !== "agent") rows.set(id, line);
+    const cells = line
+      .split("|")
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+    if (cells.length === 5 && cells[0] !== "agent" && !/^-+$/.test(cells[0])) rows.set(cells[0], cells);
   }
   return rows;
 }
@@ -116,7 +133,8 @@ if (!existsSync(join(ROOT, "dist", "cli", "main.js"))) {
 }
 const previous = previousRows(doc);
 const rows = AGENTS.map((agent) => {
-  if (wanted.length > 0 && !wanted.includes(agent.id)) return previous.get(agent.id) ?? rowOf({ ...agent, version: "—", note: "not measured" });
+  if (wanted.length > 0 && !wanted.includes(agent.id))
+    return previous.get(agent.id) ?? rowOf({ ...agent, version: "—", note: "not measured" });
   return rowOf(measure(agent));
 });
 const day = new Date().toISOString().slice(0, 10);
@@ -124,9 +142,7 @@ const table = [
   START,
   `Measured ${day} by \`node scripts/conformance-table.mjs\` (Node ${process.versions.node}, the CLIs pinned in test/agent-clis, each against \`caesar mock-model\`).`,
   "",
-  "| agent | version | core | extended | not checked |",
-  "| ----- | ------- | ---- | -------- | ----------- |",
-  ...rows,
+  ...formatTable(["agent", "version", "core", "extended", "not checked"], rows),
   END,
 ].join("\n");
 writeFileSync(DOC, doc.slice(0, doc.indexOf(START)) + table + doc.slice(doc.indexOf(END) + END.length));
