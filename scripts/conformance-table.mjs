@@ -32,10 +32,23 @@ const AGENTS = [
   { id: "opencode", cli: "opencode" },
   { id: "gemini", cli: "gemini" },
   { id: "copilot", cli: "copilot" },
+  // Their ACP modes: caesar drives a session instead of reading a stream.
+  { id: "codex-acp", cli: "codex-acp", pkg: "@zed-industries/codex-acp" },
+  { id: "claude-acp", cli: "claude-agent-acp", pkg: "@zed-industries/claude-agent-acp" },
+  { id: "opencode-acp", cli: "opencode" },
+  { id: "gemini-acp", cli: "gemini" },
+  { id: "copilot-acp", cli: "copilot" },
 ];
 
-function versionOf(cli, env) {
+function versionOf({ cli, pkg }, env) {
   if (!cli) return "—";
+  // An ACP adapter answers only ACP: its version is its package's.
+  if (pkg) {
+    const manifest = join(ROOT, "test", "agent-clis", "node_modules", pkg, "package.json");
+    return existsSync(join(CLI_BIN, cli)) && existsSync(manifest)
+      ? JSON.parse(readFileSync(manifest, "utf8")).version
+      : undefined;
+  }
   const run = spawnSync(join(CLI_BIN, cli), ["--version"], { encoding: "utf8", env, timeout: 60_000 });
   if (run.status !== 0) return undefined;
   return (run.stdout.match(/\d+\.\d+\.\d+/) ?? [run.stdout.trim()])[0];
@@ -56,7 +69,7 @@ function measure(agent) {
     NO_COLOR: "1",
   };
   try {
-    const version = versionOf(agent.cli, env);
+    const version = versionOf(agent, env);
     if (version === undefined) return { ...agent, version: "—", note: "not installed here" };
     process.stderr.write(`conformance ${agent.id} (${version})…\n`);
     const subject = agent.bin ? ["--bin", agent.bin] : [agent.id];

@@ -33,15 +33,22 @@ const passing = (note?: string): Outcome => ({ verdict: "pass", ...(note ? { not
 const failing = (expected: string, observed: string): Outcome => ({ verdict: "fail", expected, observed });
 const skipped = (why: string): Outcome => ({ verdict: "skip", note: why });
 
+/** What the judges need to know of the agent: a program or a CLI, and whether caesar ends its sessions. */
+export interface SubjectTraits {
+  kind: SubjectKind;
+  /** An ACP agent: caesar ends its session itself (stdin closed, then its group), whatever it reports. */
+  session: boolean;
+}
+
 interface Judge {
   scenarios: ScenarioName[];
-  judge(runs: Runs, kind: SubjectKind): Outcome;
+  judge(runs: Runs, subject: SubjectTraits): Outcome;
 }
 
 const JUDGES: Record<string, Judge> = {
   "task-file": {
     scenarios: ["basic"],
-    judge: ({ basic }, kind) => {
+    judge: ({ basic }, { kind }) => {
       if (!basic) return skipped("the basic scenario did not run");
       const token = tokenOf(basic);
       if (kind === "cli") {
@@ -86,7 +93,9 @@ const JUDGES: Record<string, Judge> = {
   },
   "exit-status": {
     scenarios: ["basic", "failure"],
-    judge: ({ basic, failure }, kind) => {
+    judge: ({ basic, failure }, { kind, session }) => {
+      if (session)
+        return skipped("caesar ends an ACP agent's session itself: its exit status is caesar's doing");
       const checked: string[] = [];
       for (const run of [basic, failure]) {
         if (!run || !hasProtocolReport(run)) continue;
@@ -161,7 +170,7 @@ const JUDGES: Record<string, Judge> = {
   },
   "unknown-field": {
     scenarios: ["basic", "unknown-field"],
-    judge: ({ basic, "unknown-field": probed }, kind) => {
+    judge: ({ basic, "unknown-field": probed }, { kind }) => {
       if (kind === "cli") return skipped("a CLI never reads task.json: caesar's adapter gives it the brief");
       if (!basic || !probed) return skipped("the scenario did not run");
       if (!hasProtocolReport(basic) || basic.state.exit?.code !== 0)
@@ -235,9 +244,13 @@ const GRACE = `${KILL_GRACE_MS / 1000} s`;
 const DISAGREEMENT = /declared change\(s\) (not found|contradicted) by git|found by git but not declared/;
 
 /** Judge every requirement of `level` from the scenarios' evidence. */
-export function judge(evidence: readonly Evidence[], level: Level, kind: SubjectKind): RequirementResult[] {
+export function judge(
+  evidence: readonly Evidence[],
+  level: Level,
+  subject: SubjectTraits,
+): RequirementResult[] {
   const runs: Runs = Object.fromEntries(evidence.map((run) => [run.plan.name, run]));
-  return requirementsOf(level).map((requirement) => resultOf(requirement, runs, kind));
+  return requirementsOf(level).map((requirement) => resultOf(requirement, runs, subject));
 }
 
 /** The scenarios a level needs. */
@@ -245,9 +258,9 @@ export function scenariosFor(level: Level): Set<ScenarioName> {
   return new Set(requirementsOf(level).flatMap((requirement) => JUDGES[requirement.id]!.scenarios));
 }
 
-function resultOf(requirement: Requirement, runs: Runs, kind: SubjectKind): RequirementResult {
+function resultOf(requirement: Requirement, runs: Runs, subject: SubjectTraits): RequirementResult {
   const judgeOf = JUDGES[requirement.id]!;
-  const outcome = judgeOf.judge(runs, kind);
+  const outcome = judgeOf.judge(runs, subject);
   const tasks = judgeOf.scenarios.flatMap((name) => (runs[name] ? [runs[name].taskId] : []));
   return { ...requirement, ...outcome, tasks };
 }

@@ -52,7 +52,7 @@ export async function runConformance(subject: Subject, options: KitOptions): Pro
     agent: subject.name,
     kind: subject.kind,
     level: options.level,
-    results: judge(evidence, options.level, subject.kind),
+    results: judge(evidence, options.level, subject),
     evidence,
     repo: options.keep ? repo : null,
   });

@@ -24,6 +24,8 @@ export interface Subject {
   program?: { bin: string; args: string[]; entry: Omit<CustomAgentConfig, "id" | "bin"> };
   /** Does its adapter give it the MCP return channel (ask_orchestrator)? */
   channel: boolean;
+  /** An ACP agent, whose session caesar ends itself. */
+  session: boolean;
 }
 
 /** `--bin <program>`: an OACP program run as `[[agent]]` with the default arguments (the brief). */
@@ -43,6 +45,7 @@ export function subjectOfProgram(bin: string, cwd: string): Subject {
     declaration,
     program: { bin: path, args: [], entry: withoutIdentity(declaration) },
     channel: false,
+    session: false,
   };
 }
 
@@ -69,6 +72,7 @@ export async function subjectOfAgent(id: string, root: string): Promise<Subject>
       declaration,
       program: { bin, args: [], entry: withoutIdentity(declaration) },
       channel: false,
+      session: false,
     };
   }
   if (adapter.id === "reference") {
@@ -82,6 +86,7 @@ export async function subjectOfAgent(id: string, root: string): Promise<Subject>
         entry: { protocol: "oacp", args: ["{{prompt}}"], cwd_mode: "process" },
       },
       channel: false,
+      session: false,
     };
   }
   try {
@@ -89,7 +94,13 @@ export async function subjectOfAgent(id: string, root: string): Promise<Subject>
   } catch {
     throw unsupported(id, "caesar mock-model cannot point it at itself, so the kit cannot script its model.");
   }
-  return { name: id, kind: "cli", agent: id, channel: adapter.capabilities.mcp.value };
+  return {
+    name: id,
+    kind: "cli",
+    agent: id,
+    channel: adapter.capabilities.mcp.value,
+    session: adapter.protocol === "acp",
+  };
 }
 
 function withoutIdentity(entry: CustomAgentConfig): Omit<CustomAgentConfig, "id" | "bin"> {
