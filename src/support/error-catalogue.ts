@@ -584,8 +584,12 @@ export const ERRORS = {
   conformance_subject: { area: "conformance", exit: 2, http: 422 },
   /** The kit cannot drive that agent: an ACP agent, or a CLI `caesar mock-model` cannot point at itself. */
   conformance_unsupported: { area: "conformance", exit: 2, http: 422 },
+  /** The agent to check is not installed: a CLI not on PATH, or a `--bin` that is no executable program. */
+  conformance_agent_missing: { area: "conformance", exit: 2, http: 422 },
   /** `--level` is neither `core` nor `extended`. */
   invalid_level: { area: "conformance", exit: 2, http: 422 },
+  /** Ctrl-C stopped the kit: the task running was cancelled, and no scorecard was made. */
+  conformance_interrupted: { area: "conformance", exit: 1, http: 422 },
 } as const satisfies Record<string, ErrorEntry>;
 
 /** Every error code caesar gives a user. */

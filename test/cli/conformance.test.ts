@@ -1,5 +1,5 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { REQUIREMENTS } from "../../src/cli/conformance/requirements.js";
@@ -201,6 +201,19 @@ describe("caesar conformance", () => {
     });
     expect(level.code).toBe(2);
     expect(parseJsonOutput<{ error: { code: string } }>(level).error.code).toBe("invalid_level");
+  });
+
+  it("refuses an agent that is not there before making anything: a CLI off PATH, a --bin that is no program", async () => {
+    // PATH holds node (the launcher needs it) and the system's programs: no agent CLI.
+    const env = { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+    const cli = await runCaesar(["conformance", "codex", "--json"], { cwd: tempDir(), env });
+    expect(cli.code).toBe(2);
+    expect(parseJsonOutput<{ error: { code: string } }>(cli).error.code).toBe("conformance_agent_missing");
+    const bin = await runCaesar(["conformance", "--bin", "./no-such-agent.sh", "--json"], { cwd: tempDir() });
+    expect(bin.code).toBe(2);
+    const body = parseJsonOutput<{ error: { code: string; detail: string } }>(bin);
+    expect(body.error.code).toBe("conformance_agent_missing");
+    expect(body.error.detail).toContain("no-such-agent.sh");
   });
 
   it("refuses an agent it cannot drive, saying which it can", async () => {

@@ -44,7 +44,7 @@ export const conformanceCommand: CommandDefinition = {
           });
         const subject =
           flags.bin !== undefined
-            ? subjectOfProgram(flags.bin, ctx.cwd)
+            ? await subjectOfProgram(flags.bin, ctx.cwd)
             : await subjectOfAgent(String(agent), ctx.root);
         const { runConformance } = await import("../conformance/kit.js");
         const { renderScorecard } = await import("../conformance/scorecard.js");

@@ -28,7 +28,8 @@ export function makeKitRepository(subject: Subject): string {
     agents.push({ id: probeIdOf(subject), bin: PROBE_PATH, ...subject.program.entry });
     files[PROBE_PATH] = probeScript(subject.program.bin, subject.program.args);
   }
-  files[".caesar/config.toml"] = `# Written by caesar conformance.\n${stringify({ agent: agents })}\n`;
+  const declared = agents.length > 0 ? `${stringify({ agent: agents })}\n` : "";
+  files[".caesar/config.toml"] = `# Written by caesar conformance.\n${declared}`;
   return makeThrowawayRepository("caesar-conformance-", files, "conformance: initial commit", [PROBE_PATH]);
 }
 

@@ -29,20 +29,31 @@ const SERVICE_IDLE = "20s";
  */
 export async function runConformance(subject: Subject, options: KitOptions): Promise<Scorecard> {
   process.env.CAESAR_SERVICE_IDLE ??= SERVICE_IDLE;
-  const repo = makeKitRepository(subject);
-  const stateDir = await makeStateDir();
   const plans = planScenarios(subject, { timeout: options.timeout }, nonce, scenariosFor(options.level));
+  const stateDir = await makeStateDir();
+  let repo: string;
+  try {
+    repo = makeKitRepository(subject);
+  } catch (error) {
+    await rm(stateDir, { recursive: true, force: true });
+    throw error;
+  }
   const evidence: Evidence[] = [];
+  // Ctrl-C cancels the scenario running, and the kit cleans up as after its last one.
+  const interrupt = new AbortController();
+  const onInterrupt = () => interrupt.abort();
+  process.once("SIGINT", onInterrupt);
   try {
     for (const plan of plans) {
       options.progress?.(`scenario ${plan.name}: ${plan.request.objective}`);
-      const run = await runScenario({ repo, stateDir }, subject, plan);
+      const run = await runScenario({ repo, stateDir, signal: interrupt.signal }, subject, plan);
       options.progress?.(
         `  ${run.taskId}: ${run.state.outcome ?? "?"}, report ${run.state.report?.report_source ?? "none"} ${run.state.report?.status ?? ""}`,
       );
       evidence.push(run);
     }
   } finally {
+    process.off("SIGINT", onInterrupt);
     if (!options.keep) {
       await rm(stateDir, { recursive: true, force: true });
       await removeKitRepository(repo);

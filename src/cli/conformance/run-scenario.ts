@@ -3,6 +3,7 @@ import { mkdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { followTask } from "../../engine/follow/follow.js";
 import { answerTask } from "../../engine/lifecycle/answer-task.js";
+import { cancelTask } from "../../engine/lifecycle/cancel.js";
 import { resolvePlan } from "../../engine/lifecycle/plan.js";
 import { parseDelegationRequest } from "../../engine/lifecycle/request.js";
 import { startTask } from "../../engine/lifecycle/start.js";
@@ -15,6 +16,7 @@ import { type MockModelServer, startMockModel } from "../../mock-model/server.js
 import { formatProblem } from "../../protocol/documents.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { validateFile } from "../../protocol/validate-file.js";
+import { CaesarError } from "../../support/errors.js";
 import { probeIdOf } from "./kit-repo.js";
 import type { ScenarioPlan } from "./scenarios.js";
 import type { Subject } from "./subject.js";
@@ -42,6 +44,8 @@ export interface ScenarioRun {
   repo: string;
   /** Where CLI homes and model logs go. */
   stateDir: string;
+  /** Aborted (Ctrl-C): the task is cancelled, and the run rejects. */
+  signal: AbortSignal;
 }
 
 /** Run one scenario as a task of the kit's repository, through caesar's engine, and gather its evidence. */
@@ -75,7 +79,17 @@ export async function runScenario(run: ScenarioRun, subject: Subject, plan: Scen
     const { plan: taskPlan } = await resolvePlan(request, { root: run.repo });
     const record = await startTask(taskPlan);
     const answerer = plan.answer === undefined ? undefined : answerQuestions(record, plan.answer);
-    const state = await followTask(record.id, record.dir, {}).finally(() => answerer?.stop());
+    const state = await followTask(record.id, record.dir, {}, run.signal).finally(() => answerer?.stop());
+    if (state.phase !== "finished") {
+      await cancelTask(record, "caesar conformance");
+      throw new CaesarError(
+        "conformance_interrupted",
+        `Interrupted: ${record.id} (${plan.name}) was cancelled.`,
+        {
+          detail: "Run caesar conformance again for a scorecard; nothing of this run was kept.",
+        },
+      );
+    }
     return {
       plan,
       taskId: record.id,

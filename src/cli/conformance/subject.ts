@@ -1,4 +1,5 @@
 import { dirname, resolve } from "node:path";
+import { findExecutable } from "../../agents/custom.js";
 import { resolveCustomBin } from "../../agents/custom-bin.js";
 import { REFERENCE_AGENT_SCRIPT } from "../../agents/reference.js";
 import { findAdapter } from "../../agents/registry.js";
@@ -29,8 +30,14 @@ export interface Subject {
 }
 
 /** `--bin <program>`: an OACP program run as `[[agent]]` with the default arguments (the brief). */
-export function subjectOfProgram(bin: string, cwd: string): Subject {
+export async function subjectOfProgram(bin: string, cwd: string): Promise<Subject> {
   const path = bin.includes("/") ? resolve(cwd, bin) : bin;
+  if ((await findExecutable(path, process.env, cwd)) === undefined)
+    throw new UsageError("conformance_agent_missing", `--bin ${bin}: no such executable program.`, {
+      detail: bin.includes("/")
+        ? `Nothing executable at ${path}: check the path, and chmod +x the file.`
+        : `"${bin}" is not on PATH: give its path (./${bin}), or put it on PATH.`,
+    });
   const declaration: CustomAgentConfig = {
     id: BIN_SUBJECT_ID,
     bin: path,
@@ -94,6 +101,11 @@ export async function subjectOfAgent(id: string, root: string): Promise<Subject>
   } catch {
     throw unsupported(id, "caesar mock-model cannot point it at itself, so the kit cannot script its model.");
   }
+  // Without it every scenario would fail the same way: say so once, before anything is made.
+  if (!(await adapter.detect(process.env)).installed)
+    throw new UsageError("conformance_agent_missing", `${adapter.displayName} is not installed here.`, {
+      detail: `Install it so that \`${id}\` runs from PATH (caesar doctor shows what caesar finds), then run the kit again.`,
+    });
   return {
     name: id,
     kind: "cli",
