@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // caesar's reference agent: a small, conformant OACP v1 agent with no model behind it.
 // It reads $CAESAR_TASK_FILE, narrates its work in $CAESAR_EVENTS_PATH, does what the objective says
-// when the objective uses one of three plain instructions, and writes $CAESAR_REPORT_PATH.
+// when the objective uses these plain instructions, and writes $CAESAR_REPORT_PATH.
 //
 //   create <path> containing "<text>"
 //   append "<text>" to <path>
@@ -111,6 +111,7 @@ const INSTRUCTIONS = [
     },
   },
   {
+    tool: "ask",
     re: /^ask\s+([\s\S]+?)\s+and\s+write\s+the\s+answer\s+to\s+(\S+)$/i,
     run: ([, question, path]) => {
       const { absolute, rel } = insideWorkspace(path);
@@ -121,6 +122,7 @@ const INSTRUCTIONS = [
     },
   },
   {
+    tool: "wait",
     re: /^wait\s+(\d+)\s+seconds?$/i,
     run: ([, seconds]) => {
       sleep(Number(seconds) * 1000);
@@ -152,17 +154,18 @@ for (const step of steps) {
     continue;
   }
   const id = `call_${++callId}`;
-  emit({ type: "tool_use", tool: "edit_file", id, input_summary: step, status: "started" });
+  const tool = match[0].tool ?? "edit_file";
+  emit({ type: "tool_use", tool, id, input_summary: step, status: "started" });
   pause();
   try {
     const change = match[0].run(match[1]);
-    emit({ type: "tool_use", tool: "edit_file", id, input_summary: step, status: "succeeded" });
+    emit({ type: "tool_use", tool, id, input_summary: step, status: "succeeded" });
     if (change) {
       changes.push(change);
       emit({ type: "file_changed", path: change.path, action: change.action });
     }
   } catch (error) {
-    emit({ type: "tool_use", tool: "edit_file", id, input_summary: step, status: "failed" });
+    emit({ type: "tool_use", tool, id, input_summary: step, status: "failed" });
     emit({ type: "error", message: error.message });
     findings.push({ severity: "high", title: `Could not ${step}`, detail: error.message });
   }
@@ -213,7 +216,7 @@ const report = {
         {
           id: "q1",
           question:
-            'The reference agent understands: create <path> containing "<text>"; append "<text>" to <path>; replace "<old>" with "<new>" in <path>. Rephrase?',
+            'The reference agent understands: create <path> containing "<text>"; append "<text>" to <path>; replace "<old>" with "<new>" in <path>; ask "<question>" and write the answer to <path>; wait <n> seconds. Rephrase?',
         },
       ]
     : [],
