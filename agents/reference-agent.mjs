@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 // caesar's reference agent: a small, conformant OACP v1 agent with no model behind it.
 // It reads $CAESAR_TASK_FILE, narrates its work in $CAESAR_EVENTS_PATH, does what the objective says
-// when the objective uses one of three plain instructions, and writes $CAESAR_REPORT_PATH.
+// when the objective uses these plain instructions, and writes $CAESAR_REPORT_PATH.
 //
 //   create <path> containing "<text>"
 //   append "<text>" to <path>
 //   replace "<old>" with "<new>" in <path>
+//   ask "<question>" and write the answer to <path>   (questions/<id>.json, then waits for answers/<id>.json)
+//   wait <n> seconds                                    (a long step: for deadlines and cancellation)
 //
-// Several instructions may be joined with ";". Anything else is reported as `blocked`, honestly.
+// Several instructions may be joined with ";". Anything else is reported as `blocked`, honestly. It exits 1
+// when it reports `failed`, 0 otherwise.
 // Set CAESAR_REFERENCE_DELAY_MS to slow each step down (for demos of `caesar watch`).
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize, relative } from "node:path";
 
@@ -31,8 +35,32 @@ function emit(body) {
   };
   appendFileSync(eventsPath, `${JSON.stringify(event)}\n`);
 }
+function sleep(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
 function pause() {
-  if (delay > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, delay);
+  if (delay > 0) sleep(delay);
+}
+/** Ask through the task directory's files, as OACP's return channel does, and wait for the answer. */
+function ask(question) {
+  const id = `q_${randomBytes(4).toString("hex")}`;
+  const dir = process.env.CAESAR_TASK_DIR ?? dirname(process.env.CAESAR_TASK_FILE);
+  const asked = {
+    protocol: "caesar.question/v1",
+    id,
+    task_id: task.id,
+    question,
+    asked_at: new Date().toISOString(),
+  };
+  writeAtomic(join(dir, "questions", `${id}.json`), `${JSON.stringify(asked, null, 2)}\n`);
+  emit({ type: "question", question_id: id, question });
+  const answerPath = join(dir, "answers", `${id}.json`);
+  const until = task.deadline_ms ? startedAt + task.deadline_ms : Date.now() + 300_000;
+  while (Date.now() < until) {
+    if (existsSync(answerPath)) return JSON.parse(readFileSync(answerPath, "utf8")).answer;
+    sleep(100);
+  }
+  throw new Error(`no answer to ${id} before the deadline`);
 }
 function unquote(text) {
   const t = text.trim();
@@ -82,6 +110,25 @@ const INSTRUCTIONS = [
       return { path: rel, action: "modified", summary: `replaced ${JSON.stringify(old)}` };
     },
   },
+  {
+    tool: "ask",
+    re: /^ask\s+([\s\S]+?)\s+and\s+write\s+the\s+answer\s+to\s+(\S+)$/i,
+    run: ([, question, path]) => {
+      const { absolute, rel } = insideWorkspace(path);
+      const existed = existsSync(absolute);
+      const answer = ask(unquote(question));
+      writeAtomic(absolute, `${answer}\n`);
+      return { path: rel, action: existed ? "modified" : "added", summary: `wrote the answer to ${rel}` };
+    },
+  },
+  {
+    tool: "wait",
+    re: /^wait\s+(\d+)\s+seconds?$/i,
+    run: ([, seconds]) => {
+      sleep(Number(seconds) * 1000);
+      return undefined;
+    },
+  },
 ];
 
 const steps = task.objective
@@ -107,15 +154,18 @@ for (const step of steps) {
     continue;
   }
   const id = `call_${++callId}`;
-  emit({ type: "tool_use", tool: "edit_file", id, input_summary: step, status: "started" });
+  const tool = match[0].tool ?? "edit_file";
+  emit({ type: "tool_use", tool, id, input_summary: step, status: "started" });
   pause();
   try {
     const change = match[0].run(match[1]);
-    changes.push(change);
-    emit({ type: "tool_use", tool: "edit_file", id, input_summary: step, status: "succeeded" });
-    emit({ type: "file_changed", path: change.path, action: change.action });
+    emit({ type: "tool_use", tool, id, input_summary: step, status: "succeeded" });
+    if (change) {
+      changes.push(change);
+      emit({ type: "file_changed", path: change.path, action: change.action });
+    }
   } catch (error) {
-    emit({ type: "tool_use", tool: "edit_file", id, input_summary: step, status: "failed" });
+    emit({ type: "tool_use", tool, id, input_summary: step, status: "failed" });
     emit({ type: "error", message: error.message });
     findings.push({ severity: "high", title: `Could not ${step}`, detail: error.message });
   }
@@ -166,7 +216,7 @@ const report = {
         {
           id: "q1",
           question:
-            'The reference agent understands: create <path> containing "<text>"; append "<text>" to <path>; replace "<old>" with "<new>" in <path>. Rephrase?',
+            'The reference agent understands: create <path> containing "<text>"; append "<text>" to <path>; replace "<old>" with "<new>" in <path>; ask "<question>" and write the answer to <path>; wait <n> seconds. Rephrase?',
         },
       ]
     : [],
@@ -176,3 +226,4 @@ const report = {
   usage: { duration_ms: Date.now() - startedAt },
 };
 writeAtomic(process.env.CAESAR_REPORT_PATH, `${JSON.stringify(report, null, 2)}\n`);
+process.exitCode = status === "failed" ? 1 : 0;

@@ -6,6 +6,7 @@ import { applyCommand } from "./commands/apply.js";
 import { cancelCommand } from "./commands/cancel.js";
 import { chatCommand } from "./commands/chat.js";
 import { clusterCommand } from "./commands/cluster.js";
+import { conformanceCommand } from "./commands/conformance.js";
 import { demoCommand } from "./commands/demo.js";
 import { diffCommand } from "./commands/diff.js";
 import { doctorCommand } from "./commands/doctor.js";
@@ -39,6 +40,7 @@ export const COMMANDS: CommandDefinition[] = [
   returnChannelCommand,
   chatCommand,
   clusterCommand,
+  conformanceCommand,
   demoCommand,
   diffCommand,
   doctorCommand,

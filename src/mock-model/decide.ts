@@ -71,7 +71,12 @@ export function decide(scenario: Scenario, conversation: Conversation): Decided 
   if ("shell" in step) {
     const tool = findShellTool(conversation.tools) ?? forced(step.force_tool);
     if (!tool) return decided({ kind: "text", text: "mock: the agent offered no shell tool." });
-    return decided({ kind: "tool", tool, args: shellArguments(tool, step.shell, step.description), callId });
+    return decided({
+      kind: "tool",
+      tool,
+      args: shellArguments(tool, fill(step.shell, conversation), step.description),
+      callId,
+    });
   }
   if ("write" in step) {
     const tool = findWriteTool(conversation.tools) ?? forced(step.force_tool);
@@ -163,17 +168,16 @@ function fillAll(value: unknown, conversation: Conversation): unknown {
 
 /**
  * `{{last_result}}`, `{{result:N}}` (the N-th scripted call's result), `{{report_path}}` (the absolute
- * path of a report.json the agent was told about, e.g. by caesar's brief) and `{{cwd}}` (the working
- * directory the agent stated).
+ * path of a report.json the agent was told about, e.g. by caesar's brief), `{{task_id}}` (the task id in
+ * that path, `.caesar/tasks/<id>/report.json`) and `{{cwd}}` (the working directory the agent stated).
  */
 function fill(text: string, conversation: Conversation): string {
   const done = completedSteps(conversation);
+  const reportPath = () => /\/[^\s"'`\\]*\/report\.json/.exec(conversation.raw)?.[0];
   return text
     .replace(/\{\{cwd\}\}/g, () => findWorkingDirectory(conversation.raw) ?? ".")
-    .replace(
-      /\{\{report_path\}\}/g,
-      () => /\/[^\s"'`\\]*\/report\.json/.exec(conversation.raw)?.[0] ?? "report.json",
-    )
+    .replace(/\{\{report_path\}\}/g, () => reportPath() ?? "report.json")
+    .replace(/\{\{task_id\}\}/g, () => /\/tasks\/([^/]+)\/report\.json$/.exec(reportPath() ?? "")?.[1] ?? "")
     .replace(/\{\{last_result\}\}/g, () => done.at(-1)?.result ?? "")
     .replace(/\{\{result:(\d+)\}\}/g, (_m, n: string) => done[Number(n) - 1]?.result ?? "");
 }

@@ -98,6 +98,10 @@ export const ERROR_AREAS = {
     title: "Mock model",
     about: "`caesar mock-model` ([mock-model.md](mock-model.md)).",
   },
+  conformance: {
+    title: "Conformance kit",
+    about: "`caesar conformance` ([conformance.md](conformance.md)).",
+  },
 } as const;
 
 export type ErrorArea = keyof typeof ERROR_AREAS;
@@ -576,6 +580,18 @@ export const ERRORS = {
   scenario_not_found: { area: "mock_model", exit: 2, http: 404 },
   /** `caesar mock-model` cannot point that agent at itself. */
   unknown_mock_agent: { area: "mock_model", exit: 2, http: 422 },
+
+  // ── Conformance kit ────────────────────────────────────────────────────────────────────────────────
+  /** `caesar conformance` needs one agent: an id from the configuration, or `--bin <program>`. */
+  conformance_subject: { area: "conformance", exit: 2, http: 422 },
+  /** The kit cannot drive that agent: an ACP agent, or a CLI `caesar mock-model` cannot point at itself. */
+  conformance_unsupported: { area: "conformance", exit: 2, http: 422 },
+  /** The agent to check is not installed: a CLI not on PATH, or a `--bin` that is no executable program. */
+  conformance_agent_missing: { area: "conformance", exit: 2, http: 422 },
+  /** `--level` is neither `core` nor `extended`. */
+  invalid_level: { area: "conformance", exit: 2, http: 422 },
+  /** Ctrl-C stopped the kit: the task running was cancelled, and no scorecard was made. */
+  conformance_interrupted: { area: "conformance", exit: 1, http: 422 },
 } as const satisfies Record<string, ErrorEntry>;
 
 /** Every error code caesar gives a user. */

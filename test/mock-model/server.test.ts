@@ -356,6 +356,30 @@ describe("mock model: Anthropic Messages", () => {
     });
   });
 
+  it("fills templates in shell commands: the report path the brief gives, and the task id in it", async () => {
+    const scenario: Scenario = {
+      name: "report-by-shell",
+      steps: [{ shell: 'echo \'{"task_id":"{{task_id}}"}\' > {{report_path}}' }],
+    };
+    await withServer(scenario, async (server) => {
+      const bash = {
+        name: "Bash",
+        input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+      };
+      const brief =
+        "When you are done, write your report as JSON to /work/repo/.caesar/tasks/t_0123abcd/report.json";
+      const body = await (
+        await post(`${server.url}/v1/messages`, {
+          tools: [bash],
+          messages: [{ role: "user", content: brief }],
+        })
+      ).json();
+      expect(body.content[0].input).toEqual({
+        command: `echo '{"task_id":"t_0123abcd"}' > /work/repo/.caesar/tasks/t_0123abcd/report.json`,
+      });
+    });
+  });
+
   it("writes with an absolute path when the tool asks for one, from the working directory the agent stated", async () => {
     await withServer(BUILTIN_SCENARIOS["write-file"]!, async (server) => {
       const write = {
