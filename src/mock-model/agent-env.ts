@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { UsageError } from "../support/errors.js";
 
@@ -29,8 +29,14 @@ export const MOCK_MODELS: Record<MockAgent, string> = {
   copilot: "gpt-4.1",
 };
 
-export function defaultStateDir(port: number): string {
-  return join(tmpdir(), `caesar-mock-model-${process.getuid?.() ?? "user"}`, String(port));
+/**
+ * Where `--print-env` prepares the CLIs' homes by default: a folder per port in the user's cache, not the
+ * temporary directory — codex (0.171) with bubblewrap installed refuses to make its helpers under one,
+ * and then every command it runs fails.
+ */
+export function defaultStateDir(port: number, env: NodeJS.ProcessEnv = process.env): string {
+  const cache = env.XDG_CACHE_HOME || join(homedir(), ".cache");
+  return join(cache, "caesar", "mock-model", String(port));
 }
 
 export function mockSetupFor(agent: string, url: string, stateDir: string): AgentMockSetup {

@@ -28,7 +28,7 @@ export const mockModelCommand: CommandDefinition = {
         )
         .option(
           "--state-dir <dir>",
-          "where --print-env prepares CLI homes (default: a folder per port in the temp dir)",
+          "where --print-env prepares CLI homes (default: ~/.cache/caesar/mock-model/<port>)",
         )
         .option("--log <file>", "append one JSON line per request (tools offered, step played, answer)")
         .option("--log-bodies", "with --log: include request bodies")
