@@ -94,6 +94,8 @@ export const WorkerRecordSchema = z.object({
   heartbeat_at: z.string(),
   heartbeat_ms: z.number().int().positive(),
   draining: z.boolean().default(false),
+  /** Set when the worker stopped taking tasks after failing too many in a row: since when, and why. */
+  quarantined: z.object({ at: z.string(), reason: z.string() }).nullable().default(null),
 });
 export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
 

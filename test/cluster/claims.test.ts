@@ -101,6 +101,7 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
       // Three periods of a minute: "refreshed just now" holds however loaded the machine is.
       heartbeat_ms: 60_000,
       draining: false,
+      quarantined: null,
       ...over,
     });
     // The judge: another worker, stamping the server's time by refreshing its own record.

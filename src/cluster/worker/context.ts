@@ -25,6 +25,8 @@ export interface WorkerContext {
   /** The NATS server's time now (this worker's registry record refreshed, and when the server stored it). */
   serverNow(): Promise<number>;
   log(line: string): void;
+  /** The tasks this worker holds changed: its registry record is rewritten now, not at the next refresh. */
+  onHeldChange(): void;
 }
 
 /**

@@ -80,6 +80,8 @@ export async function handleDelivery(
       task.msg.nak(5_000);
       return;
     }
+    // Claimed: `cluster status` (which trusts a record's tasks only as far as their claims) shows it now.
+    context.onHeldChange();
     if (decision.kind === "finished") await ackFor(context, task, id);
     else if (decision.kind === "duplicate") task.msg.term();
     else if (decision.kind === "give-up")
@@ -91,6 +93,7 @@ export async function handleDelivery(
   } finally {
     clearInterval(beat);
     held.delete(id);
+    context.onHeldChange();
   }
 }
 

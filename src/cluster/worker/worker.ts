@@ -16,6 +16,7 @@ import { encode, type WorkerRecord } from "../wire.js";
 import { Capacity } from "./capacity.js";
 import type { WorkerContext } from "./context.js";
 import type { HeldTask } from "./held-task.js";
+import { reapLostWorkers } from "./reaper.js";
 import { handleDelivery } from "./task-run.js";
 
 export interface WorkerOptions {
@@ -89,8 +90,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       heartbeat_at: new Date().toISOString(),
       heartbeat_ms: REGISTRY_EVERY_MS,
       draining,
+      quarantined: null,
     });
     const workers = await cluster.bucket(WORKERS_BUCKET);
+    const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     const context: WorkerContext = {
       cluster,
       access: options.access,
@@ -108,15 +111,21 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       control: await cluster.bucket(CONTROL_BUCKET),
       serverNow: () => serverTimeOf(workers, id, encode(record(options.drain.aborted))),
       log,
+      onHeldChange: () => void register(),
     };
     const consumers: { agent: string; consumer: Consumer }[] = [];
     for (const agent of agents) {
       const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
       consumers.push({ agent, consumer: await cluster.js.consumers.get(TASKS_STREAM, name) });
     }
-    const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     await register();
-    const registry = setInterval(register, REGISTRY_EVERY_MS);
+    let refreshes = 0;
+    const registry = setInterval(() => {
+      void register();
+      // Once a minute, the records of workers gone for good are removed (any live worker may do it).
+      if (++refreshes % 12 === 0)
+        void reapLostWorkers(workers, context.claims, context.serverNow, log).catch(() => undefined);
+    }, REGISTRY_EVERY_MS);
     // Back from a server restart: say at once that this worker and its tasks are alive, before the queue's
     // ack wait hands them to others.
     const offReconnect = cluster.onReconnect(() => {
