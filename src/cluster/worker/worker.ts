@@ -16,6 +16,7 @@ import { encode, type WorkerRecord } from "../wire.js";
 import { Capacity } from "./capacity.js";
 import type { WorkerContext } from "./context.js";
 import type { HeldTask } from "./held-task.js";
+import { pauseUnless, within } from "./pause.js";
 import { reapLostWorkers } from "./reaper.js";
 import { handleDelivery } from "./task-run.js";
 
@@ -42,6 +43,8 @@ export interface WorkerOptions {
 /** How long one pull waits for a task before it lets another agent's puller have the capacity. */
 const PULL_EXPIRES_MS = 5_000;
 const REGISTRY_EVERY_MS = 5_000;
+/** How long a stopping worker waits for the server to take its goodbye (its record's removal, a drain). */
+const STOP_GRACE_MS = 3_000;
 
 /**
  * `caesar worker`: one long-lived process that takes tasks from the cluster's queue for the agents it
@@ -71,7 +74,13 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       await recoverTask(record, "worker").catch(() => undefined);
   }
 
-  const cluster = await connectWithRetry(options.access, `caesar worker ${id}`, options.stopNow, log);
+  // Told to stop before it ever reached the server: nothing runs, so it stops now.
+  const cluster = await connectWithRetry(
+    options.access,
+    `caesar worker ${id}`,
+    [options.drain, options.stopNow],
+    log,
+  );
   if (!cluster) return;
   const held = new Map<string, HeldTask>();
   const capacity = new Capacity(options.maxParallel);
@@ -165,10 +174,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await Promise.allSettled(inFlight);
     clearInterval(registry);
     offReconnect();
-    await workers.delete(id).catch(() => undefined);
+    // A server out of reach must not hold the stop: the record goes stale and is reaped instead.
+    await within(STOP_GRACE_MS, workers.delete(id));
     log(`[worker] ${id} stopped`);
   } finally {
-    await cluster.close();
+    await within(STOP_GRACE_MS, cluster.close());
   }
 }
 
@@ -253,10 +263,10 @@ async function selectAgents(options: WorkerOptions): Promise<string[]> {
 async function connectWithRetry(
   access: ClusterAccess,
   name: string,
-  stop: AbortSignal,
+  stop: AbortSignal[],
   log: (line: string) => void,
 ): Promise<Cluster | undefined> {
-  for (let delay = 500; !stop.aborted; delay = Math.min(delay * 2, 10_000)) {
+  for (let delay = 500; !stop.some((signal) => signal.aborted); delay = Math.min(delay * 2, 10_000)) {
     try {
       return await connectCluster(access, name);
     } catch (error) {
@@ -269,7 +279,7 @@ async function connectWithRetry(
       )
         throw error;
       log(`[worker] ${messageOf(error)} (retrying in ${Math.round(delay / 1000)} s)`);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await pauseUnless(delay, ...stop);
     }
   }
   return undefined;
