@@ -546,6 +546,10 @@ export const ERRORS = {
   worker_no_agent: { area: "cluster", exit: 1, http: 422 },
   /** The worker could not prepare the task (its worktree, its records). */
   worker_prepare_failed: { area: "cluster", exit: 1, http: null },
+  /** A worker failed its start-up check (its git remote cannot be fetched from or pushed to, its disk is full): it takes no task. */
+  worker_unhealthy: { area: "cluster", exit: 1, http: 422 },
+  /** As many workers as the task's `max_attempts` could not prepare it for faults of their own, and handed it back. */
+  workers_could_not_prepare: { area: "cluster", exit: 1, http: null },
 
   // ── Git, files and documents ───────────────────────────────────────────────────────────────────────
   /** No space left (or the quota reached) on the device caesar writes to: free some and run the command again. */

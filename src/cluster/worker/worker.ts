@@ -15,9 +15,11 @@ import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
 import { encode, type WorkerRecord } from "../wire.js";
 import { Capacity } from "./capacity.js";
 import type { WorkerContext } from "./context.js";
+import { WorkerHealth } from "./health.js";
 import type { HeldTask } from "./held-task.js";
-import { pauseUnless, within } from "./pause.js";
+import { eitherOf, pauseUnless, within } from "./pause.js";
 import { reapLostWorkers } from "./reaper.js";
+import { checkWorkerHealth } from "./self-check.js";
 import { handleDelivery } from "./task-run.js";
 
 export interface WorkerOptions {
@@ -68,6 +70,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const id = workerIdOf(hostname(), process.pid, options.name);
   const me = { id, host: hostname(), pid: process.pid };
 
+  await checkWorkerHealth(top, options.gitRemote, id);
+
   // Tasks a previous worker in this clone left behind (killed): finished here, their agents stopped.
   for (const record of await loadAllTasks(root)) {
     if (record.state.phase !== "finished" && !record.state.remote)
@@ -84,6 +88,11 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   if (!cluster) return;
   const held = new Map<string, HeldTask>();
   const capacity = new Capacity(options.maxParallel);
+  const health = new WorkerHealth((reason) => {
+    log(`[worker] ${id} quarantined itself: ${reason}. It takes no new task; restart it once fixed.`);
+    void register?.();
+  });
+  let register: (() => Promise<unknown>) | undefined;
   try {
     await ensureInfrastructure(cluster, options.replicas);
     const startedAt = new Date().toISOString();
@@ -99,10 +108,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       heartbeat_at: new Date().toISOString(),
       heartbeat_ms: REGISTRY_EVERY_MS,
       draining,
-      quarantined: null,
+      quarantined: health.quarantined,
     });
     const workers = await cluster.bucket(WORKERS_BUCKET);
-    const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
+    register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     const context: WorkerContext = {
       cluster,
       access: options.access,
@@ -120,7 +129,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       control: await cluster.bucket(CONTROL_BUCKET),
       serverNow: () => serverTimeOf(workers, id, encode(record(options.drain.aborted))),
       log,
-      onHeldChange: () => void register(),
+      onHeldChange: () => void register?.(),
+      health,
     };
     const consumers: { agent: string; consumer: Consumer }[] = [];
     for (const agent of agents) {
@@ -130,7 +140,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await register();
     let refreshes = 0;
     const registry = setInterval(() => {
-      void register();
+      void register?.();
       // Once a minute, the records of workers gone for good are removed (any live worker may do it).
       if (++refreshes % 12 === 0)
         void reapLostWorkers(workers, context.claims, context.serverNow, log).catch(() => undefined);
@@ -139,7 +149,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     // ack wait hands them to others.
     const offReconnect = cluster.onReconnect(() => {
       for (const task of held.values()) task.msg.working();
-      void register();
+      void register?.();
     });
     log(`[worker] ${id} serving ${agents.join(", ")} on queue ${queue} (max ${options.maxParallel} at once)`);
     options.onReady?.({ id, agents, queue });
@@ -155,21 +165,25 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       { once: true },
     );
     const inFlight = new Set<Promise<void>>();
+    // Pulling stops when the worker is told to stop, or quarantines itself.
+    const stopPulling = eitherOf(options.drain, health.quarantine.signal);
     await Promise.all(
       consumers.map(({ agent, consumer }) =>
-        pull(agent, consumer, capacity, options.drain, log, (msg) => {
+        pull(agent, consumer, capacity, stopPulling, log, (msg) => {
           const handled = handleDelivery(context, msg, held)
             .catch((error) => log(`[worker] ${messageOf(error)}`))
             .finally(() => {
               capacity.release();
               inFlight.delete(handled);
-              void register();
+              void register?.();
             });
           inFlight.add(handled);
-          void register();
+          void register?.();
         }),
       ),
     );
+    // Quarantined: it stays, saying so in the registry, until it is told to stop.
+    while (!options.drain.aborted) await pauseUnless(3_600_000, options.drain);
     // Draining: what runs finishes (or is abandoned on the second signal), then the worker leaves.
     await Promise.allSettled(inFlight);
     clearInterval(registry);
