@@ -534,6 +534,8 @@ export const ERRORS = {
   start_push_failed: { area: "cluster", exit: 1, http: 422 },
   /** The starting point on the git remote was moved after the task was sent. */
   start_ref_mismatch: { area: "cluster", exit: 1, http: 422 },
+  /** A worker refused a task carrying a `[worktree] setup` command or a check its own configuration does not list. */
+  untrusted_command: { area: "cluster", exit: 1, http: null },
   /** The worker cannot serve every agent asked for with `--agents`. */
   worker_agents: { area: "cluster", exit: 2, http: 422 },
   /** The task's worker stopped answering, and the task was not run again. */
