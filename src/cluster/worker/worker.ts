@@ -70,8 +70,6 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   const id = workerIdOf(hostname(), process.pid, options.name);
   const me = { id, host: hostname(), pid: process.pid };
 
-  await checkWorkerHealth(top, options.gitRemote, id);
-
   // Tasks a previous worker in this clone left behind (killed): finished here, their agents stopped.
   for (const record of await loadAllTasks(root)) {
     if (record.state.phase !== "finished" && !record.state.remote)
@@ -94,6 +92,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   });
   let register: (() => Promise<unknown>) | undefined;
   try {
+    // After the connection: credentials refused say so first. Before any task is taken.
+    await checkWorkerHealth(top, options.gitRemote, id);
     await ensureInfrastructure(cluster, options.replicas);
     const startedAt = new Date().toISOString();
     const record = (draining: boolean): WorkerRecord => ({
