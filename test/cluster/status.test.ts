@@ -22,6 +22,7 @@ import {
   type WorkerProcess,
   workerIn,
 } from "../helpers/cluster.js";
+import { git } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer();
 const MINUTE = 60_000;
@@ -79,7 +80,7 @@ describe.skipIf(!NATS_SERVER)("caesar cluster status", () => {
   });
 
   it(
-    "lists a task on its worker as soon as it is claimed, marks a killed worker lost without the task another took over, and reaps it",
+    "lists a task on its worker as soon as it is claimed, marks a killed worker lost without the task another took over, reaps it, and its clone's stale worktrees are swept",
     async () => {
       const w1 = workerIn(lab, remote, "w1", ["--on", server.url, "--agents", "long", "--max-parallel", "4"]);
       workers.push(w1);
@@ -172,6 +173,19 @@ describe.skipIf(!NATS_SERVER)("caesar cluster status", () => {
         while (Date.now() < reapBy && (await statusNow()).workers.some((w) => w.id === "w1"))
           await new Promise((resolve) => setTimeout(resolve, 2_000));
         expect((await statusNow()).workers.map((w) => w.id)).toEqual(["w2"]);
+
+        // Its clone still has the worktrees and branches of the attempts it lost; restarted there, it
+        // sweeps them before it takes any task (they are w2's tasks now).
+        const worktrees = () =>
+          git(w1.clone, "worktree", "list", "--porcelain")
+            .split("\n")
+            .filter((line) => line.startsWith("worktree "));
+        const branches = () =>
+          git(w1.clone, "branch", "--format=%(refname:short)").split("\n").filter(Boolean);
+        expect(worktrees()).toHaveLength(1 + ids.length);
+        await w1.start();
+        expect(worktrees()).toHaveLength(1);
+        expect(branches()).toEqual(["main"]);
       } finally {
         await cluster.close();
       }

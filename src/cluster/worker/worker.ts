@@ -20,6 +20,7 @@ import type { HeldTask } from "./held-task.js";
 import { eitherOf, pauseUnless, within } from "./pause.js";
 import { reapLostWorkers } from "./reaper.js";
 import { checkWorkerHealth } from "./self-check.js";
+import { sweepForeignAttempts } from "./sweep.js";
 import { handleDelivery } from "./task-run.js";
 
 export interface WorkerOptions {
@@ -132,6 +133,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       onHeldChange: () => void register?.(),
       health,
     };
+    // What earlier lives of this clone's worker left (killed, fenced): swept before any task is taken.
+    await sweepForeignAttempts(context, new Set(held.keys())).catch((error) =>
+      log(`[worker] sweeping worktrees: ${messageOf(error)}`),
+    );
     const consumers: { agent: string; consumer: Consumer }[] = [];
     for (const agent of agents) {
       const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
@@ -142,8 +147,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     const registry = setInterval(() => {
       void register?.();
       // Once a minute, the records of workers gone for good are removed (any live worker may do it).
-      if (++refreshes % 12 === 0)
+      if (++refreshes % 12 === 0) {
         void reapLostWorkers(workers, context.claims, context.serverNow, log).catch(() => undefined);
+        void sweepForeignAttempts(context, new Set(held.keys())).catch(() => undefined);
+      }
     }, REGISTRY_EVERY_MS);
     // Back from a server restart: say at once that this worker and its tasks are alive, before the queue's
     // ack wait hands them to others.
