@@ -66,11 +66,15 @@ export async function takeClaim(
         msg_seq: msgSeq,
         claimed_at: now,
         lost: [],
+        handed_back: [],
         final: null,
       };
+    } else if (current.state === "finished") return { kind: "finished", claim: current };
+    else if (current.msg_seq !== msgSeq) return { kind: "duplicate", claim: current };
+    else if (current.state === "released") {
+      // Handed back by a worker that could not prepare it: no one was lost, a new attempt starts.
+      next = { ...current, state: "running", attempt: current.attempt + 1, worker: me, claimed_at: now };
     } else {
-      if (current.state === "finished") return { kind: "finished", claim: current };
-      if (current.msg_seq !== msgSeq) return { kind: "duplicate", claim: current };
       next = {
         ...current,
         attempt: current.attempt + 1,
@@ -84,11 +88,29 @@ export async function takeClaim(
         ? await kv.update(taskId, encode(next), entry.revision)
         : await kv.create(taskId, encode(next));
       const giveUp =
-        current !== undefined && (policy.onWorkerLoss === "fail" || next.attempt > policy.maxAttempts);
+        current?.state === "running" &&
+        (policy.onWorkerLoss === "fail" || next.lost.length >= policy.maxAttempts);
       return giveUp ? { kind: "give-up", token, claim: next } : { kind: "run", token, claim: next };
     } catch (error) {
       if (!isCasConflict(error)) throw error;
     }
+  }
+}
+
+/**
+ * Hand a task back to the queue: the claim says `released` (with why), so the next worker to take it
+ * starts a new attempt without counting this one as lost. Only with our token: false when another
+ * worker took it over meanwhile.
+ */
+export async function releaseClaim(kv: KV, claim: Claim, token: number, reason: string): Promise<boolean> {
+  const entry = { worker: claim.worker.id, attempt: claim.attempt, at: new Date().toISOString(), reason };
+  const released: Claim = { ...claim, state: "released", handed_back: [...claim.handed_back, entry] };
+  try {
+    await kv.update(claim.task_id, encode(released), token);
+    return true;
+  } catch (error) {
+    if (isCasConflict(error)) return false;
+    throw error;
   }
 }
 

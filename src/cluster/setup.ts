@@ -98,10 +98,18 @@ export async function ensureAgentConsumer(
   heartbeatMs: number,
 ): Promise<string> {
   const name = consumerName(queue, agent);
+  const ackWaitNs = heartbeatMs * 1_000_000;
   try {
-    await cluster.jsm.consumers.info(TASKS_STREAM, name);
+    const info = await cluster.jsm.consumers.info(TASKS_STREAM, name);
+    // `[cluster] heartbeat_timeout` changed since the consumer was made: the ack wait follows it (the
+    // last worker to start wins — every worker of a queue should share one value).
+    if (info.config.ack_wait !== ackWaitNs)
+      await cluster.jsm.consumers.update(TASKS_STREAM, name, { ack_wait: ackWaitNs }).catch((error) => {
+        throw infrastructureError(name, error);
+      });
     return name;
   } catch (error) {
+    if ((error as { code?: unknown }).code === "cluster_setup_failed") throw error;
     if (!isNotFound(error)) throw infrastructureError(name, error);
   }
   await cluster.jsm.consumers
@@ -109,7 +117,7 @@ export async function ensureAgentConsumer(
       durable_name: name,
       filter_subject: taskSubject(queue, agent),
       ack_policy: AckPolicy.Explicit,
-      ack_wait: heartbeatMs * 1_000_000,
+      ack_wait: ackWaitNs,
       max_deliver: -1,
       max_ack_pending: 10_000,
     })

@@ -1,14 +1,32 @@
+import type { KV } from "@nats-io/kv";
 import { liveEntry } from "./cas.js";
+import { readClaim } from "./claims.js";
 import type { Cluster } from "./connection.js";
-import { consumerName, queueSubjects, TASKS_STREAM, WORKERS_BUCKET } from "./names.js";
+import {
+  BUDGETS_BUCKET,
+  CLAIMS_BUCKET,
+  CLOCK_KEY,
+  consumerName,
+  queueSubjects,
+  TASKS_STREAM,
+  WORKERS_BUCKET,
+} from "./names.js";
+import { serverTimeOf } from "./server-clock.js";
 import { isNotFound } from "./setup.js";
 import { decode, type WorkerRecord, WorkerRecordSchema } from "./wire.js";
 
+/** Registry periods without a refresh after which a worker counts as lost (as the workers judge it: holder.ts). */
+export const LOST_AFTER_PERIODS = 3;
+
+/** What `cluster status` says of a worker: serving, draining, quarantined (by itself), or lost. */
+export type WorkerCondition = "serving" | "draining" | "quarantined" | "lost";
+
 export interface WorkerView extends WorkerRecord {
-  /** Milliseconds since its last heartbeat. */
+  /** Milliseconds since its last heartbeat, by the server's clock. */
   age_ms: number;
-  /** No heartbeat for three periods: probably gone (its tasks go to others after the heartbeat timeout). */
+  /** No heartbeat for three periods: lost (its tasks go to others after the heartbeat timeout). */
   stale: boolean;
+  condition: WorkerCondition;
 }
 
 export interface QueueDepth {
@@ -25,37 +43,85 @@ export interface ClusterStatus {
   servers: string;
   server_version: string;
   queue: string;
+  /** False on a server no caesar worker or submitter has used yet: no queue, no worker (nothing is created). */
+  ready: boolean;
   workers: WorkerView[];
   queue_depth: QueueDepth[];
   tasks_per_worker: Record<string, string[]>;
 }
 
-/** `caesar cluster status`: workers (agents, capacity, load, last heartbeat), queue depth, tasks per worker. */
+/**
+ * `caesar cluster status`: workers (agents, capacity, load, last heartbeat, condition), queue depth,
+ * tasks per worker. It only reads (but for the budgets bucket's `clock` key, written to read the
+ * server's time): a server caesar never used is reported as such, not set up.
+ */
 export async function readClusterStatus(cluster: Cluster, queue: string): Promise<ClusterStatus> {
-  const now = Date.now();
+  const base = {
+    servers: cluster.servers,
+    server_version: cluster.nc.info?.version ?? "?",
+    queue,
+  };
+  const registry = await openIfExists(cluster, WORKERS_BUCKET);
+  const tasksStream = await streamExists(cluster, TASKS_STREAM);
+  if (!registry && !tasksStream)
+    return { ...base, ready: false, workers: [], queue_depth: [], tasks_per_worker: {} };
+  const workers = registry ? await readWorkers(cluster, registry) : [];
+  const depth = tasksStream ? await readDepth(cluster, queue, workers) : [];
+  const tasksPerWorker: Record<string, string[]> = {};
+  for (const worker of workers) tasksPerWorker[worker.id] = worker.running;
+  return { ...base, ready: true, workers, queue_depth: depth, tasks_per_worker: tasksPerWorker };
+}
+
+async function readWorkers(cluster: Cluster, registry: KV): Promise<WorkerView[]> {
+  const now = await serverNowOf(cluster);
+  const claims = await openIfExists(cluster, CLAIMS_BUCKET);
+  const keys: string[] = [];
+  for await (const key of await registry.keys()) keys.push(key);
   const workers: WorkerView[] = [];
-  const kv = await cluster.bucket(WORKERS_BUCKET).catch(() => undefined);
-  if (kv) {
-    const keys: string[] = [];
-    for await (const key of await kv.keys()) keys.push(key);
-    for (const key of keys.sort()) {
-      const entry = await liveEntry(kv, key);
-      if (!entry) continue;
-      const record = decode(WorkerRecordSchema, entry.value);
-      if (!record) continue;
-      const age = now - Date.parse(record.heartbeat_at);
-      workers.push({ ...record, age_ms: age, stale: age > 3 * record.heartbeat_ms });
-    }
+  for (const key of keys.sort()) {
+    const entry = await liveEntry(registry, key);
+    const record = entry && decode(WorkerRecordSchema, entry.value);
+    if (!entry || !record) continue;
+    // The server stamped the record when it stored it: one clock for every machine's records.
+    const age = Math.max(0, now - entry.created.getTime());
+    const lost = age > LOST_AFTER_PERIODS * record.heartbeat_ms;
+    // A record lists what its worker held when it wrote it; the claims say who holds a task now.
+    const running = claims ? await stillHeld(claims, record) : record.running;
+    workers.push({
+      ...record,
+      running,
+      age_ms: age,
+      stale: lost,
+      condition: lost
+        ? "lost"
+        : record.quarantined
+          ? "quarantined"
+          : record.draining
+            ? "draining"
+            : "serving",
+    });
   }
+  return workers;
+}
+
+/** The tasks of a record whose claim still names that worker (the same process) and is running. */
+async function stillHeld(claims: KV, record: WorkerRecord): Promise<string[]> {
+  const held: string[] = [];
+  for (const id of record.running) {
+    const current = await readClaim(claims, id).catch(() => undefined);
+    const claim = current?.claim;
+    if (claim?.state === "running" && claim.worker.id === record.id && claim.worker.pid === record.pid)
+      held.push(id);
+  }
+  return held;
+}
+
+async function readDepth(cluster: Cluster, queue: string, workers: WorkerView[]): Promise<QueueDepth[]> {
   const depth = new Map<string, QueueDepth>();
-  try {
-    const info = await cluster.jsm.streams.info(TASKS_STREAM, { subjects_filter: queueSubjects(queue) });
-    for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
-      const agent = subject.slice(queueSubjects(queue).length - 1);
-      depth.set(agent, { agent, waiting: count, running: 0, served: false });
-    }
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
+  const info = await cluster.jsm.streams.info(TASKS_STREAM, { subjects_filter: queueSubjects(queue) });
+  for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
+    const agent = subject.slice(queueSubjects(queue).length - 1);
+    depth.set(agent, { agent, waiting: count, running: 0, served: false });
   }
   const agents = new Set([
     ...depth.keys(),
@@ -64,24 +130,38 @@ export async function readClusterStatus(cluster: Cluster, queue: string): Promis
   for (const agent of agents) {
     const row = depth.get(agent) ?? { agent, waiting: 0, running: 0, served: false };
     try {
-      const info = await cluster.jsm.consumers.info(TASKS_STREAM, consumerName(queue, agent));
+      const consumer = await cluster.jsm.consumers.info(TASKS_STREAM, consumerName(queue, agent));
       // A work queue keeps a taken task until it is acked: the stream counts it, the consumer says it is taken.
-      row.running = info.num_ack_pending;
-      row.waiting = info.num_pending;
+      row.running = consumer.num_ack_pending;
+      row.waiting = consumer.num_pending;
       row.served = true;
     } catch {
       row.served = false;
     }
     depth.set(agent, row);
   }
-  const tasksPerWorker: Record<string, string[]> = {};
-  for (const worker of workers) tasksPerWorker[worker.id] = worker.running;
-  return {
-    servers: cluster.servers,
-    server_version: cluster.nc.info?.version ?? "?",
-    queue,
-    workers,
-    queue_depth: [...depth.values()].sort((a, b) => a.agent.localeCompare(b.agent)),
-    tasks_per_worker: tasksPerWorker,
-  };
+  return [...depth.values()].sort((a, b) => a.agent.localeCompare(b.agent));
+}
+
+/** The server's time now; this machine's when the budgets bucket cannot be written (read-only credentials). */
+async function serverNowOf(cluster: Cluster): Promise<number> {
+  const budgets = await openIfExists(cluster, BUDGETS_BUCKET);
+  if (!budgets) return Date.now();
+  return serverTimeOf(budgets, CLOCK_KEY, String(process.pid)).catch(() => Date.now());
+}
+
+async function streamExists(cluster: Cluster, name: string): Promise<boolean> {
+  try {
+    await cluster.jsm.streams.info(name);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+/** A bucket, or undefined when it does not exist (opening one never creates it). */
+async function openIfExists(cluster: Cluster, name: string): Promise<KV | undefined> {
+  if (!(await streamExists(cluster, `KV_${name}`))) return undefined;
+  return cluster.bucket(name);
 }

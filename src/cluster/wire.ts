@@ -56,13 +56,18 @@ export type Final = z.infer<typeof FinalSchema>;
  */
 export const ClaimSchema = z.object({
   task_id: TASK_ID,
-  state: z.enum(["running", "finished"]),
+  /** `released`: its worker handed it back to the queue (a fault of its own, not the task's): the next one takes it afresh. */
+  state: z.enum(["running", "finished", "released"]),
   attempt: z.number().int().positive(),
   worker: WorkerRefSchema,
   /** The queue message this claim is for (its stream sequence): another message for the task is a duplicate. */
   msg_seq: z.number().int().positive(),
   claimed_at: z.string(),
   lost: z.array(z.object({ worker: z.string(), attempt: z.number().int(), at: z.string() })).default([]),
+  /** Workers that could not prepare the task for a fault of their own (their remote, their disk) and handed it back. */
+  handed_back: z
+    .array(z.object({ worker: z.string(), attempt: z.number().int(), at: z.string(), reason: z.string() }))
+    .default([]),
   final: FinalSchema.nullable().default(null),
 });
 export type Claim = z.infer<typeof ClaimSchema>;
@@ -94,6 +99,8 @@ export const WorkerRecordSchema = z.object({
   heartbeat_at: z.string(),
   heartbeat_ms: z.number().int().positive(),
   draining: z.boolean().default(false),
+  /** Set when the worker stopped taking tasks after failing too many in a row: since when, and why. */
+  quarantined: z.object({ at: z.string(), reason: z.string() }).nullable().default(null),
 });
 export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
 

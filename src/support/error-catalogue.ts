@@ -538,6 +538,8 @@ export const ERRORS = {
   start_push_failed: { area: "cluster", exit: 1, http: 422 },
   /** The starting point on the git remote was moved after the task was sent. */
   start_ref_mismatch: { area: "cluster", exit: 1, http: 422 },
+  /** A worker refused a task carrying a `[worktree] setup` command or a check its own configuration does not list. */
+  untrusted_command: { area: "cluster", exit: 1, http: null },
   /** The worker cannot serve every agent asked for with `--agents`. */
   worker_agents: { area: "cluster", exit: 2, http: 422 },
   /** The task's worker stopped answering, and the task was not run again. */
@@ -550,6 +552,10 @@ export const ERRORS = {
   worker_no_agent: { area: "cluster", exit: 1, http: 422 },
   /** The worker could not prepare the task (its worktree, its records). */
   worker_prepare_failed: { area: "cluster", exit: 1, http: null },
+  /** A worker failed its start-up check (its git remote cannot be fetched from or pushed to, its disk is full): it takes no task. */
+  worker_unhealthy: { area: "cluster", exit: 1, http: 422 },
+  /** As many workers as the task's `max_attempts` could not prepare it for faults of their own, and handed it back. */
+  workers_could_not_prepare: { area: "cluster", exit: 1, http: null },
 
   // ── Git, files and documents ───────────────────────────────────────────────────────────────────────
   /** No space left (or the quota reached) on the device caesar writes to: free some and run the command again. */

@@ -6,6 +6,7 @@ import {
   finishClaim,
   holdsClaim,
   readClaim,
+  releaseClaim,
   takeClaim,
 } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
@@ -85,6 +86,29 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
     expect(await takeClaim(kv, "t_claim01", 7, worker(3), retry)).toMatchObject({ kind: "finished" });
   });
 
+  it("starts a new attempt for a task handed back, without counting its worker lost, and only with the holder's token", async () => {
+    const kv = await cluster.bucket(CLAIMS_BUCKET);
+    const first = (await takeClaim(kv, "t_release01", 9, worker(1), retry)) as Extract<
+      ClaimDecision,
+      { kind: "run" }
+    >;
+    expect(await releaseClaim(kv, first.claim, first.token + 1, "not ours")).toBe(false);
+    expect(await releaseClaim(kv, first.claim, first.token, "start_fetch_failed: no remote")).toBe(true);
+    expect((await readClaim(kv, "t_release01"))!.claim).toMatchObject({
+      state: "released",
+      handed_back: [{ worker: "w1", attempt: 1, reason: "start_fetch_failed: no remote" }],
+    });
+    // Handed back as many times as max_attempts by one worker: still a run, never a give-up (no one was lost).
+    let decision = await takeClaim(kv, "t_release01", 9, worker(2), retry);
+    for (let n = 0; n < 3; n++) {
+      const held = decision as Extract<ClaimDecision, { kind: "run" }>;
+      expect(held.kind).toBe("run");
+      await releaseClaim(kv, held.claim, held.token, "again");
+      decision = await takeClaim(kv, "t_release01", 9, worker(2), retry);
+    }
+    expect(decision).toMatchObject({ kind: "run", claim: { attempt: 5, lost: [], worker: { id: "w2" } } });
+  });
+
   it("counts a redelivered task's holder as lost only when the registry agrees it is gone, by the server's clock alone", async () => {
     const claims = await cluster.bucket(CLAIMS_BUCKET);
     const workers = await cluster.bucket(WORKERS_BUCKET);
@@ -101,6 +125,7 @@ describe.skipIf(!NATS_SERVER)("claims and the budget ledger on a real JetStream 
       // Three periods of a minute: "refreshed just now" holds however loaded the machine is.
       heartbeat_ms: 60_000,
       draining: false,
+      quarantined: null,
       ...over,
     });
     // The judge: another worker, stamping the server's time by refreshing its own record.

@@ -112,6 +112,8 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       '[[agent]]\nid = "delegator"',
       `bin = "${join(import.meta.dirname, "../fixtures/bin/delegator.mjs")}"`,
       `args = ["{{prompt}}"]\nenv = { CAESAR_BIN = "${CAESAR_BIN}" }\n`,
+      // The race below asks for the check "true": a worker runs only checks its configuration lists.
+      '[[role]]\nname = "checked"\nchecks = ["true"]\n',
       // Each delegation tree may start 2 tasks an hour: a parent and one child.
       "[risk_profiles.default]",
       'delegation_policy = { mode = "allow" }',

@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import type { ClusterStatus } from "../../cluster/status.js";
+import type { ClusterStatus, WorkerView } from "../../cluster/status.js";
 import { formatElapsed } from "../../ui/elapsed.js";
 import { type Column, renderTable } from "../../ui/table.js";
 import { detectTerminal } from "../../ui/terminal.js";
@@ -74,6 +74,13 @@ function renderClusterStatus(status: ClusterStatus): string {
     `NATS ${status.servers} (server ${status.server_version}) · this repository's queue: ${status.queue}`,
     "",
   ];
+  if (!status.ready) {
+    lines.push(
+      "No queue and no worker yet: no caesar worker or submitter has used this server.",
+      "Start a worker in a clone of the shared remote: caesar worker --on <nats-url>",
+    );
+    return lines.join("\n");
+  }
   if (status.workers.length === 0)
     lines.push("No worker. Start one in a clone: caesar worker --on <nats-url>");
   else {
@@ -83,6 +90,7 @@ function renderClusterStatus(status: ClusterStatus): string {
       { header: "AGENTS", flex: true },
       { header: "LOAD", align: "right" },
       { header: "HEARTBEAT", align: "right" },
+      { header: "STATE" },
       { header: "QUEUE" },
     ];
     const rows = status.workers.map((w) => [
@@ -90,13 +98,16 @@ function renderClusterStatus(status: ClusterStatus): string {
       w.host,
       w.agents.join(","),
       `${w.running.length}/${w.max_parallel}`,
+      `${formatElapsed(w.age_ms)} ago`,
       {
-        text: `${formatElapsed(w.age_ms)} ago${w.stale ? " (stale)" : ""}`,
-        role: w.stale ? ("fail" as const) : undefined,
+        text: conditionText(w),
+        role: w.condition === "lost" || w.condition === "quarantined" ? ("fail" as const) : undefined,
       },
-      `${w.queue === status.queue ? "this" : w.queue}${w.draining ? " (draining)" : ""}`,
+      w.queue === status.queue ? "this" : w.queue,
     ]);
     lines.push(...renderTable(columns, rows, { theme, width, frame: capabilities.isTTY }));
+    for (const w of status.workers.filter((view) => view.quarantined))
+      lines.push(`  ${w.id} quarantined itself: ${w.quarantined!.reason}`);
   }
   lines.push("");
   if (status.queue_depth.length === 0) lines.push("Queue: empty.");
@@ -118,7 +129,15 @@ function renderClusterStatus(status: ClusterStatus): string {
   const busy = Object.entries(status.tasks_per_worker).filter(([, ids]) => ids.length > 0);
   if (busy.length > 0) {
     lines.push("", "Tasks per worker:");
-    for (const [worker, ids] of busy) lines.push(`  ${worker}: ${ids.join(", ")}`);
+    for (const [worker, ids] of busy) {
+      const lost = status.workers.find((w) => w.id === worker)?.condition === "lost";
+      lines.push(`  ${worker}: ${ids.join(", ")}${lost ? " (worker lost: to be run again elsewhere)" : ""}`);
+    }
   }
   return lines.join("\n");
+}
+
+function conditionText(worker: WorkerView): string {
+  if (worker.condition === "lost") return "lost (no heartbeat)";
+  return worker.condition;
 }

@@ -81,7 +81,8 @@ export const workerCommand: CommandDefinition = {
         });
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
-        return 0;
+        // A client still reconnecting to a server that is gone may hold the event loop: the worker is done.
+        process.exit(0);
       }),
     );
   },

@@ -9,6 +9,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { isCasConflict } from "../cas.js";
 import { readClaim } from "../claims.js";
 import type { Cluster } from "../connection.js";
+import { deleteStart } from "../git-refs.js";
 import { answerKey, CLAIMS_BUCKET, cancelKey, TASKS_STREAM } from "../names.js";
 import { encode } from "../wire.js";
 import { finishHere } from "./finish-here.js";
@@ -55,6 +56,10 @@ export class Carrier {
         "cancelled",
         events,
       );
+      // No worker will fetch it: its starting point's ref leaves the remote with it.
+      const remote = (await readState(this.dir)).remote;
+      if (remote)
+        await deleteStart(plan.repo_top ?? plan.root, remote.git_remote, this.id).catch(() => undefined);
       return true;
     }
     return false;

@@ -3,6 +3,7 @@ import type { EffectiveConfig } from "../../config/effective.js";
 import { admissionOf } from "../../policy/admission.js";
 import { checkProjectRelativePath } from "../../workspace/materialise.js";
 import type { TaskMessage } from "../wire.js";
+import { untrustedCommandsOf } from "./trust.js";
 
 /**
  * What a worker checks of a task before it runs it. A message in the queue is untrusted input like any
@@ -35,6 +36,14 @@ export function refusalOf(
     for (const path of plan.worktree.link) checkProjectRelativePath(path, "link");
   } catch (error) {
     return refuse((error as Error).message);
+  }
+  const untrusted = untrustedCommandsOf(plan, config);
+  if (untrusted.length > 0) {
+    const listed = untrusted.map((item) => `${item.what} \`${item.command}\``).join("; ");
+    return {
+      code: "untrusted_command",
+      message: `Worker ${workerId} refused the task: it carries commands its own configuration does not have: ${listed}. A worker runs only the [worktree] setup and checks its clone's configuration lists ([worktree] setup, [checks] default, a role's checks): commit them there, or send the task without them.`,
+    };
   }
   return undefined;
 }

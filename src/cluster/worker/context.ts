@@ -3,6 +3,7 @@ import type { EffectiveConfig } from "../../config/effective.js";
 import type { RemotePlan } from "../../engine/store/task-plan.js";
 import type { Cluster, ClusterAccess } from "../connection.js";
 import type { WorkerRef } from "../wire.js";
+import type { WorkerHealth } from "./health.js";
 
 /** What every task of a worker shares. */
 export interface WorkerContext {
@@ -25,6 +26,10 @@ export interface WorkerContext {
   /** The NATS server's time now (this worker's registry record refreshed, and when the server stored it). */
   serverNow(): Promise<number>;
   log(line: string): void;
+  /** Its own faults in a row, and whether it quarantined itself. */
+  health: WorkerHealth;
+  /** The tasks this worker holds changed: its registry record is rewritten now, not at the next refresh. */
+  onHeldChange(): void;
 }
 
 /**

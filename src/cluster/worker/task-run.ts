@@ -18,6 +18,7 @@ import { type Claim, decode, type Final, type TaskMessage, TaskMessageSchema } f
 import { refusalOf, subjectAgent } from "./admit.js";
 import { remotePlanFor, type WorkerContext } from "./context.js";
 import { cascadeCancel, followControl } from "./control.js";
+import { handBack, isOwnFault } from "./hand-back.js";
 import { HeldTask, retrying } from "./held-task.js";
 import { clearEarlierAttempt, localIdFor } from "./local-store.js";
 import { ackFor, emptyFinal, finalOf, publishFinal, pushResultFenced } from "./publish-final.js";
@@ -80,6 +81,8 @@ export async function handleDelivery(
       task.msg.nak(5_000);
       return;
     }
+    // Claimed: `cluster status` (which trusts a record's tasks only as far as their claims) shows it now.
+    context.onHeldChange();
     if (decision.kind === "finished") await ackFor(context, task, id);
     else if (decision.kind === "duplicate") task.msg.term();
     else if (decision.kind === "give-up")
@@ -91,6 +94,7 @@ export async function handleDelivery(
   } finally {
     clearInterval(beat);
     held.delete(id);
+    context.onHeldChange();
   }
 }
 
@@ -144,6 +148,11 @@ async function runAttempt(
       state: { conductor: recordProcess(process.pid) },
     });
   } catch (error) {
+    if (await isOwnFault(context, id, error)) {
+      await handBack(context, task, claim, token, error, message.max_attempts);
+      context.health.recordOwnFault(messageOf(error));
+      return;
+    }
     prepared = {
       ...emptyFinal("failed"),
       error: {
@@ -156,6 +165,7 @@ async function runAttempt(
     await publishFinal(context, task, claim, token, prepared);
     return;
   }
+  context.health.recordPrepared();
 
   const dir = taskDirOf(context.root, localId);
   const outbox = new Outbox(context.cluster.js, id, claim.attempt, context.me.id);

@@ -16,7 +16,12 @@ import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
 import { encode, type WorkerRecord } from "../wire.js";
 import { Capacity } from "./capacity.js";
 import type { WorkerContext } from "./context.js";
+import { WorkerHealth } from "./health.js";
 import type { HeldTask } from "./held-task.js";
+import { eitherOf, pauseUnless, within } from "./pause.js";
+import { reapLostWorkers } from "./reaper.js";
+import { checkWorkerHealth } from "./self-check.js";
+import { sweepForeignAttempts } from "./sweep.js";
 import { handleDelivery } from "./task-run.js";
 
 export interface WorkerOptions {
@@ -42,6 +47,8 @@ export interface WorkerOptions {
 /** How long one pull waits for a task before it lets another agent's puller have the capacity. */
 const PULL_EXPIRES_MS = 5_000;
 const REGISTRY_EVERY_MS = 5_000;
+/** How long a stopping worker waits for the server to take its goodbye (its record's removal, a drain). */
+const STOP_GRACE_MS = 3_000;
 
 /**
  * `caesar worker`: one long-lived process that takes tasks from the cluster's queue for the agents it
@@ -71,11 +78,24 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       await recoverTask(record, "worker").catch(() => undefined);
   }
 
-  const cluster = await connectWithRetry(options.access, `caesar worker ${id}`, options.stopNow, log);
+  // Told to stop before it ever reached the server: nothing runs, so it stops now.
+  const cluster = await connectWithRetry(
+    options.access,
+    `caesar worker ${id}`,
+    [options.drain, options.stopNow],
+    log,
+  );
   if (!cluster) return;
   const held = new Map<string, HeldTask>();
   const capacity = new Capacity(options.maxParallel);
+  const health = new WorkerHealth((reason) => {
+    log(`[worker] ${id} quarantined itself: ${reason}. It takes no new task; restart it once fixed.`);
+    void register?.();
+  });
+  let register: (() => Promise<unknown>) | undefined;
   try {
+    // After the connection: credentials refused say so first. Before any task is taken.
+    await checkWorkerHealth(top, options.gitRemote, id);
     await ensureInfrastructure(cluster, options.replicas);
     const startedAt = new Date().toISOString();
     const record = (draining: boolean): WorkerRecord => ({
@@ -90,8 +110,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       heartbeat_at: new Date().toISOString(),
       heartbeat_ms: REGISTRY_EVERY_MS,
       draining,
+      quarantined: health.quarantined,
     });
     const workers = await cluster.bucket(WORKERS_BUCKET);
+    register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     const context: WorkerContext = {
       cluster,
       access: options.access,
@@ -109,20 +131,33 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       control: await cluster.bucket(CONTROL_BUCKET),
       serverNow: () => serverTimeOf(workers, id, encode(record(options.drain.aborted))),
       log,
+      onHeldChange: () => void register?.(),
+      health,
     };
+    // What earlier lives of this clone's worker left (killed, fenced): swept before any task is taken.
+    await sweepForeignAttempts(context, new Set(held.keys())).catch((error) =>
+      log(`[worker] sweeping worktrees: ${messageOf(error)}`),
+    );
     const consumers: { agent: string; consumer: Consumer }[] = [];
     for (const agent of agents) {
       const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
       consumers.push({ agent, consumer: await cluster.js.consumers.get(TASKS_STREAM, name) });
     }
-    const register = () => workers.put(id, encode(record(options.drain.aborted))).catch(() => undefined);
     await register();
-    const registry = setInterval(register, REGISTRY_EVERY_MS);
+    let refreshes = 0;
+    const registry = setInterval(() => {
+      void register?.();
+      // Once a minute, the records of workers gone for good are removed (any live worker may do it).
+      if (++refreshes % 12 === 0) {
+        void reapLostWorkers(workers, context.claims, context.serverNow, log).catch(() => undefined);
+        void sweepForeignAttempts(context, new Set(held.keys())).catch(() => undefined);
+      }
+    }, REGISTRY_EVERY_MS);
     // Back from a server restart: say at once that this worker and its tasks are alive, before the queue's
     // ack wait hands them to others.
     const offReconnect = cluster.onReconnect(() => {
       for (const task of held.values()) task.msg.working();
-      void register();
+      void register?.();
     });
     log(`[worker] ${id} serving ${agents.join(", ")} on queue ${queue} (max ${options.maxParallel} at once)`);
     options.onReady?.({ id, agents, queue });
@@ -138,29 +173,34 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       { once: true },
     );
     const inFlight = new Set<Promise<void>>();
+    // Pulling stops when the worker is told to stop, or quarantines itself.
+    const stopPulling = eitherOf(options.drain, health.quarantine.signal);
     await Promise.all(
       consumers.map(({ agent, consumer }) =>
-        pull(agent, consumer, capacity, options.drain, log, (msg) => {
+        pull(agent, consumer, capacity, stopPulling, log, (msg) => {
           const handled = handleDelivery(context, msg, held)
             .catch((error) => log(`[worker] ${messageOf(error)}`))
             .finally(() => {
               capacity.release();
               inFlight.delete(handled);
-              void register();
+              void register?.();
             });
           inFlight.add(handled);
-          void register();
+          void register?.();
         }),
       ),
     );
+    // Quarantined: it stays, saying so in the registry, until it is told to stop.
+    while (!options.drain.aborted) await pauseUnless(3_600_000, options.drain);
     // Draining: what runs finishes (or is abandoned on the second signal), then the worker leaves.
     await Promise.allSettled(inFlight);
     clearInterval(registry);
     offReconnect();
-    await workers.delete(id).catch(() => undefined);
+    // A server out of reach must not hold the stop: the record goes stale and is reaped instead.
+    await within(STOP_GRACE_MS, workers.delete(id));
     log(`[worker] ${id} stopped`);
   } finally {
-    await cluster.close();
+    await within(STOP_GRACE_MS, cluster.close());
     // Its tasks' last spans, for a bounded time (a collector that never answers does not keep it).
     await flushTelemetry(2000);
   }
@@ -247,10 +287,10 @@ async function selectAgents(options: WorkerOptions): Promise<string[]> {
 async function connectWithRetry(
   access: ClusterAccess,
   name: string,
-  stop: AbortSignal,
+  stop: AbortSignal[],
   log: (line: string) => void,
 ): Promise<Cluster | undefined> {
-  for (let delay = 500; !stop.aborted; delay = Math.min(delay * 2, 10_000)) {
+  for (let delay = 500; !stop.some((signal) => signal.aborted); delay = Math.min(delay * 2, 10_000)) {
     try {
       return await connectCluster(access, name);
     } catch (error) {
@@ -263,7 +303,7 @@ async function connectWithRetry(
       )
         throw error;
       log(`[worker] ${messageOf(error)} (retrying in ${Math.round(delay / 1000)} s)`);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await pauseUnless(delay, ...stop);
     }
   }
   return undefined;

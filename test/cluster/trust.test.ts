@@ -1,0 +1,147 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { headers } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readClaim } from "../../src/cluster/claims.js";
+import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
+import { CLAIMS_BUCKET } from "../../src/cluster/names.js";
+import type { TaskMessage } from "../../src/cluster/wire.js";
+import { lockHolder } from "../../src/support/lock.js";
+import { isProcessAlive } from "../../src/support/process.js";
+import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import {
+  accessTo,
+  cloneOf,
+  eventually,
+  fixtureAgents,
+  freePort,
+  makeSharedRemote,
+  NatsServer,
+  readState,
+  requireNatsServer,
+  tempDir,
+  type WorkerProcess,
+  workerIn,
+} from "../helpers/cluster.js";
+import { git } from "../helpers/repo.js";
+
+const NATS_SERVER = requireNatsServer();
+const MINUTE = 60_000;
+
+// Anyone who can publish on a queue's subject can put a task there: the commands it carries run on a
+// worker only when the worker's own configuration has them.
+describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
+  let lab: string;
+  let server: NatsServer;
+  let submitter: string;
+  let home: string;
+  let worker: WorkerProcess;
+  let cluster: Cluster;
+
+  const caesar = (args: string[]): Promise<CliResult> =>
+    runCaesar(args, {
+      cwd: submitter,
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
+      timeoutMs: 2 * MINUTE,
+    });
+
+  beforeAll(async () => {
+    lab = tempDir("caesar-cluster-trust-");
+    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
+    await server.start();
+    const config = [
+      fixtureAgents(join(lab, "runs.log")),
+      // The one check this repository's workers run: a role lists it.
+      "[[role]]",
+      'name = "checked"',
+      'checks = ["test -f README.md"]',
+      "",
+    ].join("\n");
+    const remote = makeSharedRemote(lab, config);
+    submitter = cloneOf(remote, join(lab, "submitter"));
+    home = join(lab, "home");
+    mkdirSync(home, { recursive: true });
+    worker = workerIn(lab, remote, "w1", ["--on", server.url, "--agents", "nap"]);
+    await worker.start();
+    cluster = await connectCluster(accessTo(server.url), "trust test");
+  }, 2 * MINUTE);
+
+  afterAll(async () => {
+    await cluster?.close();
+    await worker?.stop();
+    const relay = lockHolder(join(submitter, ".caesar", "state", "relay.lock"));
+    if (relay !== undefined && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
+    await server?.stop();
+  }, 2 * MINUTE);
+
+  it(
+    "runs a check the worker's configuration lists, and refuses a raw message carrying setup and checks it does not",
+    async () => {
+      // What a submitter publishes, seen on the wire.
+      const seen: { subject: string; data: Uint8Array }[] = [];
+      const sub = cluster.nc.subscribe("caesar.tasks.>", {
+        callback: (_error, msg) => {
+          seen.push({ subject: msg.subject, data: msg.data });
+        },
+      });
+      const sent = await caesar([
+        "run",
+        "--on",
+        server.url,
+        "--agent",
+        "nap",
+        "--check",
+        "test -f README.md",
+        "--detach",
+        "--json",
+        "a nap with a trusted check",
+      ]);
+      expect(sent.code, sent.stderr).toBe(0);
+      const id = parseJsonOutput<{ task_id: string }>(sent).task_id;
+      await eventually(
+        () => readState(submitter, id).phase === "finished",
+        2 * MINUTE,
+        () =>
+          `${id} to finish: ${JSON.stringify(readState(submitter, id))}\n${readFileSync(worker.logPath, "utf8")}`,
+      );
+      expect(readState(submitter, id)).toMatchObject({ outcome: "succeeded", error: null });
+      sub.unsubscribe();
+      const original = seen.find((m) => JSON.parse(new TextDecoder().decode(m.data)).task_id === id);
+      expect(original).toBeDefined();
+
+      // The same message, as anyone on the subject could forge it: setup and a check of its own.
+      const marker = join(lab, "pwned");
+      const forged = JSON.parse(new TextDecoder().decode(original!.data)) as TaskMessage;
+      const forgedId = "t_00000000deadbeef";
+      forged.task_id = forgedId;
+      forged.plan.worktree.setup = [`touch ${marker}-setup`];
+      forged.plan.checks = [
+        { command: "test -f README.md", from: "request" },
+        { command: `touch ${marker}-check`, from: "request" },
+      ];
+      // Its starting point is on the remote, as a real submitter's would be: only the worker's check stops it.
+      forged.start.ref = `refs/caesar/start/${forgedId}`;
+      git(submitter, "push", "--quiet", "origin", `${forged.start.commit}:${forged.start.ref}`);
+      const h = headers();
+      h.set("Nats-Msg-Id", forgedId);
+      await cluster.js.publish(original!.subject, JSON.stringify(forged), { headers: h });
+      const claims = await cluster.bucket(CLAIMS_BUCKET);
+      let final: NonNullable<Awaited<ReturnType<typeof readClaim>>>["claim"]["final"] = null;
+      const deadline = Date.now() + MINUTE;
+      while (!final && Date.now() < deadline) {
+        final = (await readClaim(claims, forgedId))?.claim.final ?? null;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(final, readFileSync(worker.logPath, "utf8")).not.toBeNull();
+      expect(final!.outcome).toBe("failed");
+      expect(final!.error?.code).toBe("untrusted_command");
+      expect(final!.error?.message).toContain(`[worktree] setup \`touch ${marker}-setup\``);
+      expect(final!.error?.message).toContain(`a check (from request) \`touch ${marker}-check\``);
+      expect(final!.error?.message).not.toContain("`test -f README.md`");
+      // Nothing ran.
+      expect(existsSync(`${marker}-setup`)).toBe(false);
+      expect(existsSync(`${marker}-check`)).toBe(false);
+    },
+    5 * MINUTE,
+  );
+});
