@@ -40,7 +40,17 @@ export const PolicySchema = z.strictObject({
   timeout: durationText.optional(),
   allow_inplace_write: z.boolean().optional(),
   allow_recursion: z.boolean().optional(),
-  max_depth: z.number().int().nonnegative().optional(),
+  max_depth: z
+    .number()
+    .int()
+    .min(1, {
+      error:
+        "max_depth counts hops from the main agent (depth 0): 1 lets it delegate and its tasks not, and 0 would forbid every task. A value written for caesar before it counted so needs one more (0 → 1)",
+    })
+    .optional()
+    .describe(
+      "Hops of delegation from the main agent (depth 0): 1 lets the main agent delegate and its tasks not (default 3).",
+    ),
   stall_notice: durationText
     .optional()
     .describe("Say so when an agent prints nothing for this long (default 2m)."),

@@ -75,14 +75,24 @@ export function decideDelegation(
   return { kind: "delegate", mode };
 }
 
-/** Depth grows by one on every path; `[policy] max_depth` (default 3) caps it. */
+/**
+ * The depth of a task nobody's task asked for: its caller — a person, the main agent (over MCP or the
+ * command line), CI — is depth 0, as the delegation reference's main agent is.
+ */
+export const FIRST_TASK_DEPTH = 1;
+
+/**
+ * Depth grows by one on every path; `[policy] max_depth` (default 3) caps it as the reference's
+ * `max_delegation_depth` does: a caller at depth `d` may delegate while `d < max_depth`, so `max_depth = 1`
+ * is one hop — the main agent delegates, its delegates do not.
+ */
 export function checkDepth(config: EffectiveConfig, caller: Pick<CallerTask, "id" | "depth">): void {
   const max = config.policy.max_depth;
   if (caller.depth >= max.value) {
     throw new DelegationRefusedError(
       "delegation_depth",
       `Delegation depth limit reached (${caller.depth}/${max.value}).`,
-      `Task ${caller.id} runs at depth ${caller.depth}; [policy] max_depth is ${max.value} (${max.source} configuration). Raise it, or do the work in ${caller.id} itself.`,
+      `Task ${caller.id} runs at depth ${caller.depth} (the main agent is 0, the task it started 1); [policy] max_depth is ${max.value} (${max.source} configuration), the number of hops from the main agent. Raise it, or do the work in ${caller.id} itself.`,
     );
   }
 }

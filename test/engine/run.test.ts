@@ -433,7 +433,8 @@ describe("nested delegation", () => {
     expect(readFileSync(join(dir, "child.rc"), "utf8").trim()).toBe("0");
     const child = JSON.parse(readFileSync(join(dir, "child.json"), "utf8")) as RunJson;
     expect(child.state.parent_id).toBe(body!.task_id);
-    expect(child.state.depth).toBe(1);
+    // The person is depth 0, the task they started 1, its child 2 (CAESAR_DEPTH, task.json, state).
+    expect(child.state.depth).toBe(2);
     // The child's task lives in the same project store, not in the parent's worktree.
     expect(existsSync(taskDir(root, child.task_id))).toBe(true);
   });

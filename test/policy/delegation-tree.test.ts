@@ -35,7 +35,8 @@ function callsOf(root: string, id: string): CallResult[] {
 
 describe("a three-level delegation tree (agent → delegate → spawn), end to end", () => {
   it("records depth and parents, shares one budget, and refuses escalation, recursion beyond one spawn, and overspending", async () => {
-    const root = project("[policy]\nallow_recursion = true\nmax_tasks_per_hour = 3\n");
+    // The spawned worker is depth 3 (the person is 0): max_depth 4 lets the spawn cap, not depth, refuse it.
+    const root = project("[policy]\nallow_recursion = true\nmax_tasks_per_hour = 3\nmax_depth = 4\n");
     const spawned = {
       name: "spawned worker",
       calls: [
@@ -68,7 +69,7 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
     expect(toWorker).toMatchObject({ agent: "worker", exit: 0, report_status: "success", error: null });
     const workerId = toWorker!.task_id!;
     const workerState = stateOf(root, workerId);
-    expect(workerState).toMatchObject({ parent_id: top, depth: 1, mode: "read-only" });
+    expect(workerState).toMatchObject({ parent_id: top, depth: 2, mode: "read-only" });
 
     const [escalation, spawn, overBudget] = callsOf(root, workerId);
     // a bounded child may not exceed its parent: the read-only worker cannot get a write child
@@ -81,7 +82,7 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
     // level 1 → 2: the worker re-ran itself (a spawn, allowed by allow_recursion)
     expect(spawn).toMatchObject({ agent: "worker", exit: 0, report_status: "success" });
     const spawnedState = stateOf(root, spawn!.task_id!);
-    expect(spawnedState).toMatchObject({ parent_id: workerId, depth: 2 });
+    expect(spawnedState).toMatchObject({ parent_id: workerId, depth: 3 });
     // the spawned worker may not spawn again: the depth-1 cap
     const [tooDeep] = callsOf(root, spawn!.task_id!);
     expect(tooDeep!.error?.summary).toBe(
@@ -108,7 +109,8 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
   });
 
   it("enforces the depth limit with the seed's message, and the forbidden policy by default", async () => {
-    const deep = project("[policy]\nmax_depth = 1\n");
+    // Two hops from the main agent (depth 0): the planner (1) delegates, its worker (2) may not.
+    const deep = project("[policy]\nmax_depth = 2\n");
     const planner = {
       name: "planner",
       calls: [
@@ -125,7 +127,7 @@ describe("a three-level delegation tree (agent → delegate → spawn), end to e
     });
     const top = parseJsonOutput<{ task_id: string }>(result).task_id;
     const workerId = callsOf(deep, top)[0]!.task_id!;
-    expect(callsOf(deep, workerId)[0]!.error?.summary).toBe("Delegation depth limit reached (1/1).");
+    expect(callsOf(deep, workerId)[0]!.error?.summary).toBe("Delegation depth limit reached (2/2).");
 
     const forbidden = makeRepo();
     writeFiles(forbidden, {

@@ -228,7 +228,7 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
         task_id: string;
         state: { depth: number; parent_id: string; outcome: string };
       }>(join(taskDir(root, result.task_id), "inner.json"));
-      expect(inner.state).toMatchObject({ depth: 1, parent_id: result.task_id, outcome: "succeeded" });
+      expect(inner.state).toMatchObject({ depth: 2, parent_id: result.task_id, outcome: "succeeded" });
       expect(result.raw).toContain('DIRECT "code": "nested_unproven"');
       expect(result.raw).toContain('FORGED "code": "nested_unproven"');
       expect(result.raw).toContain("ROOT caesar: --root is not available to a sandboxed agent");

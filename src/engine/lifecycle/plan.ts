@@ -13,7 +13,7 @@ import {
 } from "../../config/effective.js";
 import type { IsolationRequest, RoleConfig } from "../../config/schema.js";
 import { assertAdmitted } from "../../policy/admission.js";
-import { decideDelegation } from "../../policy/delegation.js";
+import { decideDelegation, FIRST_TASK_DEPTH } from "../../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
@@ -248,7 +248,9 @@ async function planRequest(
       channel: request.channel ?? false,
       ask_permissions: request.ask_permissions ?? false,
       parent_id: parent?.task.id ?? null,
-      depth: parent ? parent.task.depth + 1 : 0,
+      // As the delegation reference numbers it: whoever asks without being a task (a person, the main
+      // agent over MCP, CI) is depth 0, the task it starts is 1, and each nesting adds one.
+      depth: parent ? parent.task.depth + 1 : FIRST_TASK_DEPTH,
       kind: decision?.kind ?? "root",
       bounded,
       budget:
