@@ -242,6 +242,13 @@ export const RiskProfileSchema = z.strictObject({
   delegation_policy: z.strictObject({ mode: z.enum(["forbidden", "allow"]) }).optional(),
   max_tasks_per_hour: z.number().int().nonnegative().optional(),
   max_cost_per_day: z.number().nonnegative().optional(),
+  /**
+   * Tools the profile's agents may use, in their CLIs' own names, as the delegation reference's risk
+   * profiles set them: empty or absent, no restriction.
+   */
+  allowed_tools: z.array(z.string().min(1)).optional(),
+  /** Tools removed from the profile's agents, in their CLIs' own names. */
+  excluded_tools: z.array(z.string().min(1)).optional(),
 });
 export type RiskProfile = z.infer<typeof RiskProfileSchema>;
 

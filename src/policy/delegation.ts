@@ -32,6 +32,13 @@ export class DelegationRefusedError extends CaesarError {
 }
 
 /**
+ * Said with every refusal of a spawn by default: the delegation reference makes its spawn available by
+ * default, caesar does not, on purpose (docs/departures.md).
+ */
+export const SPAWN_DEFAULT_DEPARTURE =
+  "(Off by default on purpose, unlike the delegation runtime OACP follows, whose spawn_subagent is on: a spawn runs the same agent CLI again, with the same credentials and bill, so caesar asks you to opt in — see docs/departures.md.)";
+
+/**
  * Decide whether the task `caller` may hand work to `target`, in the documented order: depth, then
  * (same product) the recursion gate and the depth-1 spawn cap, or (different agent) the caller's
  * delegation policy then reachability. Every refusal names its cause and the setting that lifts it.
@@ -48,7 +55,7 @@ export function decideDelegation(
       throw new DelegationRefusedError(
         "recursion_refused",
         `spawn refused — "${caller.agent}" may not run "${target.id}", the same agent (${target.product}), under itself.`,
-        `[policy] allow_recursion is false (${recursion.source} configuration); set [policy] allow_recursion = true to let an agent re-run itself for a focused sub-task, or delegate to a different agent.`,
+        `[policy] allow_recursion is false (${recursion.source} configuration); set [policy] allow_recursion = true to let an agent re-run itself for a focused sub-task, or delegate to a different agent. ${SPAWN_DEFAULT_DEPARTURE}`,
       );
     }
     if (caller.kind === "spawn") {

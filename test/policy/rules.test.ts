@@ -94,6 +94,15 @@ describe("delegation rules, each refusal string exactly", () => {
     expect(() => decideDelegation(config({}), caller("claude"), target("claude-fast", "claude"))).toThrow(
       'spawn refused — "claude" may not run "claude-fast", the same agent (claude), under itself.',
     );
+    // The refusal says the default is caesar's on purpose, and where that is explained.
+    expect(() => decideDelegation(config({}), caller("claude"), target("claude"))).toThrow(
+      expect.objectContaining({
+        code: "recursion_refused",
+        detail: expect.stringContaining(
+          "Off by default on purpose, unlike the delegation runtime OACP follows",
+        ),
+      }),
+    );
     const recursive = config({ policy: { allow_recursion: true } });
     expect(decideDelegation(recursive, caller("claude"), target("claude"))).toEqual({
       kind: "spawn",

@@ -17,6 +17,7 @@ import { decideDelegation, FIRST_TASK_DEPTH } from "../../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
+import { resolveTools } from "../../policy/tools.js";
 import type { Mode } from "../../protocol/choices.js";
 import type { Finding } from "../../protocol/report.js";
 import { decideSandbox, type SandboxDecision } from "../../sandbox/decide.js";
@@ -187,13 +188,21 @@ async function planRequest(
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
 
   const settings = settingsOf(config, adapter.id);
-  // A bounded child inherits its parent's tool restrictions where its own agent declares none.
-  const tools: ToolLists = {
-    allowed: settings.allowed_tools.value ?? inherited?.tools.allowed ?? null,
-    excluded: [...new Set([...(inherited?.tools.excluded ?? []), ...settings.excluded_tools.value])],
-  };
-  findings.push(...toolFindings(adapter, tools));
   const ownProfile = riskProfileOf(config, settings.risk_profile.value);
+  // The agent's tools: its own lists narrowed by its risk profile's, and for a bounded child its parent's
+  // as the ceiling (intersected, as the delegation reference does, not refused).
+  const { tools, emptied } = resolveTools(
+    { allowed: settings.allowed_tools.value, excluded: settings.excluded_tools.value },
+    { allowed: ownProfile.allowed_tools.value, excluded: ownProfile.excluded_tools.value },
+    inherited?.tools,
+  );
+  if (emptied)
+    findings.push({
+      severity: "medium",
+      title: "No tool left for the agent",
+      detail: `The allowed_tools of "${adapter.id}", of its risk profile "${settings.risk_profile.value}"${inherited ? " and of its parent" : ""} have no tool in common: it runs without tools, as the delegation reference gives such a target a turn with none.`,
+    });
+  findings.push(...toolFindings(adapter, tools));
   const limits = {
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
