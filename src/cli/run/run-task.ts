@@ -44,9 +44,14 @@ export async function runFromCli(
   return exitCodeOf(final);
 }
 
-/** `caesar run` succeeds only when the process succeeded and the report says success. */
+/**
+ * `caesar run` succeeds only when the process succeeded and the report says success — and, for a
+ * read-only task, when git saw no file changed: a write where none was allowed is a failure of the run,
+ * whatever the agent reports.
+ */
 export function exitCodeOf(state: TaskState): number {
-  return state.outcome === "succeeded" && state.report?.status === "success" ? 0 : 1;
+  const wroteReadOnly = state.mode === "read-only" && (state.report?.changes.length ?? 0) > 0;
+  return state.outcome === "succeeded" && state.report?.status === "success" && !wroteReadOnly ? 0 : 1;
 }
 
 /**

@@ -151,19 +151,30 @@ async function planRequest(
     request.isolation ??
     role?.isolation ??
     (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
+  // The OS sandbox the agent runs in (a worker's own [sandbox] decides for a remote task).
+  const sandbox: SandboxDecision = remote
+    ? { backend: null, detail: "runs on a worker, whose own [sandbox] decides" }
+    : decideSandbox(config.sandbox.mode.value, config.sandbox.mode.source);
+  // A read-only task whose agent nothing keeps from writing (no OS sandbox, no read-only of its own) does
+  // not run in the user's checkout under auto: a write would land there. It gets a worktree instead.
+  const unguardedReadOnly =
+    mode === "read-only" && adapter.capabilities.readOnly.value === "none" && sandbox.backend === null;
   const isolation = remote
     ? remoteIsolation(request.isolation ?? role?.isolation, repo.kind)
-    : resolveIsolation(isolationRequest, mode, repo.kind, config, checks.checks.length > 0);
+    : resolveIsolation(
+        isolationRequest,
+        mode,
+        repo.kind,
+        config,
+        checks.checks.length > 0,
+        unguardedReadOnly,
+      );
   const networkRequest =
     request.network ??
     role?.network ??
     (inherited && !inherited.network ? "off" : config.policy.network.value);
-  // The OS sandbox the agent runs in (a worker's own [sandbox] decides for a remote task). An agent caesar
-  // could not otherwise confine (network "open": a custom program, the reference agent) has its network
-  // cut by the sandbox itself; the five CLIs keep their own control, as they need their model's host.
-  const sandbox: SandboxDecision = remote
-    ? { backend: null, detail: "runs on a worker, whose own [sandbox] decides" }
-    : decideSandbox(config.sandbox.mode.value, config.sandbox.mode.source);
+  // An agent caesar could not otherwise confine (network "open": a custom program, the reference agent) has
+  // its network cut by the sandbox itself; the five CLIs keep their own control, as they need their model's host.
   const sandboxCutsNetwork = sandbox.backend !== null && adapter.capabilities.network.value === "open";
   const capabilities: AgentCapabilities = sandboxCutsNetwork
     ? {
@@ -402,6 +413,8 @@ function resolveIsolation(
   repo: "none" | "empty" | "usable",
   config: EffectiveConfig,
   checked: boolean,
+  /** auto picks a worktree even for a read-only task (its agent is not kept from writing). */
+  unguarded = false,
 ): "inplace" | "worktree" {
   // Checks run in the task's own worktree: never in the user's files.
   if (checked && (repo !== "usable" || requested === "inplace")) {
@@ -435,7 +448,8 @@ function resolveIsolation(
     }
     return "inplace"; // outside git, or without commits, inplace is the only mode and is allowed
   }
-  const isolation = requested === "auto" ? (mode === "write" || checked ? "worktree" : "inplace") : requested;
+  const isolation =
+    requested === "auto" ? (mode === "write" || checked || unguarded ? "worktree" : "inplace") : requested;
   if (isolation === "inplace" && mode === "write" && !config.policy.allow_inplace_write.value) {
     throw new CaesarError(
       "inplace_write_refused",
