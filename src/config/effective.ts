@@ -95,6 +95,8 @@ export interface EffectiveAgentSettings {
   delegates: Sourced<DelegateTarget[]>;
   allowed_tools: Sourced<string[] | null>;
   excluded_tools: Sourced<string[]>;
+  /** The agent's default task time (a duration), null: `[policy] timeout`. */
+  timeout: Sourced<string | null>;
 }
 
 export interface EffectiveRiskProfile {
@@ -286,6 +288,7 @@ export function settingsOf(config: EffectiveConfig, id: string): EffectiveAgentS
       : { value: [], source: "default" },
     allowed_tools: declared.allowed_tools ?? { value: null, source: "default" },
     excluded_tools: declared.excluded_tools ?? { value: [], source: "default" },
+    timeout: declared.timeout ?? { value: null, source: "default" },
   };
 }
 

@@ -234,6 +234,11 @@ export const AgentSettingsSchema = z.strictObject({
   allowed_tools: z.array(z.string().min(1)).optional(),
   /** Tools removed from the agent, in its CLI's own names. */
   excluded_tools: z.array(z.string().min(1)).optional(),
+  /**
+   * A task's time on this agent when neither the request nor its role says (the delegation reference's
+   * per-target `delegation_timeout_secs`); else `[policy] timeout`.
+   */
+  timeout: durationText.optional(),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
 

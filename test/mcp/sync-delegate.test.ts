@@ -54,6 +54,20 @@ describe("caesar_delegate and caesar_fanout with wait", () => {
     expect(textOf(late)).toMatch(/^Agent 'hang' timed out after 2s\n/);
   });
 
+  it("takes the agent's own timeout ([agents.<id>] timeout, the reference's per-target one) when the request gives none", async () => {
+    const own = makeRepo({ "README.md": "# demo\n" });
+    writeConfig(own, '[agents.hang]\ntimeout = "1s"\n', ["hang"]);
+    const server = await connectCaesar(["mcp", "serve"], { cwd: own });
+    try {
+      const late = await server.call("caesar_delegate", { objective: "Wait", agent: "hang", wait: true });
+      expect(late.isError).toBe(true);
+      expect(textOf(late)).toMatch(/^Agent 'hang' timed out after 1s\n/);
+      expect(resultOf<{ timeout_ms: number }>(late).timeout_ms).toBe(1000);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("without wait still answers at once with the id (the asynchronous form is kept)", async () => {
     const result = await mcp.call("caesar_delegate", { objective: "Later", agent: "conformant" });
     expect(textOf(result)).toMatch(/^Started t_/);

@@ -190,7 +190,14 @@ async function planRequest(
       detail: `${sandbox.detail}. With [sandbox] mode = "auto" (${config.sandbox.mode.source}) it ran unsandboxed: nothing but caesar's own checks kept it from writing outside its workspace, reading your credentials or reaching the network. Set [sandbox] mode = "required" to refuse instead.`,
     });
 
-  const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
+  const settings = settingsOf(config, adapter.id);
+  // The role's, else the agent's own (the reference's per-target timeout), else the project's.
+  const agentTimeout = settings.timeout.value;
+  const defaultTimeout = role?.timeout
+    ? parseDuration(role.timeout, "timeout")
+    : agentTimeout !== null
+      ? parseDuration(agentTimeout, `[agents.${adapter.id}] timeout`)
+      : parseDuration(config.policy.timeout.value, "timeout");
   // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
   const timeoutMs =
     request.timeout ??
@@ -198,7 +205,6 @@ async function planRequest(
   const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
 
-  const settings = settingsOf(config, adapter.id);
   const ownProfile = riskProfileOf(config, settings.risk_profile.value);
   // The agent's tools: its own lists narrowed by its risk profile's, and for a bounded child its parent's
   // as the ceiling (intersected, as the delegation reference does, not refused).
