@@ -13,7 +13,7 @@ describe("caesar_delegate and caesar_fanout with wait", () => {
   let mcp: CaesarMcp;
   beforeAll(async () => {
     root = makeRepo({ "README.md": "# demo\n" });
-    writeConfig(root, "", ["conformant", "crash", "hang"]);
+    writeConfig(root, "", ["conformant", "crash", "hang", "writer"]);
     mcp = await connectCaesar(["mcp", "serve"], { cwd: root });
   });
   afterAll(async () => {
@@ -52,6 +52,20 @@ describe("caesar_delegate and caesar_fanout with wait", () => {
     });
     expect(late.isError).toBe(true);
     expect(textOf(late)).toMatch(/^Agent 'hang' timed out after 2s\n/);
+  });
+
+  it("is an error when the agent changed files during a read-only task, though it reports success", async () => {
+    const result = await mcp.call("caesar_delegate", {
+      objective: "Only look",
+      agent: "writer",
+      mode: "read-only",
+      wait: true,
+    });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(
+      /^Agent 'writer' failed: it changed 1 file\(s\) during a read-only task \(task t_/,
+    );
+    expect(resultOf<{ result: { report: { status: string } } }>(result).result.report.status).toBe("success");
   });
 
   it("takes the agent's own timeout ([agents.<id>] timeout, the reference's per-target one) when the request gives none", async () => {

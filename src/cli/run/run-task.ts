@@ -1,5 +1,6 @@
 import { startPlannedTask } from "../../cluster/start.js";
 import { followTask } from "../../engine/follow/follow.js";
+import { wroteDuringReadOnly } from "../../engine/follow/task-view.js";
 import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan, UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import type { DelegationRequest } from "../../engine/lifecycle/request.js";
@@ -50,8 +51,9 @@ export async function runFromCli(
  * whatever the agent reports.
  */
 export function exitCodeOf(state: TaskState): number {
-  const wroteReadOnly = state.mode === "read-only" && (state.report?.changes.length ?? 0) > 0;
-  return state.outcome === "succeeded" && state.report?.status === "success" && !wroteReadOnly ? 0 : 1;
+  return state.outcome === "succeeded" && state.report?.status === "success" && !wroteDuringReadOnly(state)
+    ? 0
+    : 1;
 }
 
 /**

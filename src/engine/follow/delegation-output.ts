@@ -1,5 +1,5 @@
 import { checksVerdict } from "../../protocol/checks.js";
-import { isSuccessfulFinish, type TaskView } from "./task-view.js";
+import { isSuccessfulFinish, type TaskView, wroteDuringReadOnly } from "./task-view.js";
 
 /**
  * A finished task as the delegation reference's `delegate` tool returns it to the agent that delegated
@@ -72,6 +72,8 @@ function whyFailed(view: TaskView): string {
   if (view.phase !== "finished") return `still ${view.phase} (task ${view.task_id})`;
   if (view.outcome === "cancelled") return `cancelled (task ${view.task_id})`;
   if (view.error) return `${view.error.message} (task ${view.task_id}, ${view.error.code})`;
+  if (view.outcome === "succeeded" && wroteDuringReadOnly(view))
+    return `it changed ${view.report!.changes.length} file(s) during a read-only task (task ${view.task_id})`;
   const checks = checksVerdict(view.report?.checks);
   if (view.outcome === "succeeded" && view.report?.status !== "failed" && checks.state === "failed")
     return `its checks failed (${checks.passed} of ${checks.total} passed; task ${view.task_id})`;
