@@ -78,6 +78,12 @@ export function describeEvent(event) {
     case "error":
       return ["error", `${event.message}${event.code ? ` [${event.code}]` : ""}`];
     case "finished":
+      // An agent's own `finished` (the server marks it by: "agent") is its word, not the task's end.
+      if (event.by === "agent")
+        return [
+          "agent",
+          `says finished: ${event.status}${event.summary ? ` — ${event.summary}` : ""} (not the task's end)`,
+        ];
       return [
         "finish",
         `${event.status}${event.outcome ? ` / ${event.outcome}` : ""}${event.summary ? ` — ${event.summary}` : ""}`,

@@ -95,12 +95,17 @@ export interface EffectiveAgentSettings {
   delegates: Sourced<DelegateTarget[]>;
   allowed_tools: Sourced<string[] | null>;
   excluded_tools: Sourced<string[]>;
+  /** The agent's default task time (a duration), null: `[policy] timeout`. */
+  timeout: Sourced<string | null>;
 }
 
 export interface EffectiveRiskProfile {
   delegation_mode: Sourced<"forbidden" | "allow">;
   max_tasks_per_hour: Sourced<number | null>;
   max_cost_per_day: Sourced<number | null>;
+  /** null: no restriction (an empty list in the file means the same, as in the delegation reference). */
+  allowed_tools: Sourced<string[] | null>;
+  excluded_tools: Sourced<string[]>;
 }
 
 type RoleFields = Omit<RoleConfig, "name">;
@@ -283,6 +288,7 @@ export function settingsOf(config: EffectiveConfig, id: string): EffectiveAgentS
       : { value: [], source: "default" },
     allowed_tools: declared.allowed_tools ?? { value: null, source: "default" },
     excluded_tools: declared.excluded_tools ?? { value: [], source: "default" },
+    timeout: declared.timeout ?? { value: null, source: "default" },
   };
 }
 
@@ -295,5 +301,10 @@ export function riskProfileOf(config: EffectiveConfig, name: string): EffectiveR
       : { value: "forbidden", source: "default" },
     max_tasks_per_hour: declared.max_tasks_per_hour ?? config.policy.max_tasks_per_hour,
     max_cost_per_day: declared.max_cost_per_day ?? config.policy.max_cost_per_day,
+    allowed_tools:
+      declared.allowed_tools && declared.allowed_tools.value.length > 0
+        ? declared.allowed_tools
+        : { value: null, source: declared.allowed_tools?.source ?? "default" },
+    excluded_tools: declared.excluded_tools ?? { value: [], source: "default" },
   };
 }

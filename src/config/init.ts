@@ -71,7 +71,7 @@ function projectTemplate(derived: { setup: string[]; copy: string[] }): string {
     '# timeout = "30m"',
     "# allow_inplace_write = false",
     "# allow_recursion = false    # may an agent delegate to the same agent product (claude → claude)?",
-    "# max_depth = 3              # how deep agents may delegate to agents",
+    "# max_depth = 3              # hops from the main agent (1: its tasks may not delegate)",
     "# max_tasks_per_hour = 20    # per delegation tree (0: none)",
     "# max_cost_per_day = 5.0     # USD per delegation tree, from reported usage (0: none)",
     "",

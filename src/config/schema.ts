@@ -40,7 +40,17 @@ export const PolicySchema = z.strictObject({
   timeout: durationText.optional(),
   allow_inplace_write: z.boolean().optional(),
   allow_recursion: z.boolean().optional(),
-  max_depth: z.number().int().nonnegative().optional(),
+  max_depth: z
+    .number()
+    .int()
+    .min(1, {
+      error:
+        "max_depth counts hops from the main agent (depth 0): 1 lets it delegate and its tasks not, and 0 would forbid every task. A value written for caesar before it counted so needs one more (0 → 1)",
+    })
+    .optional()
+    .describe(
+      "Hops of delegation from the main agent (depth 0): 1 lets the main agent delegate and its tasks not (default 3).",
+    ),
   stall_notice: durationText
     .optional()
     .describe("Say so when an agent prints nothing for this long (default 2m)."),
@@ -224,6 +234,11 @@ export const AgentSettingsSchema = z.strictObject({
   allowed_tools: z.array(z.string().min(1)).optional(),
   /** Tools removed from the agent, in its CLI's own names. */
   excluded_tools: z.array(z.string().min(1)).optional(),
+  /**
+   * A task's time on this agent when neither the request nor its role says (the delegation reference's
+   * per-target `delegation_timeout_secs`); else `[policy] timeout`.
+   */
+  timeout: durationText.optional(),
 });
 export type AgentSettings = z.infer<typeof AgentSettingsSchema>;
 
@@ -232,6 +247,13 @@ export const RiskProfileSchema = z.strictObject({
   delegation_policy: z.strictObject({ mode: z.enum(["forbidden", "allow"]) }).optional(),
   max_tasks_per_hour: z.number().int().nonnegative().optional(),
   max_cost_per_day: z.number().nonnegative().optional(),
+  /**
+   * Tools the profile's agents may use, in their CLIs' own names, as the delegation reference's risk
+   * profiles set them: empty or absent, no restriction.
+   */
+  allowed_tools: z.array(z.string().min(1)).optional(),
+  /** Tools removed from the profile's agents, in their CLIs' own names. */
+  excluded_tools: z.array(z.string().min(1)).optional(),
 });
 export type RiskProfile = z.infer<typeof RiskProfileSchema>;
 

@@ -7,6 +7,7 @@ import { listChildren } from "../engine/lifecycle/subtree.js";
 import { loadAllTasks } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import type { OrchestratorContext } from "./context.js";
+import { blocksOf } from "./delegate-result.js";
 import { keepAlive } from "./progress.js";
 import { runTool, toolResult } from "./tool-result.js";
 
@@ -22,6 +23,7 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
         "Wait for one or more delegated tasks (1 to 128 ids) until they have all finished or `timeout_ms` passes (default 30000, at most 120000 — more is clamped to it and the result says so; call again to wait longer).",
         'Returns {status: "complete"|"timeout", completed, pending, missing, failed, results}: `completed` counts successes, `pending` / `missing` / `failed` list ids, and `results` has one entry per task found with its phase, outcome and, once finished, its normalized `report` (status, summary, changes verified by git, findings, report_source).',
         "Like the delegation reference's await_sessions, the call is an error (isError, with the same result) unless every task finished successfully: some still pending or missing, or some failed, timed out or were cancelled.",
+        "Over several ids, once none is pending, the text also gives the delegation reference's per-task blocks: `[Parallel delegation: <N> agents]`, then `--- <agent> (success=true) ---` and its result, or `--- <agent> (success=false) ---` and `Error: …`.",
         "A pending task lists its `open_questions`: answer them with caesar_answer, or it will proceed on its own judgement when its wait ends.",
       ].join(" "),
       inputSchema: AwaitRequestSchema.shape,
@@ -54,6 +56,10 @@ export function registerAwaitTools(server: McpServer, context: OrchestratorConte
               ? `timeout_ms ${result.timeout_clamped_from} was clamped to ${AWAIT_MAX_TIMEOUT_MS}, the most one call waits: call caesar_await again to wait longer.`
               : undefined,
             result.missing.length > 0 ? `No such task: ${result.missing.join(", ")}.` : undefined,
+            // Several tasks, all settled: one block each, as the reference's fan-out answers.
+            args.task_ids.length > 1 && result.pending.length === 0
+              ? `\n${await blocksOf(context.root, args.task_ids, result.results)}\n`
+              : undefined,
           ]
             .filter(Boolean)
             .join(" ");

@@ -1,5 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { startPlannedTask, startPlannedTasks } from "../cluster/start.js";
+import { renderParallel } from "../engine/follow/delegation-output.js";
 import { admitAll } from "../engine/lifecycle/admit.js";
 import { type Caller, governed } from "../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
@@ -7,11 +8,15 @@ import { type DelegationRequest, wireSpelling } from "../engine/lifecycle/reques
 import type { TaskRecord } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
+import { awaitDelegated } from "./delegate-result.js";
 import {
+  DelegateToolSchema,
   DelegationArgumentsSchema,
   parsedByHandler,
   parseToolArguments,
+  splitWait,
   toDelegationRequest,
+  WaitShape,
 } from "./delegation-args.js";
 import { runTool, toolResult } from "./tool-result.js";
 
@@ -25,8 +30,8 @@ const fanoutTasks = <T extends z.ZodType>(task: T) =>
     .describe("The tasks, each shaped like caesar_delegate's arguments.");
 
 /** caesar_fanout's arguments, as published; each task is then parsed as caesar_delegate's arguments are. */
-const FanoutSchema = z.strictObject({ tasks: fanoutTasks(DelegationArgumentsSchema) });
-const FanoutListSchema = z.strictObject({ tasks: fanoutTasks(z.unknown()) });
+const FanoutSchema = z.strictObject({ tasks: fanoutTasks(DelegationArgumentsSchema), ...WaitShape });
+const FanoutListSchema = z.strictObject({ tasks: fanoutTasks(z.unknown()), ...WaitShape });
 
 /** What a started task looks like to the caller. */
 export function describeStarted(id: string, dir: string, plan: TaskPlan) {
@@ -47,7 +52,10 @@ export function describeStarted(id: string, dir: string, plan: TaskPlan) {
   };
 }
 
-/** caesar_delegate and caesar_fanout: start tasks, return their ids at once. */
+/**
+ * caesar_delegate and caesar_fanout: start tasks and return their ids at once, or with `wait` (the
+ * delegation reference's synchronous form) return each one's result once it has finished.
+ */
 export function registerDelegateTools(server: McpServer, context: OrchestratorContext): void {
   server.registerTool(
     "caesar_delegate",
@@ -56,11 +64,12 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
       description: [
         "Hand one coding task to another coding agent (codex, claude, opencode, gemini, copilot, or a configured one), which works on it in the background, by default in its own git worktree so your files stay untouched.",
         "Returns at once with a `task_id` (the task runs under its own process: ending this session does not stop it). Then call caesar_await with that id to get its report — changes verified against git — and caesar_diff / caesar_apply to review and take its work.",
+        "With `wait: true` the call instead blocks until the task has finished and returns its result: `[Agent '<agent>' (<agent>/<model>)]` then the agent's answer and where its changes are, or `Agent '<agent>' failed: …` / `Agent '<agent>' timed out after <N>s` as an error.",
         "Pick the agent with caesar_list_agents, or a role with caesar_list_roles. With `channel: true` the agent can ask you questions: answer them with caesar_answer.",
         "Several independent tasks at once: caesar_fanout. The same task on several agents, to compare: caesar_race.",
         "Refused before anything starts when the policy forbids it (unknown or denied agent, in-place write in a repository, delegation too deep…): the error says which setting lifts it.",
       ].join(" "),
-      inputSchema: parsedByHandler(DelegationArgumentsSchema),
+      inputSchema: parsedByHandler(DelegateToolSchema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
@@ -68,17 +77,28 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         openWorldHint: true,
       },
     },
-    async (args) =>
+    async (args, extra) =>
       runTool(async () => {
-        const request = toDelegationRequest(args);
+        const { wait, rest } = splitWait(args);
+        const request = toDelegationRequest(rest);
         const action = `caesar_delegate: ${describeRequest(request)}`;
         const caller = await callerOf(context, action);
         const { plan, record } = await governed(caller, action, async () => {
           const { plan } = await resolvePlan(request, { root: context.root, env: context.env, caller });
           return { plan, record: await startPlannedTask(plan) };
         });
+        const started = describeStarted(record.id, record.dir, plan);
+        if (wait) {
+          const [waited] = await awaitDelegated(context, extra, [{ id: record.id, plan }]);
+          const { outcome, view } = waited!;
+          const answer = toolResult(
+            { ...started, outcome, result: view },
+            (outcome.output ?? outcome.error)!,
+          );
+          return outcome.success ? answer : { ...answer, isError: true };
+        }
         return toolResult(
-          describeStarted(record.id, record.dir, plan),
+          started,
           `Started ${record.id} (${plan.agent}, ${plan.mode}, ${plan.isolation}). Wait for it with caesar_await {"task_ids": ["${record.id}"]}.`,
         );
       }),
@@ -92,6 +112,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         `Start several independent tasks in one call (1 to ${FANOUT_MAX_TASKS}), each with its own objective and agent or role — e.g. one per module to migrate.`,
         "Admission is all or none: every task is checked against the policy before any starts; if one is refused, nothing is started and the error names which one and why.",
         "Returns the started tasks' ids at once, in order; then caesar_await them together.",
+        "With `wait: true` the call blocks until every task has finished and returns `[Parallel delegation: <N> agents]` then one block per task, in order: `--- <agent> (success=true) ---` and its result, or `--- <agent> (success=false) ---` and `Error: …` (an error result when any failed).",
       ].join(" "),
       inputSchema: parsedByHandler(FanoutSchema),
       annotations: {
@@ -101,10 +122,11 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         openWorldHint: true,
       },
     },
-    async (args) =>
+    async (args, extra) =>
       runTool(async () => {
         // Every task is parsed before any is admitted: a bad one is refused as such, naming its place.
-        const requests = parseToolArguments(FanoutListSchema, args).tasks.map((task, index) =>
+        const parsed = parseToolArguments(FanoutListSchema, args);
+        const requests = parsed.tasks.map((task, index) =>
           toDelegationRequest(task, (path) => wireSpelling(["tasks", index, ...path])),
         );
         const { started, plans } = await startAllOrNone(
@@ -114,6 +136,21 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         );
         const tasks = started.map((record, index) => describeStarted(record.id, record.dir, plans[index]!));
         const ids = tasks.map((task) => task.task_id);
+        if (parsed.wait) {
+          const waited = await awaitDelegated(
+            context,
+            extra,
+            started.map((record, index) => ({ id: record.id, plan: plans[index]! })),
+          );
+          const outcomes = waited.map((task) => task.outcome);
+          const failed = outcomes.some((outcome) => !outcome.success);
+          const text = `${renderParallel(outcomes)}${failed ? "\n\nOne or more parallel agents failed" : ""}`;
+          const answer = toolResult(
+            { started: ids, tasks, outcomes, results: waited.map((task) => task.view) },
+            text,
+          );
+          return failed ? { ...answer, isError: true } : answer;
+        }
         return toolResult(
           { started: ids, tasks },
           `Started ${ids.length} task(s). Wait for them with caesar_await {"task_ids": ${JSON.stringify(ids)}}.`,

@@ -16,8 +16,33 @@ import * as z from "../support/zod.js";
  * (`invalid_argument`, `unknown_field`) as on the command line and over HTTP.
  */
 
-/** caesar_delegate's arguments, and each of caesar_fanout's tasks: the request as a caller may send it. */
+/** Each of caesar_fanout's tasks: the request as a caller may send it. */
 export const DelegationArgumentsSchema = CallerRequestSchema;
+
+/**
+ * `wait`: the synchronous form of caesar_delegate and caesar_fanout — the call returns the agent's answer
+ * (as the delegation reference's synchronous `delegate`) instead of ids to await. Not a field of the
+ * request: it says how this call answers, not what the task is.
+ */
+export const WaitShape = {
+  wait: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: wait until the task has finished and return its result — `[Agent '<agent>' (<agent>/<model>)]` and its answer, or the error — instead of its id at once (default false). The task's own `timeout` bounds the wait; ending the session does not stop the task.",
+    ),
+};
+
+/** caesar_delegate's arguments: the request as a caller may send it, and `wait`. */
+export const DelegateToolSchema = CallerRequestSchema.extend(WaitShape);
+
+/** Take `wait` out of a tool's arguments (checked), leaving the request's fields to its one parse. */
+export function splitWait(args: unknown): { wait: boolean; rest: unknown } {
+  if (args === null || typeof args !== "object" || Array.isArray(args) || !("wait" in args))
+    return { wait: false, rest: args };
+  const { wait, ...rest } = args as Record<string, unknown>;
+  return { wait: parseToolArguments(z.strictObject(WaitShape), { wait }).wait ?? false, rest };
+}
 
 /**
  * The request's options shared by every contender of caesar_race: not agent or role (the contenders are

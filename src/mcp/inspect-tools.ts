@@ -4,6 +4,8 @@ import { loadLiveTask, readPlan } from "../engine/lifecycle/live-task.js";
 import { taskPatch, taskResult } from "../engine/lifecycle/result.js";
 import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
 import { readEvents } from "../engine/store/event-log.js";
+import { markFinishedEvents } from "../engine/store/event-owner.js";
+import { readState } from "../engine/store/task-store.js";
 import { errnoOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
@@ -50,7 +52,9 @@ export function registerInspectTools(server: McpServer, context: OrchestratorCon
           const tail = await readTail(record.paths.raw, args.tail_bytes);
           return toolResult({ task_id: record.id, phase: record.state.phase, ...tail });
         }
-        const { events } = await readEvents(record.paths.events);
+        const read = await readEvents(record.paths.events);
+        // Read after the events, the task's record names caesar's `finished` among them.
+        const events = markFinishedEvents(read.events, await readState(record.dir).catch(() => record.state));
         const after = args.after_seq ?? -1;
         const newer = events.filter((event) => event.seq > after);
         const shown = newer.slice(-args.limit);

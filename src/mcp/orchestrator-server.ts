@@ -11,7 +11,7 @@ import { registerRaceTool } from "./race-tool.js";
 import { PACKAGE_VERSION } from "./version.js";
 
 const INSTRUCTIONS = `caesar hands coding tasks to other coding agents (codex, claude, opencode, gemini, copilot, custom ones), each working in its own git worktree, and returns reports whose changes are checked against git.
-Typical flow: caesar_list_agents (or caesar_list_roles) → caesar_delegate (or caesar_fanout for several tasks, caesar_race to compare agents on one) → caesar_await until complete, answering open questions with caesar_answer → caesar_diff → caesar_apply.
+Typical flow: caesar_list_agents (or caesar_list_roles) → caesar_delegate (or caesar_fanout for several tasks, caesar_race to compare agents on one) → caesar_await until complete, answering open questions with caesar_answer → caesar_diff → caesar_apply. To get a task's result in one call instead, pass \`wait: true\` to caesar_delegate (or caesar_fanout).
 Tasks run on their own: they survive the end of this session, and caesar_status lists them later. caesar_logs shows what a task is doing; caesar_cancel stops it.
 caesar_chat_* reach the project's agent chat, where its tasks' agents coordinate (they appear there as <agent>-<task hex>); name yourself with \`as\` / \`from\`.`;
 

@@ -32,6 +32,13 @@ export class DelegationRefusedError extends CaesarError {
 }
 
 /**
+ * Said with every refusal of a spawn by default: the delegation reference makes its spawn available by
+ * default, caesar does not, on purpose (docs/departures.md).
+ */
+export const SPAWN_DEFAULT_DEPARTURE =
+  "(Off by default on purpose, unlike the delegation runtime OACP follows, whose spawn_subagent is on: a spawn runs the same agent CLI again, with the same credentials and bill, so caesar asks you to opt in — see docs/departures.md.)";
+
+/**
  * Decide whether the task `caller` may hand work to `target`, in the documented order: depth, then
  * (same product) the recursion gate and the depth-1 spawn cap, or (different agent) the caller's
  * delegation policy then reachability. Every refusal names its cause and the setting that lifts it.
@@ -48,7 +55,7 @@ export function decideDelegation(
       throw new DelegationRefusedError(
         "recursion_refused",
         `spawn refused — "${caller.agent}" may not run "${target.id}", the same agent (${target.product}), under itself.`,
-        `[policy] allow_recursion is false (${recursion.source} configuration); set [policy] allow_recursion = true to let an agent re-run itself for a focused sub-task, or delegate to a different agent.`,
+        `[policy] allow_recursion is false (${recursion.source} configuration); set [policy] allow_recursion = true to let an agent re-run itself for a focused sub-task, or delegate to a different agent. ${SPAWN_DEFAULT_DEPARTURE}`,
       );
     }
     if (caller.kind === "spawn") {
@@ -75,14 +82,24 @@ export function decideDelegation(
   return { kind: "delegate", mode };
 }
 
-/** Depth grows by one on every path; `[policy] max_depth` (default 3) caps it. */
+/**
+ * The depth of a task nobody's task asked for: its caller — a person, the main agent (over MCP or the
+ * command line), CI — is depth 0, as the delegation reference's main agent is.
+ */
+export const FIRST_TASK_DEPTH = 1;
+
+/**
+ * Depth grows by one on every path; `[policy] max_depth` (default 3) caps it as the reference's
+ * `max_delegation_depth` does: a caller at depth `d` may delegate while `d < max_depth`, so `max_depth = 1`
+ * is one hop — the main agent delegates, its delegates do not.
+ */
 export function checkDepth(config: EffectiveConfig, caller: Pick<CallerTask, "id" | "depth">): void {
   const max = config.policy.max_depth;
   if (caller.depth >= max.value) {
     throw new DelegationRefusedError(
       "delegation_depth",
       `Delegation depth limit reached (${caller.depth}/${max.value}).`,
-      `Task ${caller.id} runs at depth ${caller.depth}; [policy] max_depth is ${max.value} (${max.source} configuration). Raise it, or do the work in ${caller.id} itself.`,
+      `Task ${caller.id} runs at depth ${caller.depth} (the main agent is 0, the task it started 1); [policy] max_depth is ${max.value} (${max.source} configuration), the number of hops from the main agent. Raise it, or do the work in ${caller.id} itself.`,
     );
   }
 }

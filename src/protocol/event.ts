@@ -92,6 +92,12 @@ export const FinishedEventSchema = z.object({
   status: ReportStatusSchema.describe("The report's status."),
   summary: z.string().optional(),
   outcome: ProcessOutcomeSchema.optional().describe("How the agent's process ended."),
+  by: z
+    .enum(["caesar", "agent"])
+    .optional()
+    .describe(
+      "Who says it is finished. caesar's `finished` (by: caesar) is the task's end, the last event of the task; an agent may write its own (by: agent) — what the agent said of its work, never the task's end. caesar's readers mark each one from caesar's records, whatever the line claims.",
+    ),
 });
 
 export const EventSchema = z

@@ -53,7 +53,12 @@ export const TaskSchema = z
       .nullable()
       .default(null)
       .describe("Time allowed, in milliseconds."),
-    depth: z.number().int().min(0).default(0).describe("Delegation depth, 0 for the top-level agent."),
+    depth: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Delegation depth: 0 is the main agent (never a task), 1 a task it started, +1 per nesting."),
     report_path: z.string().min(1),
     events_path: z.string().min(1),
     channel: ChannelSchema.nullable().default(null),

@@ -166,6 +166,16 @@ export class EventLineFormatter {
           sanitize(event.message).trim() + (event.code ? ` (${oneLine(event.code)})` : ""),
         );
       case "finished": {
+        // An agent's own `finished` is what it said of its work, not the task's end: shown as its words.
+        if (event.by === "agent")
+          return [
+            this.single("agent", [
+              { text: `says finished: ${event.status}`, role: "muted" },
+              { text: event.summary ? ` ${m.sep} ` : "", role: "muted" },
+              { text: event.summary ? oneLine(event.summary) : "", flex: true },
+              { text: " (the agent's, not the task's end)", role: "muted" },
+            ]),
+          ];
         // The process outcome only when it says more than the status (a timeout, a cancellation).
         const outcome =
           event.outcome === "timed_out" || event.outcome === "cancelled"

@@ -365,6 +365,38 @@ describe("caesar query against the live server", () => {
   });
 });
 
+describe("caesar query mutate (cz-mutate/1) against the live server", () => {
+  it("capabilities, read, then apply a request from a file with the workspace's token; a stale one is a conflict, not retried", async () => {
+    const capabilities = parseJsonOutput<Json>(await agent(["mutate", "capabilities", "--json"]));
+    expect(capabilities.protocol).toBe("cz-mutate/1");
+    expect(capabilities.operations.map((op: Json) => op.name)).toContain("task.cancel");
+
+    const read = parseJsonOutput<Json>(await agent(["mutate", "read", "--json"]));
+    expect(read.envelope).toMatchObject({
+      protocol: "cz-mutate/1",
+      runId: read.runId,
+      revision: read.revision,
+    });
+
+    // Cancelling a finished task changes nothing, and says so.
+    const file = join(root, "request.json");
+    writeFileSync(file, JSON.stringify({ ...read.envelope, arguments: { task_id: taskId } }));
+    const applied = await agent(["mutate", "apply", file, "--json"]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(parseJsonOutput<Json>(applied).result).toMatchObject({ taskId, cancelled: false });
+
+    // The same request again is a replay: a conflict (409), said, not retried; a file that is not JSON is refused here.
+    const again = await agent(["mutate", "apply", file, "--json"]);
+    expect(again.code).toBe(1);
+    expect(parseJsonOutput<Json>(again).error.summary).toMatch(/^Conflict \(409 /);
+    const notJson = join(root, "bad.json");
+    writeFileSync(notJson, "{");
+    const bad = await agent(["mutate", "apply", notJson, "--json"]);
+    expect(bad.code).toBe(2);
+    expect(parseJsonOutput<Json>(bad).error.summary).toContain("is not JSON");
+  });
+});
+
 describe("caesar query against misbehaving endpoints", () => {
   let stub: Server;
   let port: number;

@@ -471,7 +471,7 @@ describe.skipIf(!NATS_SERVER)("tasks on a pool of workers (NATS JetStream + a gi
       const child = JSON.parse(
         readFileSync(join(parentWorker.clone, ".caesar", "tasks", first!.task_id!, "state.json"), "utf8"),
       ) as { depth: number; parent_id: string; remote: { worker: { id: string } } | null };
-      expect(child).toMatchObject({ depth: 1, parent_id: id });
+      expect(child).toMatchObject({ depth: 2, parent_id: id });
       expect(child.remote?.worker.id).toMatch(/^w[123]$/);
     },
     8 * MINUTE,

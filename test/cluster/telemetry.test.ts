@@ -99,7 +99,7 @@ describe.skipIf(!NATS_SERVER)("traces across machines", () => {
       expect(child.attributes).toMatchObject({
         "gen_ai.agent.name": "nap",
         "caesar.task.parent_id": id,
-        "caesar.task.depth": 1,
+        "caesar.task.depth": 2,
       });
       expect(child).toMatchObject({ traceId: parent.traceId, parentSpanId: parent.spanId });
       expect(new Set(spans.map((span) => span.traceId))).toEqual(new Set([parent.traceId]));

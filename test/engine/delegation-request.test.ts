@@ -313,13 +313,19 @@ describe("what each surface publishes is the one schema's", () => {
         target: "draft-7",
         io: "input",
       });
+      // caesar_delegate: the request's fields, and `wait` (how the call answers, not part of the task).
+      const { wait, ...delegateFields } = schemaOf("caesar_delegate").properties;
+      expect(wait.type).toBe("boolean");
       expect(schemaOf("caesar_delegate")).toEqual({
         $schema: "http://json-schema.org/draft-07/schema#",
         ...request,
+        properties: { ...delegateFields, wait },
       });
+      expect(delegateFields).toEqual(request.properties);
       expect(schemaOf("caesar_delegate").additionalProperties).toBe(false);
-      expect(Object.keys(schemaOf("caesar_delegate").properties)).toEqual([...CALLER_FIELDS]);
+      expect(Object.keys(delegateFields)).toEqual([...CALLER_FIELDS]);
       expect(schemaOf("caesar_fanout").properties.tasks.items).toEqual(request);
+      expect(schemaOf("caesar_fanout").properties.wait).toEqual(wait);
       const race = schemaOf("caesar_race").properties;
       for (const field of CALLER_FIELDS.filter(
         (f) => !["objective", "agent", "role", "isolation"].includes(f),

@@ -160,7 +160,8 @@ describe("the agent's environment and arguments", () => {
       expect(env).toContain(`CAESAR_${name}=`);
     }
     expect(env).toContain(`CAESAR_TASK_ID=${body!.task_id}`);
-    expect(env).toContain("CAESAR_DEPTH=0");
+    // A task a person started is depth 1: the person (the main agent) is 0.
+    expect(env).toContain("CAESAR_DEPTH=1");
     expect(env).toContain(`AGENT_CHAT_ROOT=${join(root, ".caesar", "chat")}`);
     const args = readFileSync(join(dir, "args.txt"), "utf8").trim().split("\n");
     expect(args.slice(-2)).toEqual(["--flag", "two words"]);
@@ -223,13 +224,25 @@ describe("reconciliation with git", () => {
     expect(diff.stdout).toContain("loose.txt");
   });
 
-  it("flags any write during a read-only task as a high-severity finding", async () => {
+  it("flags any write during a read-only task as a high-severity finding, and fails the run", async () => {
     const root = project();
     const { result, body } = await run(root, ["--agent", "writer", "--mode", "read-only", "just look"]);
-    expect(result.code).toBe(0); // the agent says success; the finding says what it did
+    // The agent says success; git saw a write where none was allowed: the run fails, the finding says why.
+    expect(body!.report.status).toBe("success");
+    expect(result.code).toBe(1);
     const high = body!.report.findings.find((f) => f.severity === "high");
     expect(high?.title).toBe("1 file(s) changed during a read-only task");
     expect(high?.detail).toBe("added out.txt");
+    // Nothing keeps this agent from writing (no OS sandbox, no read-only of its own): under isolation auto
+    // it ran in a worktree, so the write did not land in the user's checkout.
+    expect(body!.state.worktree).not.toBeNull();
+    expect(existsSync(join(root, "out.txt"))).toBe(false);
+  });
+
+  it("still runs a read-only task in place under auto when its agent enforces read-only itself", async () => {
+    const root = project();
+    const { body } = await run(root, ["--agent", "reference", "--mode", "read-only", "just look"]);
+    expect(body!.state.worktree).toBeNull();
   });
 });
 
@@ -433,7 +446,8 @@ describe("nested delegation", () => {
     expect(readFileSync(join(dir, "child.rc"), "utf8").trim()).toBe("0");
     const child = JSON.parse(readFileSync(join(dir, "child.json"), "utf8")) as RunJson;
     expect(child.state.parent_id).toBe(body!.task_id);
-    expect(child.state.depth).toBe(1);
+    // The person is depth 0, the task they started 1, its child 2 (CAESAR_DEPTH, task.json, state).
+    expect(child.state.depth).toBe(2);
     // The child's task lives in the same project store, not in the parent's worktree.
     expect(existsSync(taskDir(root, child.task_id))).toBe(true);
   });

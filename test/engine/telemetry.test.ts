@@ -107,7 +107,8 @@ describe("OpenTelemetry traces of a delegation tree", () => {
       "gen_ai.usage.input_tokens": 1200,
       "gen_ai.usage.output_tokens": 340,
       "caesar.cost_usd": 0.05,
-      "caesar.task.depth": 0,
+      // The person who ran it is depth 0: the task is 1, its children 2.
+      "caesar.task.depth": 1,
       "caesar.report.status": "success",
       "caesar.task.outcome": "succeeded",
       "caesar.changes.verified_by": "git",
@@ -116,7 +117,7 @@ describe("OpenTelemetry traces of a delegation tree", () => {
     expect(tasks.get(left!)!.attributes).toMatchObject({
       "gen_ai.agent.name": "worker",
       "caesar.task.parent_id": top,
-      "caesar.task.depth": 1,
+      "caesar.task.depth": 2,
       "caesar.task.mode": "read-only",
     });
     expect(parent.resource).toMatchObject({

@@ -28,7 +28,7 @@ const ALLOW = '[risk_profiles.default]\ndelegation_policy = { mode = "allow" }\n
 
 describe("attack 1: an agent rewrites its own task files", () => {
   it("is governed by caesar's records: the depth limit still holds, the rewrite is recorded and undone", async () => {
-    const { root, env } = adversaryProject(`[policy]\nmax_depth = 1\n${ALLOW}`, {
+    const { root, env } = adversaryProject(`[policy]\nmax_depth = 2\n${ALLOW}`, {
       planner: DELEGATOR,
       attacker: fixture("edit-records"),
       other: CONFORMANT,
@@ -40,12 +40,12 @@ describe("attack 1: an agent rewrites its own task files", () => {
     });
     const { id: top } = await runRoot(root, env, ["--agent", "planner", planner]);
     const attacker = callsOf(root, top)[0]!.task_id!;
-    expect(stateOf(root, attacker)).toMatchObject({ depth: 1, parent_id: top, mode: "read-only" });
+    expect(stateOf(root, attacker)).toMatchObject({ depth: 2, parent_id: top, mode: "read-only" });
 
     const { attempts } = detailsOf(root, attacker);
     expect(attempts.map((a) => [a.via, a.code, a.summary])).toEqual([
-      ["cli", "delegation_depth", "Delegation depth limit reached (1/1)."],
-      ["mcp", "delegation_depth", "Delegation depth limit reached (1/1)."],
+      ["cli", "delegation_depth", "Delegation depth limit reached (2/2)."],
+      ["mcp", "delegation_depth", "Delegation depth limit reached (2/2)."],
     ]);
     // Nothing started: the planner and the attacker only.
     expect(taskIds(root)).toEqual([top, attacker].sort());
@@ -53,7 +53,7 @@ describe("attack 1: an agent rewrites its own task files", () => {
     const record = readFileSync(join(taskRecordDir(root, attacker), "plan.json"), "utf8");
     expect(readFileSync(join(taskDir(root, attacker), "plan.json"), "utf8")).toBe(record);
     expect(JSON.parse(record)).toMatchObject({
-      depth: 1,
+      depth: 2,
       kind: "delegate",
       mode: "read-only",
       bounded: true,

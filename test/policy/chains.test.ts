@@ -43,7 +43,8 @@ function project(policy: string) {
 
 describe("no slot deadlock in a delegation chain", () => {
   it("runs a chain deeper than max_parallel (four levels, two slots): each level runs in its parent's slot", async () => {
-    const { root, env } = project("[policy]\nmax_parallel = 2\n");
+    // Four tasks under the main agent are four hops: max_depth 4 (the default, 3, stops the fourth).
+    const { root, env } = project("[policy]\nmax_parallel = 2\nmax_depth = 4\n");
     const result = await runCaesar(["run", "--json", "--agent", "a", "--timeout", "5m", chain("deep")], {
       cwd: root,
       env,
@@ -52,15 +53,15 @@ describe("no slot deadlock in a delegation chain", () => {
     expect(result.code, result.stderr).toBe(0);
     const levels = chainOf(root, parseJsonOutput<{ task_id: string }>(result).task_id);
     expect(levels.map((level) => [level.depth, level.outcome])).toEqual([
-      [0, "succeeded"],
       [1, "succeeded"],
       [2, "succeeded"],
       [3, "succeeded"],
+      [4, "succeeded"],
     ]);
   }, 300_000);
 
-  it("runs two such chains at once at the defaults (max_parallel 4, eight tasks)", async () => {
-    const { root, env } = project("");
+  it("runs two such chains at once at the default max_parallel (4, eight tasks)", async () => {
+    const { root, env } = project("[policy]\nmax_depth = 4\n");
     const run = (name: string) =>
       runCaesar(["run", "--json", "--agent", "a", "--timeout", "5m", chain(name)], {
         cwd: root,

@@ -106,7 +106,7 @@ describe("refusal messages", () => {
     const state = {
       id: "t_0000aaaa",
       agent: "parent",
-      depth: 0,
+      depth: 1,
       worktree: null,
       workspace: root,
       deadline_at: null,

@@ -12,7 +12,7 @@ const caller = (agent: string, extra: Partial<CallerTask> = {}): CallerTask => (
   id: "t_parent",
   agent,
   product: agent,
-  depth: 0,
+  depth: 1,
   kind: "root",
   ...extra,
 });
@@ -23,6 +23,16 @@ describe("delegation rules, each refusal string exactly", () => {
     expect(() =>
       decideDelegation(config({ policy: { max_depth: 2 } }), caller("a", { depth: 2 }), target("b")),
     ).toThrow("Delegation depth limit reached (2/2).");
+  });
+
+  it("depth as the reference counts it: max_depth = 1 is one hop, the main agent's", () => {
+    // The first task (depth 1) may not delegate under max_depth = 1; under 2 it may, once.
+    const one = config({ policy: { max_depth: 1 }, ...allow });
+    expect(() => decideDelegation(one, caller("a", { depth: 1 }), target("b"))).toThrow(
+      "Delegation depth limit reached (1/1).",
+    );
+    const two = config({ policy: { max_depth: 2 }, ...allow });
+    expect(decideDelegation(two, caller("a", { depth: 1 }), target("b")).kind).toBe("delegate");
   });
 
   it("delegation_policy forbidden by default", () => {
@@ -83,6 +93,15 @@ describe("delegation rules, each refusal string exactly", () => {
   it("same product: refused without allow_recursion, then capped at one spawn", () => {
     expect(() => decideDelegation(config({}), caller("claude"), target("claude-fast", "claude"))).toThrow(
       'spawn refused — "claude" may not run "claude-fast", the same agent (claude), under itself.',
+    );
+    // The refusal says the default is caesar's on purpose, and where that is explained.
+    expect(() => decideDelegation(config({}), caller("claude"), target("claude"))).toThrow(
+      expect.objectContaining({
+        code: "recursion_refused",
+        detail: expect.stringContaining(
+          "Off by default on purpose, unlike the delegation runtime OACP follows",
+        ),
+      }),
     );
     const recursive = config({ policy: { allow_recursion: true } });
     expect(decideDelegation(recursive, caller("claude"), target("claude"))).toEqual({

@@ -218,7 +218,8 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
         `[ -S "$(dirname "$CAESAR_BROKER")/../../../service/service.sock" ] && echo "SERVICE visible" || echo "SERVICE hidden"`,
       ].join("\n");
       const root = project(
-        `[ "$CAESAR_DEPTH" != "0" ] && { printf '{"protocol":"caesar.report/v1","status":"success","summary":"inner"}' > "$CAESAR_REPORT_PATH"; exit 0; }\n${script}`,
+        // The top task is depth 1 (its caller, the person, is 0): a deeper one is the inner task.
+        `[ "$CAESAR_DEPTH" != "1" ] && { printf '{"protocol":"caesar.report/v1","status":"success","summary":"inner"}' > "$CAESAR_REPORT_PATH"; exit 0; }\n${script}`,
         "required",
         '[policy]\nallow_recursion = true\n\n[risk_profiles.default]\ndelegation_policy = { mode = "allow" }\n',
       );
@@ -228,7 +229,7 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
         task_id: string;
         state: { depth: number; parent_id: string; outcome: string };
       }>(join(taskDir(root, result.task_id), "inner.json"));
-      expect(inner.state).toMatchObject({ depth: 1, parent_id: result.task_id, outcome: "succeeded" });
+      expect(inner.state).toMatchObject({ depth: 2, parent_id: result.task_id, outcome: "succeeded" });
       expect(result.raw).toContain('DIRECT "code": "nested_unproven"');
       expect(result.raw).toContain('FORGED "code": "nested_unproven"');
       expect(result.raw).toContain("ROOT caesar: --root is not available to a sandboxed agent");

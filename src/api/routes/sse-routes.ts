@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import { readEventLines } from "../../engine/follow/event-spans.js";
+import { markFinishedLines } from "../../engine/store/event-owner.js";
 import type { ApiContext } from "../api-context.js";
 import type { IndexedTask } from "../index/indexed-task.js";
 import type { StreamHello, TaskEventMessage, TaskPage, TasksUpdate } from "../response-schema.js";
@@ -32,7 +33,9 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
         while (sent < task.spans.length) {
           const ranges = task.spans.slice(sent, sent + BATCH);
           if (ranges.length === 0) break;
-          const lines = await readEventLines(task.paths.events, ranges).catch(() => ranges.map(() => null));
+          const lines = await readEventLines(task.paths.events, ranges)
+            .then((read) => markFinishedLines(read, task.dir))
+            .catch(() => ranges.map(() => null));
           for (const [k, line] of lines.entries()) {
             const ordinal = sent + k + 1;
             // The index keeps spans of valid events only (caesar.event/v1, validated as it read them).

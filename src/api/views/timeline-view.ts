@@ -1,4 +1,5 @@
 import { readEventLines } from "../../engine/follow/event-spans.js";
+import { markFinishedLines } from "../../engine/store/event-owner.js";
 import { ApiError } from "../api-error.js";
 import type { TaskIndex } from "../index/task-index.js";
 import type { TimelineEntry } from "../index/timeline.js";
@@ -68,7 +69,7 @@ async function readEntryData(entries: readonly TimelineEntry[]): Promise<unknown
     [...byTask].map(async ([task, indices]) => {
       const ranges = indices.map((i) => task.spans.at(entries[i]!.ordinal - 1));
       try {
-        const lines = await readEventLines(task.paths.events, ranges);
+        const lines = await markFinishedLines(await readEventLines(task.paths.events, ranges), task.dir);
         indices.forEach((entryIndex, k) => {
           out[entryIndex] = lines[k] ?? null;
         });

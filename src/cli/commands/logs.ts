@@ -36,7 +36,11 @@ export const logsCommand: CommandDefinition = {
           return 0;
         }
         const read = await readEvents(record.paths.events);
-        for (const event of read.events) show(event);
+        // Read after the events, the task's record names caesar's `finished` among them (event-owner.ts).
+        const { readState } = await import("../../engine/store/task-store.js");
+        const { markFinishedEvents } = await import("../../engine/store/event-owner.js");
+        const state = await readState(record.dir).catch(() => record.state);
+        for (const event of markFinishedEvents(read.events, state)) show(event);
         for (const line of read.rejected) rejected(line);
         return 0;
       }),

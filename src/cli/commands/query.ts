@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { UsageError } from "../../support/errors.js";
 import { type CommandContext, type CommandDefinition, handle, withCommonOptions } from "../command.js";
+import { defineMutateCommands } from "../query/mutate-commands.js";
 
 /**
  * `caesar query`: the command-line client of the agent query contract (cz-agent/1). It talks only to a
@@ -85,6 +86,7 @@ export const queryCommand: CommandDefinition = {
         ctx.out.result(response, () => renderChange(response.result));
       }),
     );
+    defineMutateCommands(query, withServerOption, clientFor);
     return query;
   },
 };

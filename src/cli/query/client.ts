@@ -72,6 +72,22 @@ export class AgentClient {
     });
   }
 
+  /**
+   * Send one mutation (a cz-mutate/1 envelope, its revision the caller's own: the decision it was based
+   * on) as the bearer token's holder. A stale revision is reported (409), never retried.
+   */
+  async mutate<R = unknown>(envelope: unknown, token: string): Promise<R> {
+    return this.send<R>(PATHS.mutate, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        [OPERATOR_HEADER]: OPERATOR_HEADER_VALUE,
+        Authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify(envelope),
+    });
+  }
+
   /** Ask the server for a one-time dashboard login URL; only the bearer token's holder may. */
   async mintLoginLink(token: string): Promise<{ url: string }> {
     return this.send<{ url: string }>(PATHS.loginLinks, {

@@ -1,5 +1,6 @@
 import { startPlannedTask } from "../../cluster/start.js";
 import { followTask } from "../../engine/follow/follow.js";
+import { wroteDuringReadOnly } from "../../engine/follow/task-view.js";
 import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan, UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import type { DelegationRequest } from "../../engine/lifecycle/request.js";
@@ -44,9 +45,15 @@ export async function runFromCli(
   return exitCodeOf(final);
 }
 
-/** `caesar run` succeeds only when the process succeeded and the report says success. */
+/**
+ * `caesar run` succeeds only when the process succeeded and the report says success — and, for a
+ * read-only task, when git saw no file changed: a write where none was allowed is a failure of the run,
+ * whatever the agent reports.
+ */
 export function exitCodeOf(state: TaskState): number {
-  return state.outcome === "succeeded" && state.report?.status === "success" ? 0 : 1;
+  return state.outcome === "succeeded" && state.report?.status === "success" && !wroteDuringReadOnly(state)
+    ? 0
+    : 1;
 }
 
 /**

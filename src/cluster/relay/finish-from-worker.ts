@@ -79,12 +79,20 @@ export async function finishFromWorker(input: WorkerFinishInput): Promise<void> 
     }));
   } else {
     const report = { ...final.report, findings: [...final.report.findings, ...findings] };
-    await events.append({
-      type: "finished",
-      status: report.status,
-      summary: report.summary,
-      outcome: final.outcome,
-    });
+    // Recorded before it is appended, as finishTask does: readers tell caesar's `finished` by this record.
+    const at = new Date().toISOString();
+    const seq = await events.nextSequence();
+    await updateState(dir, (state) => ({ ...state, final_events: { seq, at } }));
+    await events.append(
+      {
+        type: "finished",
+        status: report.status,
+        summary: report.summary,
+        outcome: final.outcome,
+        by: "caesar",
+      },
+      at,
+    );
     await events.flush();
     await updateState(dir, (state) => ({
       ...state,

@@ -106,7 +106,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
   // The `finished` event goes first: whoever sees the final state then finds it in events.jsonl.
   if (!written.has("finished"))
     await input.events.append(
-      { type: "finished", status: report.status, summary: report.summary, outcome },
+      { type: "finished", status: report.status, summary: report.summary, outcome, by: "caesar" },
       at,
     );
   await input.events.flush();

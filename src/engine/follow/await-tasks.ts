@@ -111,6 +111,22 @@ export async function awaitTasks(
   }
 }
 
+/**
+ * Wait for several tasks with no cap: until none is pending, or `signal` aborts (the caller is gone). The
+ * synchronous delegation's wait (caesar_delegate and caesar_fanout with `wait`): each task's own deadline
+ * bounds it, and caesar enforces that deadline whether anyone waits or not.
+ */
+export async function awaitFinished(
+  root: string,
+  ids: string[],
+  options: { signal?: AbortSignal; by?: string } = {},
+): Promise<AwaitResult> {
+  for (;;) {
+    const result = await awaitTasks(root, { task_ids: ids, timeout_ms: AWAIT_MAX_TIMEOUT_MS }, options);
+    if (result.status === "complete" || options.signal?.aborted) return result;
+  }
+}
+
 async function lookAt(
   root: string,
   ids: string[],

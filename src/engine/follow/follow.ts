@@ -3,6 +3,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { recoverTask } from "../lifecycle/recover.js";
 import { ChangeWatch } from "../store/change-watch.js";
 import { type RejectedLine, readEvents } from "../store/event-log.js";
+import { markFinishedEvents } from "../store/event-owner.js";
 import type { TaskState } from "../store/state.js";
 import { readState } from "../store/task-store.js";
 
@@ -14,8 +15,9 @@ export interface FollowHandlers {
 }
 
 /**
- * Follow a task's files until it finishes: every event as it is appended, every state change. Reads only;
- * the conductor owns the task. Resolves with the final state (or the last one seen when aborted).
+ * Follow a task's files until it finishes: every event as it is appended (an agent's own `finished` marked
+ * `by: "agent"`, caesar's `by: "caesar"`), every state change. Reads only; the conductor owns the task.
+ * Resolves with the final state (or the last one seen when aborted).
  */
 export async function followTask(
   id: string,
@@ -38,15 +40,17 @@ export async function followTask(
   const watch = new ChangeWatch(dir, { pollMs: 500 });
   try {
     for (;;) {
-      for (const event of await readNew()) handlers.onEvent?.(event);
+      // The state is read after the events: it then names caesar's `finished` if they hold it.
+      const events = await readNew();
       state = await readState(dir);
+      for (const event of markFinishedEvents(events, state)) handlers.onEvent?.(event);
       const key = `${state.phase}:${state.updated_at}`;
       if (key !== lastStateKey) {
         lastStateKey = key;
         handlers.onState?.(state);
       }
       if (state.phase === "finished") {
-        for (const event of await readNew()) handlers.onEvent?.(event);
+        for (const event of markFinishedEvents(await readNew(), state)) handlers.onEvent?.(event);
         return state;
       }
       if (signal?.aborted) return state;

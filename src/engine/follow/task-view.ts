@@ -82,14 +82,20 @@ export async function viewTask(record: TaskRecord, now = Date.now()): Promise<Ta
 }
 
 /**
- * Did a finished task do its job? Its process succeeded, its report does not say it failed, and none of
- * caesar's checks failed.
+ * Did a finished task do its job? Its process succeeded, its report does not say it failed, none of
+ * caesar's checks failed, and — read-only — git saw no file changed (as `caesar run`'s exit code says).
  */
-export function isSuccessfulFinish(view: Pick<TaskView, "phase" | "outcome" | "report">): boolean {
+export function isSuccessfulFinish(view: Pick<TaskView, "phase" | "outcome" | "report" | "mode">): boolean {
   return (
     view.phase === "finished" &&
     view.outcome === "succeeded" &&
     view.report?.status !== "failed" &&
-    checksVerdict(view.report?.checks).state !== "failed"
+    checksVerdict(view.report?.checks).state !== "failed" &&
+    !wroteDuringReadOnly(view)
   );
+}
+
+/** A read-only task in which git saw a file changed. */
+export function wroteDuringReadOnly(view: Pick<TaskView, "mode" | "report">): boolean {
+  return view.mode === "read-only" && (view.report?.changes.length ?? 0) > 0;
 }

@@ -13,10 +13,11 @@ import {
 } from "../../config/effective.js";
 import type { IsolationRequest, RoleConfig } from "../../config/schema.js";
 import { assertAdmitted } from "../../policy/admission.js";
-import { decideDelegation } from "../../policy/delegation.js";
+import { decideDelegation, FIRST_TASK_DEPTH } from "../../policy/delegation.js";
 import { assertNoEscalation, type Envelope } from "../../policy/escalation.js";
 import { resolveNetwork } from "../../policy/network.js";
 import { findRole, pickRoleAgent } from "../../policy/roles.js";
+import { resolveTools } from "../../policy/tools.js";
 import type { Mode } from "../../protocol/choices.js";
 import type { Finding } from "../../protocol/report.js";
 import { decideSandbox, type SandboxDecision } from "../../sandbox/decide.js";
@@ -150,19 +151,30 @@ async function planRequest(
     request.isolation ??
     role?.isolation ??
     (inherited?.isolation === "worktree" ? "worktree" : config.policy.isolation.value);
+  // The OS sandbox the agent runs in (a worker's own [sandbox] decides for a remote task).
+  const sandbox: SandboxDecision = remote
+    ? { backend: null, detail: "runs on a worker, whose own [sandbox] decides" }
+    : decideSandbox(config.sandbox.mode.value, config.sandbox.mode.source);
+  // A read-only task whose agent nothing keeps from writing (no OS sandbox, no read-only of its own) does
+  // not run in the user's checkout under auto: a write would land there. It gets a worktree instead.
+  const unguardedReadOnly =
+    mode === "read-only" && adapter.capabilities.readOnly.value === "none" && sandbox.backend === null;
   const isolation = remote
     ? remoteIsolation(request.isolation ?? role?.isolation, repo.kind)
-    : resolveIsolation(isolationRequest, mode, repo.kind, config, checks.checks.length > 0);
+    : resolveIsolation(
+        isolationRequest,
+        mode,
+        repo.kind,
+        config,
+        checks.checks.length > 0,
+        unguardedReadOnly,
+      );
   const networkRequest =
     request.network ??
     role?.network ??
     (inherited && !inherited.network ? "off" : config.policy.network.value);
-  // The OS sandbox the agent runs in (a worker's own [sandbox] decides for a remote task). An agent caesar
-  // could not otherwise confine (network "open": a custom program, the reference agent) has its network
-  // cut by the sandbox itself; the five CLIs keep their own control, as they need their model's host.
-  const sandbox: SandboxDecision = remote
-    ? { backend: null, detail: "runs on a worker, whose own [sandbox] decides" }
-    : decideSandbox(config.sandbox.mode.value, config.sandbox.mode.source);
+  // An agent caesar could not otherwise confine (network "open": a custom program, the reference agent) has
+  // its network cut by the sandbox itself; the five CLIs keep their own control, as they need their model's host.
   const sandboxCutsNetwork = sandbox.backend !== null && adapter.capabilities.network.value === "open";
   const capabilities: AgentCapabilities = sandboxCutsNetwork
     ? {
@@ -178,7 +190,14 @@ async function planRequest(
       detail: `${sandbox.detail}. With [sandbox] mode = "auto" (${config.sandbox.mode.source}) it ran unsandboxed: nothing but caesar's own checks kept it from writing outside its workspace, reading your credentials or reaching the network. Set [sandbox] mode = "required" to refuse instead.`,
     });
 
-  const defaultTimeout = parseDuration(role?.timeout ?? config.policy.timeout.value, "timeout");
+  const settings = settingsOf(config, adapter.id);
+  // The role's, else the agent's own (the reference's per-target timeout), else the project's.
+  const agentTimeout = settings.timeout.value;
+  const defaultTimeout = role?.timeout
+    ? parseDuration(role.timeout, "timeout")
+    : agentTimeout !== null
+      ? parseDuration(agentTimeout, `[agents.${adapter.id}] timeout`)
+      : parseDuration(config.policy.timeout.value, "timeout");
   // A bounded child's default deadline is clamped to its parent's remaining time; an explicit one is checked.
   const timeoutMs =
     request.timeout ??
@@ -186,14 +205,21 @@ async function planRequest(
   const stallMs = parseDuration(config.policy.stall_notice.value, "[policy] stall_notice");
   const model = request.model ?? role?.model ?? config.models[adapter.id]?.value ?? null;
 
-  const settings = settingsOf(config, adapter.id);
-  // A bounded child inherits its parent's tool restrictions where its own agent declares none.
-  const tools: ToolLists = {
-    allowed: settings.allowed_tools.value ?? inherited?.tools.allowed ?? null,
-    excluded: [...new Set([...(inherited?.tools.excluded ?? []), ...settings.excluded_tools.value])],
-  };
-  findings.push(...toolFindings(adapter, tools));
   const ownProfile = riskProfileOf(config, settings.risk_profile.value);
+  // The agent's tools: its own lists narrowed by its risk profile's, and for a bounded child its parent's
+  // as the ceiling (intersected, as the delegation reference does, not refused).
+  const { tools, emptied } = resolveTools(
+    { allowed: settings.allowed_tools.value, excluded: settings.excluded_tools.value },
+    { allowed: ownProfile.allowed_tools.value, excluded: ownProfile.excluded_tools.value },
+    inherited?.tools,
+  );
+  if (emptied)
+    findings.push({
+      severity: "medium",
+      title: "No tool left for the agent",
+      detail: `The allowed_tools of "${adapter.id}", of its risk profile "${settings.risk_profile.value}"${inherited ? " and of its parent" : ""} have no tool in common: it runs without tools, as the delegation reference gives such a target a turn with none.`,
+    });
+  findings.push(...toolFindings(adapter, tools));
   const limits = {
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
@@ -248,7 +274,9 @@ async function planRequest(
       channel: request.channel ?? false,
       ask_permissions: request.ask_permissions ?? false,
       parent_id: parent?.task.id ?? null,
-      depth: parent ? parent.task.depth + 1 : 0,
+      // As the delegation reference numbers it: whoever asks without being a task (a person, the main
+      // agent over MCP, CI) is depth 0, the task it starts is 1, and each nesting adds one.
+      depth: parent ? parent.task.depth + 1 : FIRST_TASK_DEPTH,
       kind: decision?.kind ?? "root",
       bounded,
       budget:
@@ -391,6 +419,8 @@ function resolveIsolation(
   repo: "none" | "empty" | "usable",
   config: EffectiveConfig,
   checked: boolean,
+  /** auto picks a worktree even for a read-only task (its agent is not kept from writing). */
+  unguarded = false,
 ): "inplace" | "worktree" {
   // Checks run in the task's own worktree: never in the user's files.
   if (checked && (repo !== "usable" || requested === "inplace")) {
@@ -424,7 +454,8 @@ function resolveIsolation(
     }
     return "inplace"; // outside git, or without commits, inplace is the only mode and is allowed
   }
-  const isolation = requested === "auto" ? (mode === "write" || checked ? "worktree" : "inplace") : requested;
+  const isolation =
+    requested === "auto" ? (mode === "write" || checked || unguarded ? "worktree" : "inplace") : requested;
   if (isolation === "inplace" && mode === "write" && !config.policy.allow_inplace_write.value) {
     throw new CaesarError(
       "inplace_write_refused",

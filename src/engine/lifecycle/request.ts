@@ -50,7 +50,7 @@ export const DelegationFields = {
     "read-only: the agent must not change files; write: it may (default: the role's, else [policy] mode).",
   ),
   isolation: IsolationRequestSchema.optional().describe(
-    "Where the agent works: worktree (a fresh git worktree), inplace (the project's files), or auto (default: a worktree for writes and checks, in place for read-only).",
+    "Where the agent works: worktree (a fresh git worktree), inplace (the project's files), or auto (default: a worktree for writes and checks; in place for read-only, unless nothing keeps the agent from writing).",
   ),
   network: TriStateNetworkSchema.optional().describe(
     "The agent's network: auto (default), on or off — resolved against what the agent can really control.",

@@ -49,7 +49,8 @@ export class TaskActivity {
         this.answered.add(event.question_id);
         break;
       case "finished":
-        this.finished = event;
+        // The task's end only: an agent's own `finished` (by: agent) is its word, not the end.
+        if (event.by !== "agent") this.finished = event;
         break;
       default:
         break;

@@ -124,7 +124,8 @@ export class LinePrinter {
     let out = "";
     for (const { event, tag } of entries) {
       // A `finished` event that comes after its end was printed from the state is not printed twice.
-      if (event.type === "finished" && event.seq >= 0 && this.endedFromState.has(tag)) continue;
+      if (event.type === "finished" && event.by !== "agent" && event.seq >= 0 && this.endedFromState.has(tag))
+        continue;
       const prefix = `${clockOf(event.at)} ${tag}  `;
       const formatter = this.formatterOf(tag);
       const lines =

@@ -1,5 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { readEvents } from "../../engine/store/event-log.js";
+import { markFinishedEvents } from "../../engine/store/event-owner.js";
 import { projectPaths } from "../../engine/store/project.js";
 import { isTerminal } from "../../engine/store/state.js";
 import { listTaskIds, readState, taskDirOf } from "../../engine/store/task-store.js";
@@ -144,14 +145,18 @@ export class WatchSource {
     task.live = isLive(task.state, this.now());
     const read = await readEvents(task.paths.events, task.offset);
     task.offset = read.offset;
-    for (const event of read.events) task.activity.fold(event);
+    // A `finished` is the task's end only when caesar's record (read after it) names it: else the agent's.
+    const events = read.events.some((event) => event.type === "finished")
+      ? markFinishedEvents(read.events, await readState(task.paths.dir).catch(() => task.state))
+      : read.events;
+    for (const event of events) task.activity.fold(event);
     const questions = wasFinished ? [] : await this.readQuestions(task);
     if (!wasFinished) {
       for (const name of await listJson(task.paths.answers)) task.answeredIds.add(name);
     }
     const endedWithoutEvent =
       isTerminal(task.state) && task.activity.finished === undefined && this.pastGrace(task);
-    return { task, events: read.events, questions, endedWithoutEvent };
+    return { task, events, questions, endedWithoutEvent };
   }
 
   private async readQuestions(task: TrackedTask): Promise<AskedQuestion[]> {
