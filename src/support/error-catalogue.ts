@@ -236,6 +236,8 @@ export const ERRORS = {
   budget_cost: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The hour's task budget (`max_tasks_per_hour`) is spent. */
   budget_tasks: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** A budget ledger cannot be read or parsed: nothing that draws on it starts until it is repaired. */
+  budget_ledger_unreadable: { area: "policy", exit: 1, http: 409 },
   /** A task's agent tried to change caesar's configuration, the rules it runs under. */
   configuration_in_task: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** The target agent is not reachable from the caller (disabled, or not among its delegates). */
@@ -262,6 +264,8 @@ export const ERRORS = {
   refused: { area: "policy", exit: null, http: null },
   /** A spawned task may not spawn sub-tasks of its own (depth-1 cap). */
   spawn_depth_cap: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** A file in a task's directory was a link, FIFO, directory, hard link or oversized: caesar moved it aside unopened. */
+  unsafe_task_file: { area: "policy", exit: 1, http: 409, governance: "evasion" },
 
   // ── Checks ─────────────────────────────────────────────────────────────────────────────────────────
   /** `--attempts` above 1 without any check: a second attempt is given only when checks fail. */
