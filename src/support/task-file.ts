@@ -130,10 +130,10 @@ function checkFolders(path: string, within: string | undefined): void {
   }
 }
 
-/** The open failed: ENOENT is no file (undefined), a name that is not a file is refused, the rest is thrown. */
-function failedOpen(path: string, error: unknown): undefined {
+/** The open failed: no file to read is undefined, a name that is not a file is refused, the rest is thrown. */
+function failedOpen(path: string, access: TaskFileAccess, error: unknown): undefined {
   const code = errnoOf(error);
-  if (code === "ENOENT") return undefined;
+  if (code === "ENOENT" && access === "read") return undefined;
   if (code === "ELOOP" || code === "ENXIO" || code === "EISDIR" || code === "EMLINK" || code === "ENODEV") {
     const kind = kindOfName(path) ?? (code === "EISDIR" ? "directory" : code === "ELOOP" ? "link" : "fifo");
     refuse(path, kind);
@@ -155,7 +155,7 @@ export async function openTaskFile(
   try {
     handle = await open(path, FLAGS[access], options.mode ?? 0o600);
   } catch (error) {
-    return failedOpen(path, error);
+    return failedOpen(path, access, error);
   }
   try {
     const problem = problemOf(await handle.stat(), access, options);
@@ -182,7 +182,7 @@ export function openTaskFileSync(
   try {
     fd = openSync(path, FLAGS[access], options.mode ?? 0o600);
   } catch (error) {
-    return failedOpen(path, error);
+    return failedOpen(path, access, error);
   }
   const problem = problemOf(fstatSync(fd), access, options);
   if (problem) {

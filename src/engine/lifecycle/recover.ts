@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { withLock } from "../../support/lock.js";
-import { readFileTail, tailOf } from "../../support/output-tail.js";
+import { tailOf } from "../../support/output-tail.js";
 import { isProcessAlive } from "../../support/process.js";
 import { describeEnding } from "../conductor/ending.js";
 import { finishTask } from "../conductor/finish.js";
@@ -10,6 +10,7 @@ import { askService } from "../conductor/service-client.js";
 import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
+import { readTaskTail } from "../store/task-files.js";
 import { loadPlan } from "../store/task-plan.js";
 import { isVerifiedTask, readState, type TaskRecord } from "../store/task-store.js";
 
@@ -100,7 +101,7 @@ export async function concludeAbandoned(
         command: state.command,
         timeoutMs: plan.timeout_ms,
         cancelledBy: state.cancel_requested?.by,
-        outputTail: tailOf(await readFileTail(paths.raw, 64 * 1024), 20),
+        outputTail: tailOf(await readTaskTail(paths.raw, 64 * 1024), 20),
       },
     );
     return finishTask({

@@ -3,7 +3,7 @@ import { formatProblem, safeParseDocument } from "../../protocol/documents.js";
 import type { CaesarEvent, EventBody } from "../../protocol/event.js";
 import { LineBuffer, parseJsonLine } from "../../protocol/jsonl.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
-import { appendTaskText, openTaskFile, UnsafeTaskFileError } from "./task-files.js";
+import { appendTaskText, openTaskFileOrNothing } from "./task-files.js";
 
 export interface EventRead {
   events: CaesarEvent[];
@@ -63,18 +63,11 @@ export async function readEvents(path: string, fromOffset = 0, firstLine = 1): P
   }
 }
 
-/**
- * Open events.jsonl to read it (no cap: it grows as long as the task runs, and is read from an offset).
- * Anything but a regular file was moved aside unopened (and recorded): there are no events to read yet,
- * and caesar's next line starts the file again.
- */
-async function openEvents(path: string): Promise<FileHandle | undefined> {
-  try {
-    return await openTaskFile(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
-  } catch (error) {
-    if (error instanceof UnsafeTaskFileError) return undefined;
-    throw error;
-  }
+/** events.jsonl to read: no cap (it grows as long as the task runs, and is read from an offset). */
+export function openEvents(path: string): Promise<FileHandle | undefined> {
+  // Anything but a regular file was moved aside unopened (and recorded): no events to read yet, and
+  // caesar's next line starts the file again.
+  return openTaskFileOrNothing(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
 }
 
 /** A rejected line in words, for a person: `line 7: unsupported protocol version "caesar.event/v2"…`. */

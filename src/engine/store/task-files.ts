@@ -69,6 +69,23 @@ export function openTaskFile(
   return recorded(() => openSafely(path, access, withinOf(path, options)));
 }
 
+/**
+ * openTaskFile for a reader that shows what it can: a file that was refused (moved aside, recorded) reads
+ * as no file at all.
+ */
+export async function openTaskFileOrNothing(
+  path: string,
+  access: TaskFileAccess,
+  options: TaskFileOptions = {},
+): Promise<FileHandle | undefined> {
+  try {
+    return await openTaskFile(path, access, options);
+  } catch (error) {
+    if (error instanceof UnsafeTaskFileError) return undefined;
+    throw error;
+  }
+}
+
 /** openTaskFile, synchronously; the refusal is recorded in the background. */
 export function openTaskFileSync(
   path: string,

@@ -7,6 +7,7 @@ import { ModeSchema } from "../../protocol/task.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
 import * as z from "../../support/zod.js";
 import { controlOfTaskDir } from "./control.js";
+import { readTaskText, readTaskTextOrNothing } from "./task-files.js";
 
 /** plan.json: what the conductor executes (caesar's copy in the control directory, a mirror in the task directory). */
 export const PLAN_FILE = "plan.json";
@@ -162,7 +163,9 @@ export async function loadPlan(dir: string): Promise<TaskPlan> {
 async function readPlanText(dir: string): Promise<string> {
   const control = controlOfTaskDir(dir);
   if (control && existsSync(control.state)) return readFile(control.plan, "utf8");
-  return readFile(join(dir, PLAN_FILE), "utf8");
+  const text = await readTaskText(join(dir, PLAN_FILE));
+  if (text === undefined) throw new Error(`${join(dir, PLAN_FILE)} does not exist`);
+  return text;
 }
 
 /** The plan a task was started with, or undefined when it cannot be read. */
@@ -180,7 +183,7 @@ export async function isPlanMirrorIntact(dir: string): Promise<boolean> {
   if (!control) return true;
   const [record, mirror] = await Promise.all([
     readFile(control.plan, "utf8").catch(() => undefined),
-    readFile(join(dir, PLAN_FILE), "utf8").catch(() => undefined),
+    readTaskTextOrNothing(join(dir, PLAN_FILE)),
   ]);
   return record === undefined || mirror === record;
 }
