@@ -1,8 +1,9 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../support/atomic-file.js";
-import { CaesarError } from "../support/errors.js";
+import { CaesarError, errnoOf, messageOf } from "../support/errors.js";
 import { withLock } from "../support/lock.js";
+import * as z from "../support/zod.js";
 
 /**
  * One budget per delegation tree: a parent and its bounded descendants draw from the same ledger. Tasks
@@ -107,12 +108,51 @@ function ledgerPath(budgetsDir: string, tree: string): string {
   return join(budgetsDir, `${tree}.json`);
 }
 
+const LedgerSchema = z.object({
+  tree: z.string(),
+  entries: z.array(
+    z.object({
+      task_id: z.string(),
+      at: z.string(),
+      state: z.enum(["reserved", "committed", "released"]),
+      cost_usd: z.number(),
+    }),
+  ),
+});
+
+/**
+ * A tree's ledger; a tree that never had one starts empty. A ledger that exists but cannot be read or is
+ * not a ledger fails closed: counting it as empty would hand the tree its whole budget again.
+ */
 async function readLedger(path: string, tree: string): Promise<Ledger> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(path, "utf8")) as Ledger;
-  } catch {
-    return { tree, entries: [] };
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return { tree, entries: [] };
+    throw unreadableLedger(path, messageOf(error), error);
   }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw unreadableLedger(path, `not JSON (${messageOf(error)})`, error);
+  }
+  const parsed = LedgerSchema.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw unreadableLedger(path, `not a budget ledger (${first?.path.join(".") || "top"}: ${first?.message})`);
+  }
+  return parsed.data;
+}
+
+function unreadableLedger(path: string, why: string, cause?: unknown): CaesarError {
+  return new CaesarError("budget_ledger_unreadable", `The budget ledger ${path} cannot be read: ${why}.`, {
+    detail:
+      "Nothing that draws on this budget starts until it is repaired: restore the file, or remove it to forget what this delegation tree spent (its limits then count from zero). Nothing was started.",
+    data: { path },
+    cause,
+  });
 }
 
 async function withLedger<T>(budgetsDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
