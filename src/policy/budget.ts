@@ -1,8 +1,9 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../support/atomic-file.js";
 import { CaesarError, errnoOf, messageOf } from "../support/errors.js";
 import { withLock } from "../support/lock.js";
+import { makePrivateDir } from "../support/private-dir.js";
 import * as z from "../support/zod.js";
 
 /**
@@ -141,7 +142,10 @@ async function readLedger(path: string, tree: string): Promise<Ledger> {
   const parsed = LedgerSchema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    throw unreadableLedger(path, `not a budget ledger (${first?.path.join(".") || "top"}: ${first?.message})`);
+    throw unreadableLedger(
+      path,
+      `not a budget ledger (${first?.path.join(".") || "top"}: ${first?.message})`,
+    );
   }
   return parsed.data;
 }
@@ -157,7 +161,7 @@ function unreadableLedger(path: string, why: string, cause?: unknown): CaesarErr
 
 async function withLedger<T>(budgetsDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
   const path = ledgerPath(budgetsDir, tree);
-  await mkdir(budgetsDir, { recursive: true });
+  await makePrivateDir(budgetsDir);
   return withLock(`${path}.lock`, async () => {
     const ledger = await readLedger(path, tree);
     const result = fn(ledger);

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { isLockHeld, lockHolder, lockRecordPath } from "../../support/lock.js";
 import { CAESAR_BIN } from "../../support/package-paths.js";
+import { makePrivateDirSync } from "../../support/private-dir.js";
 import { projectPaths } from "../store/project.js";
 
 /**
@@ -33,8 +34,8 @@ export function isRelayRunning(root: string): boolean {
 export function ensureRelay(root: string): number | undefined {
   if (isRelayRunning(root)) return undefined;
   const paths = relayPaths(root);
-  mkdirSync(projectPaths(root).state, { recursive: true });
-  const log = openSync(paths.log, "a");
+  makePrivateDirSync(projectPaths(root).state);
+  const log = openSync(paths.log, "a", 0o600);
   try {
     const child = spawn(process.execPath, [CAESAR_BIN, "cluster", "relay", "--root", root], {
       cwd: root,

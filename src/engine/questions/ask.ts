@@ -28,7 +28,7 @@ export async function askQuestion(
     ...(options && options.length > 0 ? { options } : {}),
     asked_at: new Date().toISOString(),
   };
-  await mkdir(paths.questions, { recursive: true });
+  await mkdir(paths.questions, { recursive: true, mode: 0o700 });
   await writeJsonAtomic(join(paths.questions, `${question.id}.json`), question);
   await new EventWriter(paths.events, taskId).append({
     type: "question",
@@ -62,7 +62,7 @@ export async function waitForAnswer(
   signal?: AbortSignal,
 ): Promise<Answer | undefined> {
   const answers = taskPaths(dir).answers;
-  await mkdir(answers, { recursive: true });
+  await mkdir(answers, { recursive: true, mode: 0o700 });
   const deadline = Date.now() + timeoutMs;
   const watch = new ChangeWatch(answers, { pollMs: 500 });
   try {

@@ -95,7 +95,7 @@ export async function answerQuestion(
     answered_at: new Date().toISOString(),
     answered_by: by,
   };
-  await mkdir(paths.answers, { recursive: true });
+  await mkdir(paths.answers, { recursive: true, mode: 0o700 });
   const target = join(paths.answers, `${questionId}.json`);
   const temp = join(paths.answers, `.${questionId}.${process.pid}.${randomHex(4)}.tmp`);
   // Through the one opener of task files: answers/ must be a folder of the task, not a link out of it.

@@ -1,12 +1,12 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FollowUpSchema } from "../../protocol/choices.js";
 import { FindingSchema } from "../../protocol/report.js";
 import { ModeSchema } from "../../protocol/task.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
 import * as z from "../../support/zod.js";
-import { controlOfTaskDir } from "./control.js";
+import { controlOfTaskDir, makePrivateControlDir } from "./control.js";
 import { readTaskText, readTaskTextOrNothing } from "./task-files.js";
 
 /** plan.json: what the conductor executes (caesar's copy in the control directory, a mirror in the task directory). */
@@ -144,7 +144,7 @@ export async function writePlan(dir: string, plan: TaskPlan): Promise<void> {
   const text = `${JSON.stringify(plan, null, 2)}\n`;
   const control = controlOfTaskDir(dir);
   if (control) {
-    await mkdir(control.dir, { recursive: true });
+    await makePrivateControlDir(control.dir);
     await writeFileAtomic(control.plan, text);
     await writeFileAtomic(join(dir, PLAN_FILE), text, { sync: false });
     return;

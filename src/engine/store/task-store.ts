@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "../../protocol/documents.js";
 import { assertTaskId, isValidTaskId } from "../../protocol/ids.js";
@@ -8,7 +8,7 @@ import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { withLock } from "../../support/lock.js";
-import { controlOfTaskDir, controlTaskPaths, taskLocationOf } from "./control.js";
+import { controlOfTaskDir, controlTaskPaths, makePrivateControlDir, taskLocationOf } from "./control.js";
 import { EventWriter } from "./event-log.js";
 import { projectPaths } from "./project.js";
 import { appendRefusal } from "./refusals.js";
@@ -152,7 +152,7 @@ export async function writeState(
   const control = controlOfTaskDir(dir);
   const verified = options.verified ?? isVerifiedTask(dir);
   if (control && (verified || options.create === true)) {
-    if (options.create === true) await mkdir(control.dir, { recursive: true });
+    if (options.create === true) await makePrivateControlDir(control.dir);
     await writeFileAtomic(control.state, text);
     await writeFileAtomic(taskPaths(dir).state, text, { sync: false }).catch(() => undefined);
     return;
