@@ -436,6 +436,8 @@ export const ERRORS = {
   invalid_envelope: { area: "http", exit: 1, http: 400 },
   /** The request body is not JSON (or not UTF-8, or not whole). */
   invalid_json: { area: "http", exit: 1, http: 400 },
+  /** A request to `POST /api/prove` without a nonce of 64 hex digits. */
+  invalid_nonce: { area: "http", exit: 1, http: 400 },
   /** The server's answer is not one caesar understands (not JSON, or an error without a known code). */
   invalid_response: { area: "http", exit: 1, http: 422 },
   /** The bearer token is not the server's. */
@@ -470,10 +472,14 @@ export const ERRORS = {
   session_unknown: { area: "http", exit: 1, http: 401 },
   /** Several caesar servers serve this workspace (or none was chosen): pass `--server`. */
   several_servers: { area: "http", exit: 2, http: 422 },
+  /** A server did not prove it holds this workspace's key (or none of this workspace runs): the key was not sent. */
+  server_unproven: { area: "http", exit: 1, http: 422 },
   /** The request's `revision` is not current, or what it acts on changed after it. */
   stale_revision: { area: "http", exit: 1, http: 409 },
   /** The request's `runId` is not the server's current run. */
   stale_run: { area: "http", exit: 1, http: 409 },
+  /** `--token` was given the token itself, which every account sees on the command line: use `@file` or `env:NAME`. */
+  token_on_command_line: { area: "http", exit: 2, http: 422 },
   /** A server on a non-loopback address needs `--token`, and so does a login to a server started with one. */
   token_required: { area: "http", exit: 2, http: 422 },
   /** An unknown operation in a request envelope. */
