@@ -232,6 +232,8 @@ export const ERRORS = {
   // ── Governance ─────────────────────────────────────────────────────────────────────────────────────
   /** The agent may not run here: it is denied, disabled or not allowed by the policy. */
   agent_not_allowed: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** The walk up this process's ancestors (/proc) could not finish: too deep, or unreadable; refused, never taken for a person. */
+  ancestry_unproven: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** The day's cost budget (`max_cost_per_day`) is spent. */
   budget_cost: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The hour's task budget (`max_tasks_per_hour`) is spent. */
