@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adversaryProject, findingsOf, fixture, runRoot, stateOf } from "../helpers/adversary.js";
+import { openApi } from "../helpers/api.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { FIXTURE_BIN, taskDir } from "../helpers/repo.js";
 
@@ -51,7 +52,7 @@ describe("an agent links events.jsonl to its tree's budget ledger", () => {
 });
 
 describe("an agent puts FIFOs where state.json, report.json and a question are", () => {
-  it("status, ps and cancel answer, and the conductor ends the task (nothing waits on a FIFO)", async () => {
+  it("the server, status, ps and cancel answer, and the conductor ends the task (nothing waits on a FIFO)", async () => {
     const { root, env } = adversaryProject("", { attacker: fixture("unsafe-files"), other: CONFORMANT });
     const started = await runCaesar(
       ["run", "--json", "--detach", "--agent", "attacker", '{"attack":"fifo","hold_ms":120000}'],
@@ -61,6 +62,16 @@ describe("an agent puts FIFOs where state.json, report.json and a question are",
     expect(id, started.stderr).toBeTruthy();
     const dir = taskDir(root, id);
     await until("the FIFOs", () => existsSync(join(dir, "fifos-ready")));
+
+    // The server first (in process: a hang here would hang the test, and time out).
+    const api = await openApi(root);
+    try {
+      const page = await api.request(`/api/tasks/${id}`);
+      expect(page.status).toBe(200);
+      expect((await api.request("/api/tasks")).status).toBe(200);
+    } finally {
+      api.close();
+    }
 
     const status = await runCaesar(["status", id, "--json"], { cwd: root, env, timeoutMs: 30_000 });
     expect(status.code, status.stderr).toBe(0);
