@@ -5,6 +5,7 @@ import {
   ftruncateSync,
   lstatSync,
   openSync,
+  readSync,
   renameSync,
   type Stats,
 } from "node:fs";
@@ -213,10 +214,24 @@ export async function readTaskFileText(
   }
 }
 
+/** readTaskFileText, synchronously (for readers that cannot wait: a worker choosing an id, the relay). */
+export function readTaskFileTextSync(path: string, options: TaskFileOptions = {}): string | undefined {
+  const fd = openTaskFileSync(path, "read", options);
+  if (fd === undefined) return undefined;
+  try {
+    const cap = options.maxBytes ?? TASK_FILE_MAX_BYTES;
+    const buffer = Buffer.alloc(Math.min(fstatSync(fd).size, cap));
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, read).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Append text to a task file through openTaskFile (created 0600 when missing). */
 export async function appendTaskFile(
   path: string,
-  text: string,
+  text: string | Uint8Array,
   options: TaskFileOptions = {},
 ): Promise<void> {
   const handle = await openTaskFile(path, "append", options);

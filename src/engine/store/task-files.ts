@@ -6,6 +6,7 @@ import {
   openTaskFile as openSafely,
   openTaskFileSync as openSafelySync,
   readTaskFileText,
+  readTaskFileTextSync,
   type TaskFileAccess,
   type TaskFileOptions,
   UnsafeTaskFileError,
@@ -105,6 +106,19 @@ export function readTaskText(path: string, options: TaskFileOptions = {}): Promi
   return recorded(() => readTaskFileText(path, withinOf(path, options)));
 }
 
+/** readTaskText, synchronously; a refused file (recorded in the background) reads as undefined too. */
+export function readTaskTextSync(path: string, options: TaskFileOptions = {}): string | undefined {
+  try {
+    return readTaskFileTextSync(path, withinOf(path, options));
+  } catch (error) {
+    if (error instanceof UnsafeTaskFileError) {
+      void recordUnsafeTaskFile(error);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
 /** The same, where a refused or missing file reads as undefined (a reader that shows what it can). */
 export async function readTaskTextOrNothing(
   path: string,
@@ -118,7 +132,11 @@ export async function readTaskTextOrNothing(
 }
 
 /** Append text to a task file (created 0600 when missing). */
-export function appendTaskText(path: string, text: string, options: TaskFileOptions = {}): Promise<void> {
+export function appendTaskText(
+  path: string,
+  text: string | Uint8Array,
+  options: TaskFileOptions = {},
+): Promise<void> {
   return recorded(() => appendTaskFile(path, text, withinOf(path, options)));
 }
 
