@@ -133,17 +133,25 @@ async function readLedger(path: string, tree: string): Promise<Ledger> {
     if (errnoOf(error) === "ENOENT") return { tree, entries: [] };
     throw unreadableLedger(path, messageOf(error), error);
   }
+  return parseLedgerText(text, path);
+}
+
+/**
+ * A ledger's text as kept (a file, a cluster's KV entry: `where` names it), validated: anything that is not
+ * a ledger throws budget_ledger_unreadable, never reads as an empty one.
+ */
+export function parseLedgerText(text: string, where: string): Ledger {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw unreadableLedger(path, `not JSON (${messageOf(error)})`, error);
+    throw unreadableLedger(where, `not JSON (${messageOf(error)})`, error);
   }
   const parsed = LedgerSchema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     throw unreadableLedger(
-      path,
+      where,
       `not a budget ledger (${first?.path.join(".") || "top"}: ${first?.message})`,
     );
   }
@@ -153,7 +161,7 @@ async function readLedger(path: string, tree: string): Promise<Ledger> {
 function unreadableLedger(path: string, why: string, cause?: unknown): CaesarError {
   return new CaesarError("budget_ledger_unreadable", `The budget ledger ${path} cannot be read: ${why}.`, {
     detail:
-      "Nothing that draws on this budget starts until it is repaired: restore the file, or remove it to forget what this delegation tree spent (its limits then count from zero). Nothing was started.",
+      "Nothing that draws on this budget starts until it is repaired: restore it, or remove it to forget what this delegation tree spent (its limits then count from zero). Nothing was started.",
     data: { path },
     cause,
   });

@@ -94,7 +94,9 @@ function problemOf(stats: Stats, access: TaskFileAccess, options: TaskFileOption
   const kind = kindOfStats(stats);
   if (kind) return kind;
   if (!stats.isFile()) return "device";
-  if (stats.nlink > 1) return "hard link";
+  // Writing through a hard link writes the file it shares (a ledger, a record). Reading one is harmless, and
+  // caesar makes some itself for a moment: an answer appears by link() beside its temp file.
+  if (access !== "read" && stats.nlink > 1) return "hard link";
   const cap = options.maxBytes ?? (access === "read" ? TASK_FILE_MAX_BYTES : undefined);
   if (cap !== undefined && stats.size > cap) return "oversized";
   return undefined;
