@@ -19,7 +19,7 @@ import { CaesarError, errnoOf } from "./errors.js";
  * a directory, a hard link to a file elsewhere, or a file too big to read. Whatever the access, the open
  * never follows a link (O_NOFOLLOW, and every folder between the task directory and the file is checked
  * with lstat), never waits (O_NONBLOCK), and the descriptor it gets is checked with fstat: a regular file
- * with one link, within the size cap. Anything else is moved aside (renamed beside itself, never followed)
+ * (with one link, when it is to be written), within the size cap. Anything else is moved aside (renamed beside itself, never followed)
  * and refused with UnsafeTaskFileError, which the store records against the task as a `high` finding.
  */
 
