@@ -132,6 +132,17 @@ describe("caesar serve login sends the key to no unproven listener", () => {
     }
   });
 
+  it("POST /api/prove refuses what is not a nonce with 400, never a 5xx", async () => {
+    for (const body of ["not json", "{}", '{"nonce":"xyz"}', `{"nonce":"${"a".repeat(65)}"}`, "[]", "null"]) {
+      const response = await fetch(`${serve.url}api/prove`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body,
+      });
+      expect([body, response.status]).toEqual([body, 400]);
+    }
+  });
+
   it("the workspace's own server proves itself, and the login works", async () => {
     const login = await runCaesar(["serve", "login", "--json"], { cwd: root, env: { CAESAR_URL: "" } });
     expect(login.code, login.stderr).toBe(0);
