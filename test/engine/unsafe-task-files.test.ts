@@ -1,10 +1,10 @@
-import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { adversaryProject, findingsOf, fixture, runRoot, stateOf } from "../helpers/adversary.js";
 import { openApi } from "../helpers/api.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { FIXTURE_BIN, taskDir } from "../helpers/repo.js";
+import { FIXTURE_BIN, taskDir, tempDir } from "../helpers/repo.js";
 
 // An agent writes its task directory; caesar's conductor, `status`, `ps` and `cancel` read and append to
 // it. A link there is never followed (the budget ledger it points at stays caesar's), a FIFO is never
@@ -48,6 +48,21 @@ describe("an agent links events.jsonl to its tree's budget ledger", () => {
     const finding = findingsOf(root, id).find((f) => f.detail?.includes(UNSAFE));
     expect(finding, JSON.stringify(findingsOf(root, id))).toMatchObject({ severity: "high" });
     expect(finding!.detail).toContain("events.jsonl");
+  }, 300_000);
+});
+
+describe("an agent links the log of a check at a file of the person's", () => {
+  it("caesar writes the check's output to a log of its own: the person's file is untouched", async () => {
+    const { root, env } = adversaryProject("", { attacker: fixture("unsafe-files"), other: CONFORMANT });
+    const victim = join(tempDir("caesar-victim-"), "notes.txt");
+    writeFileSync(victim, "the person's notes\n");
+    const objective = JSON.stringify({ attack: "check-log", victim });
+    const { id } = await runRoot(root, env, ["--agent", "attacker", "--check", "echo checked", objective]);
+    expect(readFileSync(victim, "utf8")).toBe("the person's notes\n");
+    const checks = join(taskDir(root, id), "checks");
+    expect(readFileSync(join(checks, "1-1.log"), "utf8")).toContain("checked");
+    expect(quarantined(checks, "1-1.log")).toHaveLength(1);
+    expect(findingsOf(root, id).find((f) => f.detail?.includes(UNSAFE))).toMatchObject({ severity: "high" });
   }, 300_000);
 });
 
