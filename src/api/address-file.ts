@@ -1,3 +1,4 @@
+import { existsSync, statSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isProcessAlive } from "../support/process.js";
@@ -66,7 +67,10 @@ export async function listServeAddresses(root: string): Promise<ServeAddress[]> 
     const address = await readAddress(path);
     if (!address) continue;
     if (
-      isProcessAlive(address.start === undefined ? address.pid : { pid: address.pid, start: address.start })
+      isProcessAlive(
+        address.start === undefined ? address.pid : { pid: address.pid, start: address.start },
+      ) &&
+      isOwnProcess(address.pid)
     ) {
       live.push(address);
     } else {
@@ -74,6 +78,16 @@ export async function listServeAddresses(root: string): Promise<ServeAddress[]> 
     }
   }
   return live.sort((a, b) => a.started_at.localeCompare(b.started_at));
+}
+
+/** Is the process this user's? (/proc says; where there is none, the private directory alone vouches.) */
+function isOwnProcess(pid: number): boolean {
+  if (typeof process.getuid !== "function" || !existsSync("/proc/self")) return true;
+  try {
+    return statSync(`/proc/${pid}`).uid === process.getuid();
+  } catch {
+    return false;
+  }
 }
 
 async function readAddress(path: string): Promise<ServeAddress | undefined> {

@@ -28,6 +28,8 @@ export const PATHS = {
   session: "/api/session",
   login: "/login",
   loginLinks: "/api/login-links",
+  /** A server proves it holds the workspace's key (an HMAC of the client's nonce), before the key is sent. */
+  prove: "/api/prove",
   tasks: "/api/tasks",
   stream: "/api/stream",
 } as const;

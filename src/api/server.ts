@@ -11,7 +11,7 @@ import { loginUrl } from "./routes/session-routes.js";
 import { StreamRegistry } from "./routes/stream-registry.js";
 import { isLoopbackHost } from "./security/access.js";
 import { LoginSessions } from "./security/sessions.js";
-import { loadOrCreateToken } from "./security/token.js";
+import { loadOrCreateToken, readToken } from "./security/token.js";
 import { ChangeReader } from "./views/change-view.js";
 import { RepositoryCatalog } from "./views/repository-view.js";
 
@@ -52,6 +52,7 @@ export async function makeApiContext(
     changes: new ChangeReader(),
     access: {
       token: options.token ?? (await loadOrCreateToken(options.root)),
+      ...(options.token === undefined ? { currentToken: () => readToken(options.root) } : {}),
       port: options.port,
       host: options.host,
       origin: `http://${localHostFor(options.host)}:${options.port}`,

@@ -7,6 +7,7 @@ import {
   cancelIn,
   cancelReservations,
   type Ledger,
+  parseLedgerText,
   pruneLedger,
   reserveBudget,
   reserveIn,
@@ -32,9 +33,12 @@ async function withClusterLedger(
   // Submitters on many machines stamp and judge the same entries: the hour and the day are the server's,
   // or a machine whose clock runs a day ahead would find every place free (and one behind, none).
   const now = await serverTimeOf(kv, CLOCK_KEY, String(process.pid));
-  await updateWithCas(kv, budgetKey(queue, tree), (entry) => {
-    const ledger: Ledger = entry ? (entry.json<Ledger>() ?? { tree, entries: [] }) : { tree, entries: [] };
-    if (!Array.isArray(ledger.entries)) ledger.entries = [];
+  const key = budgetKey(queue, tree);
+  await updateWithCas(kv, key, (entry) => {
+    // An entry that is not a ledger refuses (fail closed), never counts as an empty one.
+    const ledger: Ledger = entry
+      ? parseLedgerText(entry.string(), `${BUDGETS_BUCKET} ${key} (the cluster's KV)`)
+      : { tree, entries: [] };
     change(ledger, now);
     pruneLedger(ledger, now);
     return JSON.stringify(ledger);

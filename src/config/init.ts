@@ -159,14 +159,14 @@ export async function initProject(
       await copyFile(path, `${path}.bak`);
       actions.push(`backed up ${path} to ${path}.bak`);
     }
-    await writeFileAtomic(path, projectTemplate(derived));
+    await writeFileAtomic(path, projectTemplate(derived), { shared: true });
     actions.push(`wrote ${path}`);
   } else {
     const text = await readFile(path, "utf8");
     const next = refreshDerived(text, derived);
     parseConfigText(next, path);
     if (next !== text) {
-      await writeFileAtomic(path, next);
+      await writeFileAtomic(path, next, { shared: true });
       actions.push(`refreshed the derived [worktree] values in ${path}`);
     } else actions.push(`kept ${path} as it is`);
   }
@@ -188,7 +188,7 @@ export async function initGlobal(options: { force: boolean; env?: NodeJS.Process
   if (existsSync(path) && !options.force) return { actions: [`kept ${path} as it is`] };
   await mkdir(dirname(path), { recursive: true });
   if (existsSync(path)) await copyFile(path, `${path}.bak`);
-  await writeFileAtomic(path, GLOBAL_TEMPLATE);
+  await writeFileAtomic(path, GLOBAL_TEMPLATE, { shared: true });
   return { actions: [`wrote ${path}`] };
 }
 
@@ -200,6 +200,8 @@ export async function ensureGitignore(root: string): Promise<string[]> {
   const missing = GITIGNORE_LINES.filter((line) => !present.has(line) && !present.has(`/${line}`));
   if (missing.length === 0) return [];
   const prefix = text === "" || text.endsWith("\n") ? text : `${text}\n`;
-  await writeFileAtomic(path, `${prefix}${text === "" ? "" : "\n"}# caesar\n${missing.join("\n")}\n`);
+  await writeFileAtomic(path, `${prefix}${text === "" ? "" : "\n"}# caesar\n${missing.join("\n")}\n`, {
+    shared: true,
+  });
   return missing;
 }

@@ -55,7 +55,7 @@ export async function editLayer(
   const next = patchPreservingText(text, document);
   parseConfigText(next, path); // never write an invalid configuration
   await mkdir(dirname(path), { recursive: true });
-  await writeFileAtomic(path, next.endsWith("\n") ? next : `${next}\n`);
+  await writeFileAtomic(path, next.endsWith("\n") ? next : `${next}\n`, { shared: true });
   return { path, layer, changed: true };
 }
 

@@ -1,12 +1,11 @@
-import { open } from "node:fs/promises";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { loadLiveTask, readPlan } from "../engine/lifecycle/live-task.js";
 import { taskPatch, taskResult } from "../engine/lifecycle/result.js";
 import { assertMayRead } from "../engine/lifecycle/subtree-read.js";
 import { readEvents } from "../engine/store/event-log.js";
 import { markFinishedEvents } from "../engine/store/event-owner.js";
+import { openTaskFileOrNothing } from "../engine/store/task-files.js";
 import { readState } from "../engine/store/task-store.js";
-import { errnoOf } from "../support/errors.js";
 import * as z from "../support/zod.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
 import { runTool, toolResult } from "./tool-result.js";
@@ -125,13 +124,8 @@ async function readTail(
   path: string,
   bytes: number,
 ): Promise<{ raw: string; size: number; truncated: boolean }> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return { raw: "", size: 0, truncated: false };
-    throw error;
-  }
+  const handle = await openTaskFileOrNothing(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
+  if (!handle) return { raw: "", size: 0, truncated: false };
   try {
     const { size } = await handle.stat();
     const length = Math.min(size, bytes);

@@ -103,7 +103,7 @@ export async function installClient(client: string, options: InstallOptions): Pr
   } else {
     checkEdit(installer, file, method.content);
     await mkdir(dirname(file), { recursive: true });
-    await writeFileAtomic(file, method.content);
+    await writeFileAtomic(file, method.content, { shared: true });
   }
   const written = await installer.readEntry(file, options.name).catch(() => undefined);
   if (!written || !sameEntry(written, entry)) {

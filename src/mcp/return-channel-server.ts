@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { EventWriter } from "../engine/store/event-log.js";
+import { readTaskText } from "../engine/store/task-files.js";
 import { taskPaths } from "../protocol/task-dir.js";
 import * as z from "../support/zod.js";
 import { answerWindow, registerAskOrchestrator } from "./ask-orchestrator.js";
@@ -46,7 +46,10 @@ export function createReturnChannelServer(options: ChannelServerOptions): McpSer
     },
     async () =>
       runTool(async () => {
-        const written = JSON.parse(await readFile(taskPaths(dir).task, "utf8")) as Record<string, unknown>;
+        const written = JSON.parse((await readTaskText(taskPaths(dir).task)) ?? "null") as Record<
+          string,
+          unknown
+        >;
         const window = await answerWindow(dir, task, Number.MAX_SAFE_INTEGER);
         const remaining =
           window.deadlineAt === null ? null : Math.max(0, Date.parse(window.deadlineAt) - Date.now());

@@ -1,8 +1,10 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../support/atomic-file.js";
-import { CaesarError } from "../support/errors.js";
+import { CaesarError, errnoOf, messageOf } from "../support/errors.js";
 import { withLock } from "../support/lock.js";
+import { makePrivateDir } from "../support/private-dir.js";
+import * as z from "../support/zod.js";
 
 /**
  * One budget per delegation tree: a parent and its bounded descendants draw from the same ledger. Tasks
@@ -107,17 +109,67 @@ function ledgerPath(budgetsDir: string, tree: string): string {
   return join(budgetsDir, `${tree}.json`);
 }
 
+const LedgerSchema = z.object({
+  tree: z.string(),
+  entries: z.array(
+    z.object({
+      task_id: z.string(),
+      at: z.string(),
+      state: z.enum(["reserved", "committed", "released"]),
+      cost_usd: z.number(),
+    }),
+  ),
+});
+
+/**
+ * A tree's ledger; a tree that never had one starts empty. A ledger that exists but cannot be read or is
+ * not a ledger fails closed: counting it as empty would hand the tree its whole budget again.
+ */
 async function readLedger(path: string, tree: string): Promise<Ledger> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(path, "utf8")) as Ledger;
-  } catch {
-    return { tree, entries: [] };
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return { tree, entries: [] };
+    throw unreadableLedger(path, messageOf(error), error);
   }
+  return parseLedgerText(text, path);
+}
+
+/**
+ * A ledger's text as kept (a file, a cluster's KV entry: `where` names it), validated: anything that is not
+ * a ledger throws budget_ledger_unreadable, never reads as an empty one.
+ */
+export function parseLedgerText(text: string, where: string): Ledger {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw unreadableLedger(where, `not JSON (${messageOf(error)})`, error);
+  }
+  const parsed = LedgerSchema.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw unreadableLedger(
+      where,
+      `not a budget ledger (${first?.path.join(".") || "top"}: ${first?.message})`,
+    );
+  }
+  return parsed.data;
+}
+
+function unreadableLedger(path: string, why: string, cause?: unknown): CaesarError {
+  return new CaesarError("budget_ledger_unreadable", `The budget ledger ${path} cannot be read: ${why}.`, {
+    detail:
+      "Nothing that draws on this budget starts until it is repaired: restore it, or remove it to forget what this delegation tree spent (its limits then count from zero). Nothing was started.",
+    data: { path },
+    cause,
+  });
 }
 
 async function withLedger<T>(budgetsDir: string, tree: string, fn: (ledger: Ledger) => T): Promise<T> {
   const path = ledgerPath(budgetsDir, tree);
-  await mkdir(budgetsDir, { recursive: true });
+  await makePrivateDir(budgetsDir);
   return withLock(`${path}.lock`, async () => {
     const ledger = await readLedger(path, tree);
     const result = fn(ledger);

@@ -9,8 +9,13 @@ function tempPathFor(path: string): string {
 export interface AtomicWriteOptions {
   /** Flush to disk before the rename (default true); a copy that can be rebuilt may skip it. */
   sync?: boolean;
-  /** The file's permissions (default 0644, less the umask); set on the temp file before anything is in it. */
+  /**
+   * The file's permissions, exactly, whatever the umask (default 0600: caesar's records and task files are
+   * the user's alone); set on the temp file before anything is in it.
+   */
   mode?: number;
+  /** A file meant to be shared like any the user makes (a configuration): 0644 less the umask. */
+  shared?: boolean;
 }
 
 /**
@@ -23,9 +28,10 @@ export async function writeTempBeside(
   options: AtomicWriteOptions = {},
 ): Promise<string> {
   const temp = tempPathFor(path);
-  const handle = await open(temp, "wx", options.mode ?? 0o644);
+  const mode = options.shared === true ? 0o644 : (options.mode ?? 0o600);
+  const handle = await open(temp, "wx", mode);
   try {
-    if (options.mode !== undefined) await handle.chmod(options.mode);
+    if (options.shared !== true) await handle.chmod(mode);
     await handle.writeFile(content);
     if (options.sync !== false) await handle.sync();
   } catch (error) {

@@ -236,10 +236,14 @@ export const ERRORS = {
   // ── Governance ─────────────────────────────────────────────────────────────────────────────────────
   /** The agent may not run here: it is denied, disabled or not allowed by the policy. */
   agent_not_allowed: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** The walk up this process's ancestors (/proc) could not finish: too deep, or unreadable; refused, never taken for a person. */
+  ancestry_unproven: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** The day's cost budget (`max_cost_per_day`) is spent. */
   budget_cost: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The hour's task budget (`max_tasks_per_hour`) is spent. */
   budget_tasks: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** A budget ledger cannot be read or parsed: nothing that draws on it starts until it is repaired. */
+  budget_ledger_unreadable: { area: "policy", exit: 1, http: 409 },
   /** A task's agent tried to change caesar's configuration, the rules it runs under. */
   configuration_in_task: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** The target agent is not reachable from the caller (disabled, or not among its delegates). */
@@ -266,6 +270,8 @@ export const ERRORS = {
   refused: { area: "policy", exit: null, http: null },
   /** A spawned task may not spawn sub-tasks of its own (depth-1 cap). */
   spawn_depth_cap: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** A file in a task's directory was a link, FIFO, directory, hard link or oversized: caesar moved it aside unopened. */
+  unsafe_task_file: { area: "policy", exit: 1, http: 409, governance: "evasion" },
 
   // ── Checks ─────────────────────────────────────────────────────────────────────────────────────────
   /** `--attempts` above 1 without any check: a second attempt is given only when checks fail. */
@@ -436,6 +442,8 @@ export const ERRORS = {
   invalid_envelope: { area: "http", exit: 1, http: 400 },
   /** The request body is not JSON (or not UTF-8, or not whole). */
   invalid_json: { area: "http", exit: 1, http: 400 },
+  /** A request to `POST /api/prove` without a nonce of 64 hex digits. */
+  invalid_nonce: { area: "http", exit: 1, http: 400 },
   /** The server's answer is not one caesar understands (not JSON, or an error without a known code). */
   invalid_response: { area: "http", exit: 1, http: 422 },
   /** The bearer token is not the server's. */
@@ -470,10 +478,14 @@ export const ERRORS = {
   session_unknown: { area: "http", exit: 1, http: 401 },
   /** Several caesar servers serve this workspace (or none was chosen): pass `--server`. */
   several_servers: { area: "http", exit: 2, http: 422 },
+  /** A server did not prove it holds this workspace's key (or none of this workspace runs): the key was not sent. */
+  server_unproven: { area: "http", exit: 1, http: 422 },
   /** The request's `revision` is not current, or what it acts on changed after it. */
   stale_revision: { area: "http", exit: 1, http: 409 },
   /** The request's `runId` is not the server's current run. */
   stale_run: { area: "http", exit: 1, http: 409 },
+  /** `--token` was given the token itself, which every account sees on the command line: use `@file` or `env:NAME`. */
+  token_on_command_line: { area: "http", exit: 2, http: 422 },
   /** A server on a non-loopback address needs `--token`, and so does a login to a server started with one. */
   token_required: { area: "http", exit: 2, http: 422 },
   /** An unknown operation in a request envelope. */

@@ -68,8 +68,8 @@ describe("caesar serve", () => {
     expect(refused.code).toBe(2);
     expect(parseJsonOutput<Json>(refused).error.code).toBe("token_required");
     const weak = await runCaesar(
-      ["serve", "--host", "0.0.0.0", "--port", "0", "--token", "short", "--json"],
-      { cwd: root },
+      ["serve", "--host", "0.0.0.0", "--port", "0", "--token", "env:WEAK_TOKEN", "--json"],
+      { cwd: root, env: { WEAK_TOKEN: "short" } },
     );
     expect(weak.code).toBe(2);
     expect(parseJsonOutput<Json>(weak).error.code).toBe("weak_token");
@@ -87,7 +87,12 @@ describe("caesar serve", () => {
 
   it("with --host and a token, reads need the token from other machines (here: loopback still reads freely)", async () => {
     const other = makeRepo();
-    const exposed = await startServe(other, ["--port", "0", "--host", "0.0.0.0", "--token", "x".repeat(32)]);
+    const tokenEnv = { SERVE_TOKEN: "x".repeat(32) };
+    const exposed = await startServe(
+      other,
+      ["--port", "0", "--host", "0.0.0.0", "--token", "env:SERVE_TOKEN"],
+      tokenEnv,
+    );
     try {
       const local = await fetch(`${exposed.url}api/state`);
       expect(local.status).toBe(200);
@@ -106,9 +111,9 @@ describe("caesar serve", () => {
       const login = await runCaesar(["serve", "login", "--json"], { cwd: other, env: { CAESAR_URL: "" } });
       expect(login.code).toBe(2);
       expect(parseJsonOutput<Json>(login).error.summary).toContain("started with --token");
-      const withToken = await runCaesar(["serve", "login", "--json", "--token", "x".repeat(32)], {
+      const withToken = await runCaesar(["serve", "login", "--json", "--token", "env:SERVE_TOKEN"], {
         cwd: other,
-        env: { CAESAR_URL: "" },
+        env: { CAESAR_URL: "", ...tokenEnv },
       });
       expect(withToken.code, withToken.stderr).toBe(0);
     } finally {

@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { readEventSpans } from "../../engine/follow/event-spans.js";
 import { listQuestions, type QuestionWithAnswer } from "../../engine/questions/questions.js";
 import { controlOfTaskDir } from "../../engine/store/control.js";
 import { type TaskState, TaskStateSchema } from "../../engine/store/state.js";
+import { readTaskTextOrNothing } from "../../engine/store/task-files.js";
 import { taskDirOf } from "../../engine/store/task-store.js";
 import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { errnoOf } from "../../support/errors.js";
@@ -122,12 +123,8 @@ export async function refreshIndexedTask(task: IndexedTask): Promise<TaskUpdate>
 }
 
 async function readStateFile(path: string): Promise<{ state: TaskState; digest: string } | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch {
-    return undefined;
-  }
+  const text = await readTaskTextOrNothing(path);
+  if (text === undefined) return undefined;
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
 import { getCookie } from "hono/cookie";
@@ -130,6 +131,15 @@ function crossOrigin(c: Context<ApiEnv>): ApiError {
 }
 
 /**
+ * The token a request must present: the workspace's file as it is now (a rotation takes effect at once),
+ * or the server's --token. A file that cannot be read matches nothing (fail closed).
+ */
+export async function currentTokenOf(ctx: ApiContext): Promise<string> {
+  if (!ctx.access.currentToken) return ctx.access.token;
+  return ctx.access.currentToken().catch(() => randomBytes(32).toString("hex"));
+}
+
+/**
  * Who may act: the holder of the bearer token (`Authorization: Bearer`, checked by Hono's bearer-auth
  * middleware — the CLI and scripts), or a dashboard session of this run of the server (its HttpOnly
  * cookie). A mutation by session must also come from this server's own origin (`Origin` present and
@@ -143,7 +153,7 @@ export function requireAuthentication(
   const refuse = (error: ApiError) => (c: Context) => renderError(c, ctx, error);
   const bearer: MiddlewareHandler<ApiEnv> = bearerAuth({
     realm: "caesar",
-    verifyToken: (token) => tokenMatches(token, ctx.access.token),
+    verifyToken: async (token) => tokenMatches(token, await currentTokenOf(ctx)),
     noAuthenticationHeader: {
       message: refuse(
         new ApiError(

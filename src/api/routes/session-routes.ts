@@ -5,9 +5,11 @@ import type { ApiContext } from "../api-context.js";
 import { ApiError } from "../api-error.js";
 import { MUTATE_PROTOCOL, PATHS } from "../protocol-ids.js";
 import type { Session } from "../response-schema.js";
+import { NONCE_PATTERN, proofOf } from "../security/proof.js";
 import { CSRF_HEADER, SECRET_PATTERN, sessionCookieName } from "../security/sessions.js";
 import {
   type ApiEnv,
+  currentTokenOf,
   refuseCrossSiteForms,
   requireAuthentication,
   requireOperatorHeader,
@@ -15,6 +17,7 @@ import {
 } from "./guards.js";
 
 const LoginQuerySchema = z.object({ code: z.string().regex(SECRET_PATTERN) });
+const ProveBodySchema = z.object({ nonce: z.string().regex(NONCE_PATTERN) });
 
 /** The URL fragment the login hands the page its CSRF secret in (a fragment never reaches a server). */
 export const LOGIN_FRAGMENT = "#login=";
@@ -59,6 +62,21 @@ export function sessionRoutes(ctx: ApiContext): Hono<ApiEnv> {
       revision: ctx.index.revision,
       mutate: { protocol: MUTATE_PROTOCOL, path: PATHS.mutate },
     } satisfies Session);
+  });
+
+  // Unauthenticated by design: the answer proves the key without revealing it (security/proof.ts), so that
+  // `caesar serve login` sends the key to no server that has not proven it holds it.
+  app.post(PATHS.prove, async (c) => {
+    const parsed = ProveBodySchema.safeParse(await c.req.json().catch(() => undefined));
+    if (!parsed.success) {
+      throw new ApiError(
+        "invalid_nonce",
+        'POST /api/prove takes {"nonce": "<64 hex digits>"}.',
+        "Send a fresh random nonce of 32 bytes, in hex.",
+      );
+    }
+    c.header("Cache-Control", "no-store");
+    return c.json({ proof: proofOf(await currentTokenOf(ctx), ctx.access.origin, parsed.data.nonce) });
   });
 
   app.post(

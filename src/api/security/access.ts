@@ -10,6 +10,11 @@ import { hostname, networkInterfaces } from "node:os";
 export interface AccessPolicy {
   /** The bearer token mutations accept (and, from remote peers, every /api request). */
   token: string;
+  /**
+   * The token as it is now, when it is the workspace's file (read again each time: a rotation takes
+   * effect at once); absent when the server was given its token (--token).
+   */
+  currentToken?: () => Promise<string>;
   /** The port the server listens on (known once listening; `Host` headers are checked against it). */
   port: number;
   /** The address the server is bound to. */

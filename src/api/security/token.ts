@@ -23,8 +23,9 @@ export function tokenPath(root: string): string {
 
 /**
  * The workspace's bearer token: `.caesar/state/serve/token` (0600, in a 0700 directory), created with 32
- * random bytes the first time a server needs it, then shared by every server of the workspace and reused
- * across restarts, so scripts keep working. A file that is not private is refused, never used.
+ * random bytes the first time a server needs it, then shared by every server of the workspace — each reads
+ * the file again when a token is presented, so a rotation (`rotateToken`) takes effect in all of them. A
+ * file that is not private is refused, never used.
  */
 export async function loadOrCreateToken(root: string): Promise<string> {
   const dir = await ensurePrivateDir(root);
@@ -37,6 +38,18 @@ export async function loadOrCreateToken(root: string): Promise<string> {
     return token;
   }
   return loadOrCreateToken(root);
+}
+
+/**
+ * Replace the workspace's token by a new one (`caesar serve --rotate`, and every start of `caesar serve`
+ * unless `--pin-token`): a token that leaked stops working everywhere at once.
+ */
+export async function rotateToken(root: string): Promise<string> {
+  const dir = await ensurePrivateDir(root);
+  await removeLegacyToken(root);
+  const token = randomBytes(32).toString("hex");
+  await writePrivateFile(dir, TOKEN_FILE, `${token}\n`, { exclusive: false });
+  return token;
 }
 
 /** The token for a client (`caesar serve login`): read, never created. */

@@ -1,4 +1,3 @@
-import { createReadStream } from "node:fs";
 import type { Command } from "commander";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 
@@ -50,9 +49,15 @@ export const logsCommand: CommandDefinition = {
 
 async function streamRaw(path: string, dir: string, follow: boolean, phase: string): Promise<number> {
   let offset = 0;
-  const pump = () =>
-    new Promise<void>((resolve) => {
-      const stream = createReadStream(path, { start: offset });
+  const { openTaskFileOrNothing } = await import("../../engine/store/task-files.js");
+  // raw.log through the one opener of task files: a link or a FIFO the agent left there is not followed.
+  const pump = async () => {
+    const handle = await openTaskFileOrNothing(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER }).catch(
+      () => undefined,
+    );
+    if (!handle) return;
+    await new Promise<void>((resolve) => {
+      const stream = handle.createReadStream({ start: offset });
       stream.on("data", (chunk) => {
         offset += chunk.length;
         process.stdout.write(chunk);
@@ -60,6 +65,7 @@ async function streamRaw(path: string, dir: string, follow: boolean, phase: stri
       stream.on("error", () => resolve());
       stream.on("end", () => resolve());
     });
+  };
   await pump();
   if (!follow || phase === "finished") return 0;
   const { readState } = await import("../../engine/store/task-store.js");

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CaesarError, UsageError } from "../../support/errors.js";
 import { type CommandContext, type CommandDefinition, handle, withCommonOptions } from "../command.js";
-import { readTextOrFile } from "../options.js";
+import { readSecretOption } from "../options.js";
 import { withServerOption } from "./query.js";
 
 export const serveCommand: CommandDefinition = {
@@ -16,7 +16,15 @@ export const serveCommand: CommandDefinition = {
         )
         .option("--port <n>", "port to listen on (0: any free port)", "4173")
         .option("--host <address>", "address to bind (default 127.0.0.1; any other needs --token)")
-        .option("--token <value|@file>", "bearer token to require (default: .caesar/state/serve/token)")
+        .option(
+          "--token <@file|env:NAME>",
+          "bearer token to require, read from a file or the environment (default: .caesar/state/serve/token)",
+        )
+        .option(
+          "--rotate",
+          "replace the workspace's token now (every running server takes the new one), then exit",
+        )
+        .option("--pin-token", "keep the workspace's token (by default each start replaces it)")
         .option(
           "--open",
           "open the dashboard's one-time login URL in a browser ($BROWSER, else the system's)",
@@ -28,7 +36,7 @@ export const serveCommand: CommandDefinition = {
         serve
           .command("login")
           .description("print a new one-time login URL for the dashboard of a running server")
-          .option("--token <value|@file>", "the server's --token, if it was started with one")
+          .option("--token <@file|env:NAME>", "the server's --token, if it was started with one")
           .option("--open", "open it in a browser"),
       ),
     ).action(handle(runLogin));
@@ -39,12 +47,13 @@ export const serveCommand: CommandDefinition = {
 async function runServe(ctx: CommandContext): Promise<number> {
   const { startServer, DEFAULT_HOST } = await import("../../api/server.js");
   const { isLoopbackHost } = await import("../../api/security/access.js");
-  const { MIN_TOKEN_LENGTH } = await import("../../api/security/token.js");
+  const { MIN_TOKEN_LENGTH, rotateToken } = await import("../../api/security/token.js");
   const { PACKAGE_JSON } = await import("../../support/package-paths.js");
   const { readFile } = await import("node:fs/promises");
   const port = parsePort(String(ctx.options.port));
   const host = (ctx.options.host as string | undefined) ?? DEFAULT_HOST;
-  const token = await readTextOrFile(ctx.options.token as string | undefined, ctx.cwd, "--token");
+  const token = await readSecretOption(ctx.options.token as string | undefined, ctx.cwd, "--token");
+  if (ctx.options.rotate === true) return rotate(ctx);
   if (token !== undefined && token.trim().length < MIN_TOKEN_LENGTH) {
     throw new UsageError("weak_token", `--token must be at least ${MIN_TOKEN_LENGTH} characters.`, {
       detail: "Generate one with: openssl rand -hex 32",
@@ -53,10 +62,12 @@ async function runServe(ctx: CommandContext): Promise<number> {
   if (!isLoopbackHost(host) && token === undefined) {
     throw new UsageError("token_required", `Refusing to serve on ${host} without --token.`, {
       detail:
-        "Any address other than loopback exposes the workspace to the network: pass --token <value|@file> (every request from another machine must then carry it, or a dashboard session), or omit --host to bind 127.0.0.1.",
+        "Any address other than loopback exposes the workspace to the network: pass --token <@file|env:NAME> (every request from another machine must then carry it, or a dashboard session), or omit --host to bind 127.0.0.1.",
     });
   }
   const version = (JSON.parse(await readFile(PACKAGE_JSON, "utf8")) as { version: string }).version;
+  // A new key at each start, unless pinned: a key that leaked works until the next start at most.
+  if (token === undefined && ctx.options.pinToken !== true) await rotateToken(ctx.root);
   ctx.out.notice(`Indexing ${ctx.root} …`);
   const server = await startServer({
     root: ctx.root,
@@ -99,6 +110,17 @@ async function runServe(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+/** `caesar serve --rotate`: a new workspace token, taken at once by every server that reads the file. */
+async function rotate(ctx: CommandContext): Promise<number> {
+  const { rotateToken, tokenPath } = await import("../../api/security/token.js");
+  await rotateToken(ctx.root);
+  ctx.out.result(
+    { rotated: true, token_file: tokenPath(ctx.root) },
+    `New token in ${tokenPath(ctx.root)}: the old one is refused by every server of this workspace from now on.`,
+  );
+  return 0;
+}
+
 /** `caesar serve login`: the token's holder asks the running server for a new one-time login URL. */
 async function runLogin(ctx: CommandContext): Promise<void> {
   const { chooseServer, isInteractive } = await import("../query/server-choice.js");
@@ -108,14 +130,27 @@ async function runLogin(ctx: CommandContext): Promise<void> {
     server: ctx.options.server as string | undefined,
     interactive: isInteractive(ctx.json),
   });
-  const given = await readTextOrFile(ctx.options.token as string | undefined, ctx.cwd, "--token");
+  const given = await readSecretOption(ctx.options.token as string | undefined, ctx.cwd, "--token");
   if (given === undefined && choice.address?.token === "option") {
     throw new UsageError("token_required", `The server at ${choice.url.origin} was started with --token.`, {
-      detail: "Pass the same --token <value|@file> to `caesar serve login`.",
+      detail: "Pass the same --token <@file|env:NAME> to `caesar serve login`.",
     });
   }
+  // The key goes only to a server of this workspace that proves it holds it: never to whatever listens on
+  // the default port when none of this workspace runs.
+  if (choice.fallback) {
+    throw new CaesarError(
+      "server_unproven",
+      "No caesar server of this workspace is running: the key was sent nowhere.",
+      {
+        detail: `Start \`caesar serve\` in this workspace (it writes its address in .caesar/state/serve/), then run \`caesar serve login\` again; or name a server with --server <url>.`,
+      },
+    );
+  }
   const token = given?.trim() ?? (await readToken(ctx.root));
-  const { url } = await new AgentClient(choice.url).mintLoginLink(token).catch((error: unknown) => {
+  const client = new AgentClient(choice.url);
+  await client.proveServer(token);
+  const { url } = await client.mintLoginLink(token).catch((error: unknown) => {
     if (error instanceof CaesarError && error.code === "invalid_token") {
       throw new CaesarError(
         "invalid_token",

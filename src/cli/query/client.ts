@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { AGENT_PROTOCOL, OPERATOR_HEADER, OPERATOR_HEADER_VALUE, PATHS } from "../../api/protocol-ids.js";
 import { isLoopbackHost } from "../../api/security/access.js";
+import { isProof, makeNonce } from "../../api/security/proof.js";
 import { isThrownCode } from "../../support/error-catalogue.js";
-import { CaesarError, UsageError } from "../../support/errors.js";
+import { CaesarError, messageOf, UsageError } from "../../support/errors.js";
 
 /** A response of the query contract. */
 export interface QueryResponse<R = unknown> {
@@ -77,6 +78,7 @@ export class AgentClient {
    * on) as the bearer token's holder. A stale revision is reported (409), never retried.
    */
   async mutate<R = unknown>(envelope: unknown, token: string): Promise<R> {
+    await this.proveServer(token);
     return this.send<R>(PATHS.mutate, {
       method: "POST",
       headers: {
@@ -86,6 +88,28 @@ export class AgentClient {
       },
       body: JSON.stringify(envelope),
     });
+  }
+
+  /**
+   * Make the server prove it holds `token` (security/proof.ts) without sending it: nothing is sent with the
+   * token before this resolves. Throws server_unproven when the answer is not the proof.
+   */
+  async proveServer(token: string): Promise<void> {
+    const nonce = makeNonce();
+    let answer: unknown;
+    try {
+      answer = (
+        await this.send<{ proof?: unknown }>(PATHS.prove, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ nonce }),
+        })
+      ).proof;
+    } catch (error) {
+      throw unproven(this.base, `it did not answer the challenge (${messageOf(error)})`);
+    }
+    if (!isProof(answer, token, this.base.origin, nonce))
+      throw unproven(this.base, "its answer to the challenge is not made with this workspace's key");
   }
 
   /** Ask the server for a one-time dashboard login URL; only the bearer token's holder may. */
@@ -136,6 +160,17 @@ export class AgentClient {
     if (!response.ok) throw serverError(response.status, body);
     return body as T;
   }
+}
+
+function unproven(base: URL, why: string): CaesarError {
+  return new CaesarError(
+    "server_unproven",
+    `The server at ${base.origin} did not prove it is this workspace's: ${why}. The key was not sent.`,
+    {
+      detail:
+        "Something else may listen there. Start `caesar serve` in this workspace (its address file says where it listens), or point --server / CAESAR_URL at it; if it was started with --token, pass the same --token @file.",
+    },
+  );
 }
 
 function serverError(status: number, body: unknown): CaesarError {

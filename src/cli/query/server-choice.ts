@@ -9,6 +9,8 @@ export interface ServerChoice {
   url: URL;
   /** Its address file, when it was found through one (not given by --server <url> or CAESAR_URL). */
   address?: ServeAddress;
+  /** Nothing named it and no server of this workspace runs: the default address, where anything may listen. */
+  fallback?: true;
 }
 
 export interface ChooseOptions {
@@ -48,7 +50,7 @@ export async function chooseServer(root: string, options: ChooseOptions): Promis
     }
     return found(address);
   }
-  if (live.length === 0) return { url: new URL(`http://127.0.0.1:${DEFAULT_PORT}/`) };
+  if (live.length === 0) return { url: new URL(`http://127.0.0.1:${DEFAULT_PORT}/`), fallback: true };
   if (live.length === 1) return found(live[0]!);
   if (!options.interactive) {
     throw new UsageError(

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { relayPaths } from "../../engine/conductor/relay.js";
 import { projectPaths } from "../../engine/store/project.js";
 import { CAESAR_BIN } from "../../support/package-paths.js";
+import { makePrivateDirSync } from "../../support/private-dir.js";
 
 /**
  * Start a project's relay (`caesar cluster relay`) detached, its output appended to the relay's log.
@@ -10,8 +11,8 @@ import { CAESAR_BIN } from "../../support/package-paths.js";
  */
 export function launchRelay(root: string): void {
   const paths = relayPaths(root);
-  mkdirSync(projectPaths(root).state, { recursive: true });
-  const log = openSync(paths.log, "a");
+  makePrivateDirSync(projectPaths(root).state);
+  const log = openSync(paths.log, "a", 0o600);
   try {
     const child = spawn(process.execPath, [CAESAR_BIN, "cluster", "relay", "--root", root], {
       cwd: root,

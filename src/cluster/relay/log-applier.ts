@@ -1,7 +1,8 @@
-import { appendFile, mkdir } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
 import type { EventWriter } from "../../engine/store/event-log.js";
+import { appendTaskText } from "../../engine/store/task-files.js";
 import { updateState } from "../../engine/store/task-store.js";
 import { safeParseDocument } from "../../protocol/documents.js";
 import { isValidQuestionId } from "../../protocol/ids.js";
@@ -100,7 +101,7 @@ export class LogApplier {
       chunk = chunk.subarray(skipped);
     }
     if (chunk.length === 0) return;
-    await appendFile(taskPaths(this.dir).raw, chunk);
+    await appendTaskText(taskPaths(this.dir).raw, chunk);
     this.progress.raw_bytes += chunk.length;
   }
 

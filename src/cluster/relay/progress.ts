@@ -1,9 +1,10 @@
-import { readFileSync, statSync } from "node:fs";
-import { rename, writeFile } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import type { RemoteState } from "../../engine/store/state.js";
+import { readTaskTextSync } from "../../engine/store/task-files.js";
 import { taskPaths } from "../../protocol/task-dir.js";
+import { writeFileAtomic } from "../../support/atomic-file.js";
 
 /**
  * How far the relay has mirrored a task (`remote.json` in its directory): the last log message applied,
@@ -25,7 +26,7 @@ const FILE = "remote.json";
 
 export function loadProgress(dir: string): MirrorProgress {
   try {
-    const raw = JSON.parse(readFileSync(join(dir, FILE), "utf8")) as Partial<MirrorProgress>;
+    const raw = JSON.parse(readTaskTextSync(join(dir, FILE)) ?? "{}") as Partial<MirrorProgress>;
     return {
       log_seq: raw.log_seq ?? 0,
       attempt: raw.attempt ?? 0,
@@ -43,9 +44,8 @@ export function loadProgress(dir: string): MirrorProgress {
  * a machine crash only re-reads them, and `alreadyWritten` keeps them from being applied twice.
  */
 export async function saveProgress(dir: string, progress: MirrorProgress): Promise<void> {
-  const temp = join(dir, `.${FILE}.${process.pid}.tmp`);
-  await writeFile(temp, JSON.stringify(progress));
-  await rename(temp, join(dir, FILE));
+  // A temp name of its own (random, created exclusively): never one an agent could have put a link at.
+  await writeFileAtomic(join(dir, FILE), JSON.stringify(progress), { sync: false });
 }
 
 /** What the task's files hold beyond the saved progress: event lines and raw bytes not to write again. */
@@ -53,7 +53,7 @@ export function alreadyWritten(dir: string, progress: MirrorProgress): { lines: 
   const paths = taskPaths(dir);
   let lines = 0;
   try {
-    const text = readFileSync(paths.events, "utf8");
+    const text = readTaskTextSync(paths.events, { maxBytes: Number.MAX_SAFE_INTEGER }) ?? "";
     for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) lines++;
   } catch {
     lines = 0;

@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { plannedWorktree } from "../../engine/conductor/isolate.js";
 import { terminateGroup } from "../../engine/conductor/terminate.js";
+import { readTaskTextSync } from "../../engine/store/task-files.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, taskDirOf } from "../../engine/store/task-store.js";
 import { isProcessAlive } from "../../support/process.js";
@@ -17,7 +18,7 @@ import type { WorkerContext } from "./context.js";
 export function localIdFor(context: WorkerContext, id: string): string {
   const mirror = join(taskDirOf(context.root, id), "state.json");
   try {
-    return (JSON.parse(readFileSync(mirror, "utf8")) as { remote?: unknown }).remote ? `${id}.run` : id;
+    return (JSON.parse(readTaskTextSync(mirror) ?? "{}") as { remote?: unknown }).remote ? `${id}.run` : id;
   } catch {
     return id;
   }

@@ -1,8 +1,9 @@
-import { open, readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ChangeWatch } from "../../engine/store/change-watch.js";
 import { readEvents } from "../../engine/store/event-log.js";
 import type { TaskState } from "../../engine/store/state.js";
+import { openTaskFileOrNothing, readTaskText } from "../../engine/store/task-files.js";
 import { readState } from "../../engine/store/task-store.js";
 import { isValidQuestionId } from "../../protocol/ids.js";
 import { taskPaths } from "../../protocol/task-dir.js";
@@ -86,8 +87,8 @@ export class TaskPublisher {
   private async publishQuestion(questionId: string): Promise<void> {
     if (!isValidQuestionId(questionId)) return;
     try {
-      const text = await readFile(join(taskPaths(this.dir).questions, `${questionId}.json`), "utf8");
-      this.outbox.publish("question", text);
+      const text = await readTaskText(join(taskPaths(this.dir).questions, `${questionId}.json`));
+      if (text !== undefined) this.outbox.publish("question", text);
     } catch {
       // asked without a question file: the event alone goes
     }
@@ -101,7 +102,8 @@ export class TaskPublisher {
       return;
     }
     if (size <= this.rawOffset) return;
-    const handle = await open(path, "r");
+    const handle = await openTaskFileOrNothing(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
+    if (!handle) return;
     try {
       while (this.rawOffset < size) {
         const length = Math.min(RAW_CHUNK, size - this.rawOffset);

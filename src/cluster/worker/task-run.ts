@@ -1,8 +1,8 @@
-import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
 import { conduct } from "../../engine/conductor/conductor.js";
 import { createTask } from "../../engine/lifecycle/start.js";
+import { appendTaskText } from "../../engine/store/task-files.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, taskDirOf } from "../../engine/store/task-store.js";
 import { isCaesarError, messageOf } from "../../support/errors.js";
@@ -191,11 +191,13 @@ async function runAttempt(
   try {
     // In this process, beside the worker's other tasks: its own cancel, and its own conductor.log.
     const log = join(dir, "conductor.log");
-    appendFileSync(log, `[caesar worker ${context.me.id}] ${id}: attempt ${claim.attempt}\n`);
+    await appendTaskText(log, `[caesar worker ${context.me.id}] ${id}: attempt ${claim.attempt}\n`).catch(
+      () => undefined,
+    );
     await conduct(context.root, localId, {
       signal: task.abort.signal,
       env: process.env,
-      log: (line) => appendFileSync(log, `${line}\n`),
+      log: (line) => void appendTaskText(log, `${line}\n`).catch(() => undefined),
     });
   } finally {
     clearInterval(fence);

@@ -62,7 +62,7 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   // Found first, as spawning it directly would: the keeper would only say "not found" in its stderr.
   const found = findExecutable(options.bin, options.env.PATH ?? process.env.PATH ?? "", options.cwd);
   if (!found.ok) return failedToStart(found.error);
-  await mkdir(files.dir, { recursive: true });
+  await mkdir(files.dir, { recursive: true, mode: 0o700 });
   await Promise.all(
     [files.stdout, files.stderr, files.exit, files.cursor].map((path) => rm(path, { force: true })),
   );

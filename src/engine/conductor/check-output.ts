@@ -1,4 +1,21 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { openTaskFileSync, UnsafeTaskFileError } from "../store/task-files.js";
+
+/**
+ * A check's log, through the one opener of task files: never truncated or written through a link the
+ * agent left (to the budget ledger, to the person's files); what was there is moved aside and recorded,
+ * and the log starts anew.
+ */
+function openLog(path: string): number {
+  try {
+    return openTaskFileSync(path, "write")!;
+  } catch (error) {
+    if (!(error instanceof UnsafeTaskFileError)) throw error;
+    mkdirSync(dirname(path), { recursive: true });
+    return openTaskFileSync(path, "write")!;
+  }
+}
 
 /** What a check's log keeps of its output: its first bytes, then its last (what comes between is counted). */
 export const CHECK_LOG_HEAD_BYTES = 256 * 1024;
@@ -23,7 +40,7 @@ export class CheckOutput {
   private closed = false;
 
   constructor(readonly path: string) {
-    this.fd = openSync(path, "w");
+    this.fd = openLog(path);
   }
 
   /** How many bytes the check printed in all. */

@@ -36,7 +36,7 @@ export interface ChecksRun {
  */
 export async function runChecks(run: ChecksRun): Promise<CheckResult[]> {
   const dir = join(run.taskDir, CHECKS_DIR);
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const env = checkEnvironment(run.env ?? process.env);
   const results: CheckResult[] = [];
   for (const [index, check] of run.checks.entries()) {

@@ -87,8 +87,15 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
   options.signal?.addEventListener("abort", onCancel, { once: true });
   if (options.signal?.aborted) onCancel();
 
-  // The configuration loads while the state is written (its errors are thrown below, inside the try).
-  const configLoad = loadConfig(root).then(
+  // The configuration loads while the state is written (its errors are thrown below, inside the try). Its
+  // global layer is the one the task was planned with, never the one this process's environment names: the
+  // service may have been started by a front end an agent ran, with an XDG_CONFIG_HOME of its choosing. (A
+  // worker's plan records none: the worker's own configuration governs what it runs.)
+  const configLoad = loadConfig(
+    root,
+    process.env,
+    plan.global_config ? { globalPath: plan.global_config } : {},
+  ).then(
     (config) => ({ config }),
     (error: unknown) => ({ error }),
   );

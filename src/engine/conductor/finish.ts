@@ -4,7 +4,6 @@ import { settleBudget } from "../../policy/budget.js";
 import type { Attempt, CheckResult } from "../../protocol/checks.js";
 import type { Finding } from "../../protocol/report.js";
 import { taskPaths } from "../../protocol/task-dir.js";
-import { readFileTail } from "../../support/output-tail.js";
 import { trace } from "../../support/trace.js";
 import { changedFiles, isPristine, type ObservedChange } from "../../workspace/changes.js";
 import { recordResultCommit } from "../../workspace/result-ref.js";
@@ -12,6 +11,7 @@ import { snapshotTree } from "../../workspace/snapshot.js";
 import { controlPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { TaskState } from "../store/state.js";
+import { readTaskTail } from "../store/task-files.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { auditMirrors, readState, updateState } from "../store/task-store.js";
 import { applyChecks } from "./check-verdict.js";
@@ -60,7 +60,7 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     taskDir: dir,
     reportPath: paths.report,
     stream: input.stream,
-    outputText: `${input.stream.finalText ?? ""}\n${await readFileTail(paths.raw, RAW_TAIL_BYTES, input.rawFrom)}`,
+    outputText: `${input.stream.finalText ?? ""}\n${await readTaskTail(paths.raw, RAW_TAIL_BYTES, input.rawFrom)}`,
     ending: input.ending,
     changedFiles: observed?.length,
   });

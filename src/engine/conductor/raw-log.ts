@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { stat, truncate } from "node:fs/promises";
+import { openTaskFile, UnsafeTaskFileError } from "../store/task-files.js";
 
 /**
  * A task's raw.log as its conductor writes it: the agent's output as it came, setup output and caesar's own
@@ -14,12 +14,18 @@ export class RawLog {
 
   /** Open for appending; `cutTo` first cuts off what a conductor that died wrote past its cursor. */
   static async open(path: string, cutTo?: number): Promise<RawLog> {
-    let size = (await stat(path).catch(() => ({ size: 0 }))).size;
+    // Through the one opener of task files (no link followed, no FIFO waited on); a raw.log that was not
+    // a regular file was moved aside and recorded, and a new one is started.
+    const handle = (await openTaskFile(path, "append").catch((error: unknown) => {
+      if (error instanceof UnsafeTaskFileError) return openTaskFile(path, "append");
+      throw error;
+    }))!;
+    let size = (await handle.stat()).size;
     if (cutTo !== undefined && size > cutTo) {
-      await truncate(path, cutTo);
+      await handle.truncate(cutTo);
       size = cutTo;
     }
-    return new RawLog(createWriteStream(path, { flags: "a" }), size);
+    return new RawLog(createWriteStream("", { fd: handle }), size);
   }
 
   write(chunk: string | Buffer): void {

@@ -1,10 +1,9 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { StreamOutcome } from "../../agents/adapter.js";
 import { formatProblem, safeParseDocument } from "../../protocol/documents.js";
 import type { Finding, Report, ReportSource } from "../../protocol/report.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
-import { errnoOf } from "../../support/errors.js";
+import { readTaskText, UnsafeTaskFileError } from "../store/task-files.js";
 import { type Ending, endingFindings, synthesizeReport } from "./ending.js";
 import { findFencedReport, findSelfDeclaredReport, type RejectedCandidate } from "./report-scan.js";
 
@@ -132,9 +131,12 @@ async function readReportFile(
 ): Promise<{ report?: Report; note?: string }> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    const read = await readTaskText(path);
+    if (read === undefined) return {};
+    text = read;
   } catch (error) {
-    if (errnoOf(error) === "ENOENT") return {};
+    // Not a regular file (a FIFO, a link): moved aside unopened, and a finding of its own (unsafe_task_file).
+    if (error instanceof UnsafeTaskFileError) return { note: "not a regular file; moved aside unread" };
     findings.push({ severity: "medium", title: `Could not read ${name}`, detail: (error as Error).message });
     return { note: "unreadable (see the finding above)" };
   }

@@ -1,8 +1,8 @@
-import { open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { safeParseDocument } from "../../protocol/documents.js";
 import type { CaesarEvent } from "../../protocol/event.js";
 import { MAX_LINE_BYTES, parseJsonLine } from "../../protocol/jsonl.js";
-import { errnoOf } from "../../support/errors.js";
+import { openEvents } from "../store/event-log.js";
 
 /** Where one valid event sits in events.jsonl: byte range of its line (without the newline). */
 export interface EventSpan {
@@ -28,13 +28,8 @@ const CHUNK_BYTES = 16 * 1024 * 1024;
  * are skipped, a half-written last line is left for the next call.
  */
 export async function readEventSpans(path: string, fromOffset = 0): Promise<EventSpanRead> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return { spans: [], offset: fromOffset, skipped: 0 };
-    throw error;
-  }
+  const handle = await openEvents(path);
+  if (!handle) return { spans: [], offset: fromOffset, skipped: 0 };
   const spans: EventSpan[] = [];
   let skipped = 0;
   let offset = fromOffset;
@@ -77,11 +72,7 @@ export async function readEventSpans(path: string, fromOffset = 0): Promise<Even
   }
 }
 
-async function findNewline(
-  handle: Awaited<ReturnType<typeof open>>,
-  from: number,
-  size: number,
-): Promise<number> {
+async function findNewline(handle: FileHandle, from: number, size: number): Promise<number> {
   const buffer = Buffer.alloc(64 * 1024);
   for (let position = from; position < size; position += buffer.length) {
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
@@ -106,13 +97,8 @@ export async function readEventLines(
     .filter((index) => ranges[index]!.start >= 0)
     .sort((a, b) => ranges[a]!.start - ranges[b]!.start);
   if (order.length === 0) return out;
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return out;
-    throw error;
-  }
+  const handle = await openEvents(path);
+  if (!handle) return out;
   try {
     let i = 0;
     while (i < order.length) {

@@ -2,7 +2,7 @@ import { resolve, sep } from "node:path";
 import { isGovernanceRefusal } from "../../policy/refusal-codes.js";
 import { isValidTaskId } from "../../protocol/ids.js";
 import { CAESAR_ENV_NAMES } from "../../protocol/task-dir.js";
-import { findTaskAncestor, type TaskAncestor } from "../../support/ancestry.js";
+import { AncestryUnprovenError, findTaskAncestor, type TaskAncestor } from "../../support/ancestry.js";
 import { CaesarError } from "../../support/errors.js";
 import { BROKER_CALLER_ENV, brokeredCaller } from "../conductor/broker-files.js";
 import { hashTaskToken, isSameDigest, TASK_TOKEN_ENV } from "../conductor/credentials.js";
@@ -72,7 +72,7 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
   }
   const claimed = env.CAESAR_TASK_ID;
   const token = env[TASK_TOKEN_ENV];
-  const ancestor = findTaskAncestor();
+  const ancestor = await walkAncestry(root, cwd, options.action);
   if (claimed || token) {
     const proof = await proveClaim(root, claimed, token, ancestor);
     if (proof.kind === "task") {
@@ -113,6 +113,24 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
       ].join("\n"),
     }),
   );
+}
+
+/** The task ancestor of this process; a walk that cannot finish refuses (fail closed), never "no task". */
+async function walkAncestry(root: string, cwd: string, action: string): Promise<TaskAncestor | undefined> {
+  try {
+    return findTaskAncestor();
+  } catch (error) {
+    if (!(error instanceof AncestryUnprovenError)) throw error;
+    throw await refuse(
+      root,
+      taskOfPath(cwd)?.id,
+      action,
+      new CaesarError("ancestry_unproven", `Refused: ${error.reason}.`, {
+        detail:
+          "caesar tells a person from a task's agent by walking this process's ancestors in /proc; a walk that cannot finish proves nothing, so it refuses rather than take the request for a person's. Run caesar from a shell nearer the top of the process tree, with /proc readable. Nothing was done.",
+      }),
+    );
+  }
 }
 
 type Proof = TaskCaller | { kind: "unproven"; reason: string };

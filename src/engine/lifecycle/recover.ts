@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { type CaesarError, isCaesarError, messageOf } from "../../support/errors.js";
 import { withLock } from "../../support/lock.js";
-import { readFileTail, tailOf } from "../../support/output-tail.js";
+import { tailOf } from "../../support/output-tail.js";
 import { isProcessAlive } from "../../support/process.js";
 import { describeEnding } from "../conductor/ending.js";
 import { finishTask } from "../conductor/finish.js";
@@ -11,6 +11,7 @@ import { askService } from "../conductor/service-client.js";
 import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
 import type { Outcome, TaskState } from "../store/state.js";
+import { readTaskTail } from "../store/task-files.js";
 import { loadPlan } from "../store/task-plan.js";
 import { isVerifiedTask, readState, type TaskRecord, updateState } from "../store/task-store.js";
 
@@ -96,7 +97,7 @@ export async function finishAbandoned(
         command: state.command,
         timeoutMs: plan.timeout_ms,
         cancelledBy: state.cancel_requested?.by,
-        outputTail: tailOf(await readFileTail(paths.raw, 64 * 1024), 20),
+        outputTail: tailOf(await readTaskTail(paths.raw, 64 * 1024), 20),
       },
     );
     return finishTask({
@@ -140,7 +141,7 @@ export async function finishAfterFault(dir: string, fault: CaesarError): Promise
         agent: plan.agent,
         command: state.command,
         timeoutMs: plan.timeout_ms,
-        outputTail: tailOf(await readFileTail(paths.raw, 64 * 1024), 20),
+        outputTail: tailOf(await readTaskTail(paths.raw, 64 * 1024), 20),
       },
     );
     return finishTask({ dir, plan, events: new EventWriter(paths.events, state.id), stream: {}, ending });

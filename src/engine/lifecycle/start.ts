@@ -7,6 +7,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, messageOf } from "../../support/errors.js";
 import { withLock } from "../../support/lock.js";
+import { makePrivateDir, PRIVATE_DIR_MODE } from "../../support/private-dir.js";
 import { TASK_TOKEN_ENV } from "../conductor/credentials.js";
 import { askService } from "../conductor/service-client.js";
 import { writeTaskEnvironment } from "../conductor/task-env.js";
@@ -131,7 +132,7 @@ export async function createTasks(
     reserve: (tree, taskIds, limits, existing) => reserveBudget(budgets, tree, taskIds, limits, existing),
     cancel: (tree, taskIds) => cancelReservations(budgets, tree, taskIds),
   };
-  await mkdir(store.tasks, { recursive: true });
+  await makePrivateDir(store.tasks);
   const ids = options.ids
     ? options.ids.map((id) => assertTaskId(id))
     : allocateTaskIds(root, plans.length, options.makeId ?? makeTaskId);
@@ -203,7 +204,7 @@ async function createTaskFiles(
   const store = projectPaths(plan.root);
   const dir = join(store.tasks, id);
   try {
-    await mkdir(dir);
+    await mkdir(dir, { mode: PRIVATE_DIR_MODE });
   } catch (error) {
     if (errnoOf(error) === "EEXIST") throw new TaskIdTakenError(id);
     throw error;
@@ -331,7 +332,7 @@ export async function awaitClaim(dir: string, timeoutMs: number): Promise<TaskSt
 
 /** Each task's result gets a sequential number in its project, like a pull request. */
 async function nextChangeNumber(stateDir: string): Promise<number> {
-  await mkdir(stateDir, { recursive: true });
+  await makePrivateDir(stateDir);
   const counter = join(stateDir, "changes.json");
   return withLock(join(stateDir, ".changes.lock"), async () => {
     let last = 0;

@@ -1,13 +1,13 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { makeQuestionId } from "../../protocol/ids.js";
 import { type Answer, AnswerSchema, type Question } from "../../protocol/questions.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
-import { errnoOf } from "../../support/errors.js";
 import { ChangeWatch } from "../store/change-watch.js";
 import { EventWriter } from "../store/event-log.js";
+import { readTaskTextOrNothing } from "../store/task-files.js";
 
 /**
  * The agent's side of a question (the return channel's `ask_orchestrator`): `questions/<id>.json`
@@ -28,7 +28,7 @@ export async function askQuestion(
     ...(options && options.length > 0 ? { options } : {}),
     asked_at: new Date().toISOString(),
   };
-  await mkdir(paths.questions, { recursive: true });
+  await mkdir(paths.questions, { recursive: true, mode: 0o700 });
   await writeJsonAtomic(join(paths.questions, `${question.id}.json`), question);
   await new EventWriter(paths.events, taskId).append({
     type: "question",
@@ -41,13 +41,8 @@ export async function askQuestion(
 
 /** The answer to a question, if `answers/<id>.json` exists and is a valid answer to it. */
 export async function readAnswer(dir: string, questionId: string): Promise<Answer | undefined> {
-  let raw: string;
-  try {
-    raw = await readFile(join(taskPaths(dir).answers, `${questionId}.json`), "utf8");
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return undefined;
-    throw error;
-  }
+  const raw = await readTaskTextOrNothing(join(taskPaths(dir).answers, `${questionId}.json`));
+  if (raw === undefined) return undefined;
   try {
     const parsed = AnswerSchema.safeParse(JSON.parse(raw));
     return parsed.success && parsed.data.id === questionId ? parsed.data : undefined;
@@ -67,7 +62,7 @@ export async function waitForAnswer(
   signal?: AbortSignal,
 ): Promise<Answer | undefined> {
   const answers = taskPaths(dir).answers;
-  await mkdir(answers, { recursive: true });
+  await mkdir(answers, { recursive: true, mode: 0o700 });
   const deadline = Date.now() + timeoutMs;
   const watch = new ChangeWatch(answers, { pollMs: 500 });
   try {

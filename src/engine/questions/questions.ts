@@ -1,4 +1,4 @@
-import { link, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { link, mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { safeParseDocument } from "../../protocol/documents.js";
 import { assertTaskId, isValidQuestionId } from "../../protocol/ids.js";
@@ -8,6 +8,7 @@ import { PROTOCOLS } from "../../protocol/versions.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { randomHex } from "../../support/random.js";
 import { EventWriter } from "../store/event-log.js";
+import { appendTaskText, readTaskText } from "../store/task-files.js";
 import { readState } from "../store/task-store.js";
 
 export interface QuestionWithAnswer {
@@ -15,8 +16,11 @@ export interface QuestionWithAnswer {
   answer: Answer | null;
 }
 
+/** A question's or answer's JSON, read as every task file is (a FIFO or a link there is refused, moved aside). */
 async function readJson(path: string): Promise<unknown> {
-  return JSON.parse(await readFile(path, "utf8"));
+  const text = await readTaskText(path);
+  if (text === undefined) throw Object.assign(new Error(`${path} does not exist`), { code: "ENOENT" });
+  return JSON.parse(text);
 }
 
 /** Every question asked through the task's return channel, with its answer when there is one. */
@@ -91,10 +95,11 @@ export async function answerQuestion(
     answered_at: new Date().toISOString(),
     answered_by: by,
   };
-  await mkdir(paths.answers, { recursive: true });
+  await mkdir(paths.answers, { recursive: true, mode: 0o700 });
   const target = join(paths.answers, `${questionId}.json`);
   const temp = join(paths.answers, `.${questionId}.${process.pid}.${randomHex(4)}.tmp`);
-  await writeFile(temp, `${JSON.stringify(answer, null, 2)}\n`);
+  // Through the one opener of task files: answers/ must be a folder of the task, not a link out of it.
+  await appendTaskText(temp, `${JSON.stringify(answer, null, 2)}\n`);
   try {
     // link() fails if the target exists: the first answer wins, atomically, and appears whole.
     await link(temp, target);

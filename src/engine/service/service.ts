@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { appendFile, chmod, mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { isValidTaskId } from "../../protocol/ids.js";
@@ -26,6 +26,7 @@ import { finishAfterFault, finishUnconducted } from "../lifecycle/recover.js";
 import { settleRace } from "../race/race.js";
 import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
+import { appendTaskText } from "../store/task-files.js";
 import { loadPlan } from "../store/task-plan.js";
 import { readState, taskDirOf } from "../store/task-store.js";
 import { brokerSocketOf, TaskBroker } from "./broker.js";
@@ -302,7 +303,7 @@ class ConductorService {
     const options: ConductOptions = {
       signal: cancel.signal,
       adopt,
-      log: (line) => void appendFile(log, `${line}\n`).catch(() => undefined),
+      log: (line) => void appendTaskText(log, `${line}\n`).catch(() => undefined),
       onClaimed: (state) => {
         phase = state.phase;
         claimed();
@@ -334,9 +335,10 @@ class ConductorService {
     if (adopt) this.options.log(`[service] ${id}: taking it over from a conductor that is gone`);
     // Its agent may run: its place is counted now, before anything queued can take it.
     const claimedPlace = ran ? this.pool.claim(id) : undefined;
-    void appendFile(log, `[caesar service ${process.pid}] ${adopt ? "took over" : "conducts"} ${id}\n`).catch(
-      () => undefined,
-    );
+    void appendTaskText(
+      log,
+      `[caesar service ${process.pid}] ${adopt ? "took over" : "conducts"} ${id}\n`,
+    ).catch(() => undefined);
     conduct(root, id, options)
       .catch(async (error: unknown) => {
         const full = diskFullError(error);
@@ -353,7 +355,7 @@ class ConductorService {
         // its state can still be written — a final state naming why.
         const why = error instanceof Error ? (error.stack ?? error.message) : String(error);
         this.options.log(`[service] ${id}: ${why}`);
-        await appendFile(log, `[caesar service ${process.pid}] could not conduct ${id}: ${why}\n`).catch(
+        await appendTaskText(log, `[caesar service ${process.pid}] could not conduct ${id}: ${why}\n`).catch(
           () => undefined,
         );
         await finishUnconducted(dir, error).catch(() => undefined);

@@ -1,6 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { isValidTaskId } from "../../protocol/ids.js";
+import { makePrivateDir, PRIVATE_DIR_MODE } from "../../support/private-dir.js";
 import { projectPaths } from "./project.js";
 
 /**
@@ -43,6 +45,15 @@ export function controlPaths(root: string): ControlPaths {
   };
   cache.set(key, paths);
   return paths;
+}
+
+/**
+ * Create a task's folder of records, 0700 like the control directory above it (narrowed if an older
+ * caesar made them 0755): another account reads no record.
+ */
+export async function makePrivateControlDir(taskControlDir: string): Promise<void> {
+  await makePrivateDir(dirname(dirname(taskControlDir)));
+  await mkdir(taskControlDir, { recursive: true, mode: PRIVATE_DIR_MODE });
 }
 
 /** Where a task's authoritative records are kept. */

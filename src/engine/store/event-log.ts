@@ -1,9 +1,9 @@
-import { appendFile, open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { formatProblem, safeParseDocument } from "../../protocol/documents.js";
 import type { CaesarEvent, EventBody } from "../../protocol/event.js";
 import { LineBuffer, parseJsonLine } from "../../protocol/jsonl.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
-import { errnoOf } from "../../support/errors.js";
+import { appendTaskText, openTaskFileOrNothing } from "./task-files.js";
 
 export interface EventRead {
   events: CaesarEvent[];
@@ -32,13 +32,8 @@ const EMPTY = { events: [], lines: 0, skipped: 0, rejected: [] };
  * that starts there). Tolerant: a line that is not a valid event is skipped, and said in `rejected`.
  */
 export async function readEvents(path: string, fromOffset = 0, firstLine = 1): Promise<EventRead> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, "r");
-  } catch (error) {
-    if (errnoOf(error) === "ENOENT") return { ...EMPTY, offset: fromOffset };
-    throw error;
-  }
+  const handle = await openEvents(path);
+  if (!handle) return { ...EMPTY, offset: fromOffset };
   try {
     const { size } = await handle.stat();
     if (size <= fromOffset) return { ...EMPTY, offset: fromOffset };
@@ -90,6 +85,13 @@ function gluedEvent(line: string): CaesarEvent | undefined {
   if (at <= 0) return undefined;
   const result = safeParseDocument("event", parseJsonLine(line.slice(at)));
   return result.ok ? result.value : undefined;
+}
+
+/** events.jsonl to read: no cap (it grows as long as the task runs, and is read from an offset). */
+export function openEvents(path: string): Promise<FileHandle | undefined> {
+  // Anything but a regular file was moved aside unopened (and recorded): no events to read yet, and
+  // caesar's next line starts the file again.
+  return openTaskFileOrNothing(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
 }
 
 /** A rejected line in words, for a person: `line 7: unsupported protocol version "caesar.event/v2"…`. */
@@ -151,7 +153,7 @@ export class EventWriter {
     // ended first, so caesar's event stays a line of its own (the broken one is skipped, and said so).
     const unterminated = size > this.seenOffset;
     const line = `${unterminated ? "\n" : ""}${JSON.stringify(event)}\n`;
-    await appendFile(this.path, line);
+    await appendTaskText(this.path, line);
     this.nextSeq += 1;
     this.seenOffset = Math.max(this.seenOffset, size) + Buffer.byteLength(line);
     return event;
@@ -159,13 +161,12 @@ export class EventWriter {
 
   /** Read what others appended since; returns the file's size (its last line may be incomplete). */
   private async catchUp(): Promise<number> {
-    let size: number;
-    try {
-      size = (await stat(this.path)).size;
-    } catch (error) {
-      if (errnoOf(error) === "ENOENT") return 0;
-      throw error;
-    }
+    const handle = await openEvents(this.path);
+    if (!handle) return 0;
+    const size = await handle
+      .stat()
+      .then((stats) => stats.size)
+      .finally(() => handle.close());
     if (size <= this.seenOffset) return size;
     const { events, offset } = await readEvents(this.path, this.seenOffset);
     for (const event of events) {

@@ -1,6 +1,6 @@
-import { appendFile, mkdir, readFile } from "node:fs/promises";
+import { appendFile, readFile } from "node:fs/promises";
 import * as z from "../../support/zod.js";
-import { controlTaskPaths } from "./control.js";
+import { controlTaskPaths, makePrivateControlDir } from "./control.js";
 
 /**
  * What caesar refused a task's agent (or found it had done to caesar's records), kept beside the task's
@@ -18,9 +18,9 @@ export type Refusal = z.infer<typeof RefusalSchema>;
 
 export async function appendRefusal(root: string, id: string, refusal: Omit<Refusal, "at">): Promise<void> {
   const paths = controlTaskPaths(root, id);
-  await mkdir(paths.dir, { recursive: true });
+  await makePrivateControlDir(paths.dir);
   const line = JSON.stringify({ at: new Date().toISOString(), ...refusal });
-  await appendFile(paths.refusals, `${line}\n`);
+  await appendFile(paths.refusals, `${line}\n`, { mode: 0o600 });
 }
 
 export async function readRefusals(root: string, id: string): Promise<Refusal[]> {

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FollowUpSchema } from "../../protocol/choices.js";
 import { FindingSchema } from "../../protocol/report.js";
@@ -8,7 +8,8 @@ import { writeFileAtomic } from "../../support/atomic-file.js";
 import { TelemetrySettingsSchema } from "../../support/telemetry/settings.js";
 import { TraceContextSchema } from "../../support/telemetry/trace-context.js";
 import * as z from "../../support/zod.js";
-import { controlOfTaskDir } from "./control.js";
+import { controlOfTaskDir, makePrivateControlDir } from "./control.js";
+import { readTaskText, readTaskTextOrNothing } from "./task-files.js";
 
 /** plan.json: what the conductor executes (caesar's copy in the control directory, a mirror in the task directory). */
 export const PLAN_FILE = "plan.json";
@@ -149,7 +150,7 @@ export async function writePlan(dir: string, plan: TaskPlan): Promise<void> {
   const text = `${JSON.stringify(plan, null, 2)}\n`;
   const control = controlOfTaskDir(dir);
   if (control) {
-    await mkdir(control.dir, { recursive: true });
+    await makePrivateControlDir(control.dir);
     await writeFileAtomic(control.plan, text);
     await writeFileAtomic(join(dir, PLAN_FILE), text, { sync: false });
     return;
@@ -168,7 +169,9 @@ export async function loadPlan(dir: string): Promise<TaskPlan> {
 async function readPlanText(dir: string): Promise<string> {
   const control = controlOfTaskDir(dir);
   if (control && existsSync(control.state)) return readFile(control.plan, "utf8");
-  return readFile(join(dir, PLAN_FILE), "utf8");
+  const text = await readTaskText(join(dir, PLAN_FILE));
+  if (text === undefined) throw new Error(`${join(dir, PLAN_FILE)} does not exist`);
+  return text;
 }
 
 /** The plan a task was started with, or undefined when it cannot be read. */
@@ -186,7 +189,7 @@ export async function isPlanMirrorIntact(dir: string): Promise<boolean> {
   if (!control) return true;
   const [record, mirror] = await Promise.all([
     readFile(control.plan, "utf8").catch(() => undefined),
-    readFile(join(dir, PLAN_FILE), "utf8").catch(() => undefined),
+    readTaskTextOrNothing(join(dir, PLAN_FILE)),
   ]);
   return record === undefined || mirror === record;
 }

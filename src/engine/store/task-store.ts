@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
+import { readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { parseDocument } from "../../protocol/documents.js";
 import { assertTaskId, isValidTaskId } from "../../protocol/ids.js";
@@ -8,11 +8,12 @@ import { type TaskPaths, taskPaths } from "../../protocol/task-dir.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
 import { CaesarError, errnoOf, UsageError } from "../../support/errors.js";
 import { withLock } from "../../support/lock.js";
-import { controlOfTaskDir, controlTaskPaths, taskLocationOf } from "./control.js";
+import { controlOfTaskDir, controlTaskPaths, makePrivateControlDir, taskLocationOf } from "./control.js";
 import { EventWriter } from "./event-log.js";
 import { projectPaths } from "./project.js";
 import { appendRefusal } from "./refusals.js";
 import { type TaskState, TaskStateSchema } from "./state.js";
+import { readTaskText, readTaskTextOrNothing } from "./task-files.js";
 import { isPlanMirrorIntact, restorePlanMirror } from "./task-plan.js";
 
 export interface TaskRecord {
@@ -107,7 +108,9 @@ async function readStateWithSource(
   const path = taskPaths(dir).state;
   let raw: string;
   try {
-    raw = await readFile(path, "utf8");
+    const text = await readTaskText(path);
+    if (text === undefined) throw new Error("no such file");
+    raw = text;
   } catch (error) {
     throw new CaesarError("task_state_missing", `Cannot read ${path}.`, {
       detail: `${(error as Error).message}. The task was never fully created (its front end died while creating it, or it is being created now); \`caesar gc\` takes it back once it is two minutes old.`,
@@ -149,7 +152,7 @@ export async function writeState(
   const control = controlOfTaskDir(dir);
   const verified = options.verified ?? isVerifiedTask(dir);
   if (control && (verified || options.create === true)) {
-    if (options.create === true) await mkdir(control.dir, { recursive: true });
+    if (options.create === true) await makePrivateControlDir(control.dir);
     await writeFileAtomic(control.state, text);
     await writeMirror(taskPaths(dir).state, text);
     return;
@@ -214,7 +217,8 @@ export async function auditMirrors(dir: string): Promise<string[]> {
 
 /** Record (once per rewrite) that the mirror of a verified task's state no longer matches its record. */
 async function noticeRewrittenMirror(dir: string, recordText: string, state: TaskState): Promise<boolean> {
-  const mirror = await readFile(taskPaths(dir).state, "utf8").catch(() => undefined);
+  // A mirror that is no file (a FIFO, a link) was moved aside, unopened, and is recorded as such.
+  const mirror = await readTaskTextOrNothing(taskPaths(dir).state);
   if (mirror === undefined || mirror === recordText) return false;
   await recordRewrite(dir, state, "state.json");
   return true;
@@ -239,8 +243,9 @@ async function recordRewrite(dir: string, state: TaskState, file: string): Promi
 
 export async function readTaskFile(dir: string): Promise<Task | undefined> {
   try {
-    const raw = JSON.parse(await readFile(taskPaths(dir).task, "utf8"));
-    return parseDocument("task", raw, "task.json");
+    const text = await readTaskText(taskPaths(dir).task);
+    if (text === undefined) return undefined;
+    return parseDocument("task", JSON.parse(text), "task.json");
   } catch (error) {
     if (errnoOf(error) === "ENOENT") return undefined;
     throw error;

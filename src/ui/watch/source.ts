@@ -1,8 +1,9 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { readEvents } from "../../engine/store/event-log.js";
 import { markFinishedEvents } from "../../engine/store/event-owner.js";
 import { projectPaths } from "../../engine/store/project.js";
 import { isTerminal } from "../../engine/store/state.js";
+import { readTaskText } from "../../engine/store/task-files.js";
 import { listTaskIds, readState, taskDirOf } from "../../engine/store/task-store.js";
 import { safeParseDocument } from "../../protocol/documents.js";
 import type { CaesarEvent } from "../../protocol/event.js";
@@ -164,7 +165,7 @@ export class WatchSource {
     for (const name of await listJson(task.paths.questions)) {
       if (task.questionFiles.has(name)) continue;
       try {
-        const raw = JSON.parse(await readFile(`${task.paths.questions}/${name}.json`, "utf8"));
+        const raw = JSON.parse((await readTaskText(`${task.paths.questions}/${name}.json`)) ?? "null");
         const parsed = safeParseDocument("question", raw);
         if (!parsed.ok) continue;
         const asked = Date.parse(parsed.value.asked_at);
