@@ -1,6 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import type { SessionUpdate, ToolKind } from "@agentclientprotocol/sdk";
 import type { CaesarEvent } from "../protocol/event.js";
+import { toolCallOfPreview } from "./tool-preview.js";
 
 /** Kinds an editor shows an icon for, from caesar's tool names (shell, edit, read… and the CLIs' own). */
 const KIND_BY_TOOL: [RegExp, ToolKind][] = [
@@ -23,9 +24,15 @@ const text = (value: string) => ({ type: "text" as const, text: value });
 /**
  * One event of the delegated task as `session/update` notifications for the editor: tools become tool
  * calls (ids prefixed by the task's, so two tasks never collide), messages and thoughts stream as chunks,
- * changed files become follow-along locations. Questions and the end are the prompt turn's business.
+ * changed files become follow-along locations. A permission question shows the delegate's tool call itself
+ * (pending, with its diff) before the prompt turn asks about it; `shown` holds the tool calls the editor
+ * already has, so a call is announced once and then updated. Answers and the end are the turn's business.
  */
-export function updatesForEvent(event: CaesarEvent, workspace: string): SessionUpdate[] {
+export function updatesForEvent(
+  event: CaesarEvent,
+  workspace: string,
+  shown: Set<string> = new Set(),
+): SessionUpdate[] {
   const id = (suffix: string) => `${event.task_id}:${suffix}`;
   switch (event.type) {
     case "started":
@@ -38,6 +45,10 @@ export function updatesForEvent(event: CaesarEvent, workspace: string): SessionU
     case "tool_use": {
       const toolCallId = id(event.id || `seq${event.seq}`);
       if (event.status === "started") {
+        // Already shown with its permission request: it runs now, keeping the delegate's title and diff.
+        if (shown.has(toolCallId))
+          return [{ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" }];
+        shown.add(toolCallId);
         return [
           {
             sessionUpdate: "tool_call",
@@ -91,6 +102,17 @@ export function updatesForEvent(event: CaesarEvent, workspace: string): SessionU
           content: text(`${event.pct !== undefined ? `[${event.pct}%] ` : ""}${event.message}\n`),
         },
       ];
+    case "question": {
+      if (!event.tool) return [];
+      const call = toolCallOfPreview(event.task_id, event.tool);
+      const known = shown.has(call.toolCallId);
+      shown.add(call.toolCallId);
+      return [
+        known
+          ? { sessionUpdate: "tool_call_update", ...call, status: "pending" }
+          : { sessionUpdate: "tool_call", ...call, status: "pending" },
+      ];
+    }
     case "answer":
       return [
         {

@@ -73,6 +73,8 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   const ended = new AbortController();
   let relays: Promise<void> = Promise.resolve();
   let workspace = plan.root;
+  // The tool calls the editor has been shown, so that each is announced once.
+  const shown = new Set<string>();
   let final: TaskState;
   try {
     final = await followTask(
@@ -83,7 +85,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
           workspace = state.workspace;
         },
         onEvent: (event) => {
-          for (const update of updatesForEvent(event, workspace)) void link.send(update);
+          for (const update of updatesForEvent(event, workspace, shown)) void link.send(update);
           if (event.type === "question") {
             relays = relays
               .then(() => relayQuestion(event, { link, record, context, ended: ended.signal }))

@@ -1,4 +1,5 @@
 import * as z from "../support/zod.js";
+import { ToolPreviewSchema } from "./questions.js";
 import { ChangeActionSchema, ReportStatusSchema } from "./report.js";
 import { PROTOCOLS } from "./versions.js";
 
@@ -69,6 +70,7 @@ export const QuestionEventSchema = z.object({
   question_id: z.string(),
   question: z.string(),
   options: z.array(z.string()).optional(),
+  tool: ToolPreviewSchema.optional(),
 });
 
 export const AnswerEventSchema = z.object({

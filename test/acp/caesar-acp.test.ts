@@ -59,12 +59,15 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
 
       // The delegate's permission request, relayed to the editor's user, then the offer to apply.
       expect(permissions.map((request) => request.toolCall.title)).toEqual([
-        expect.stringContaining("The agent asks permission: echo OK > hello.txt"),
+        "echo OK > hello.txt",
         expect.stringMatching(/^Apply 1 file\(s\) from t_\w+ to your working tree$/),
       ]);
       expect(updates.some((update) => update.sessionUpdate === "plan")).toBe(true);
       const shell = updates.filter((update) => "toolCallId" in update && update.toolCallId.endsWith(":t1"));
+      // Shown while it waits for the user's answer (pending), then running, then done.
       expect(shell.map((update) => ("status" in update ? update.status : undefined))).toEqual([
+        "in_progress",
+        "pending",
         "in_progress",
         "completed",
       ]);
@@ -190,9 +193,9 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
         outcome: { optionId: string };
       };
       expect(refused.outcome.optionId).toBe("no");
-      expect(
-        editor.record.permissions.some((request) => /asks permission/.test(request.toolCall.title ?? "")),
-      ).toBe(false);
+      expect(editor.record.permissions.some((request) => request.toolCall.toolCallId.endsWith(":e"))).toBe(
+        false,
+      );
       await expect(
         editor.agent.request(acp.methods.agent.session.setConfigOption, {
           sessionId: session.sessionId,
