@@ -96,6 +96,8 @@ export function updatesForEvent(
     case "thinking":
       return [{ sessionUpdate: "agent_thought_chunk", content: text(`${event.text}\n`) }];
     case "progress":
+      // A plan is the prompt turn's plan update, not text.
+      if (event.plan) return [];
       return [
         {
           sessionUpdate: "agent_thought_chunk",

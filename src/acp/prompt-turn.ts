@@ -7,6 +7,7 @@ import { type DelegationRequest, parseDelegationRequest, wireSpelling } from "..
 import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
+import type { PlanStep } from "../protocol/event.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
 import { makeEditorLink } from "./editor-link.js";
@@ -86,6 +87,11 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
         },
         onEvent: (event) => {
           for (const update of updatesForEvent(event, workspace, shown)) void link.send(update);
+          // The delegate's own plan becomes part of the turn's: ACP has one plan, each update whole.
+          if (event.type === "progress" && event.plan) {
+            steps.setDelegatePlan(event.plan);
+            void link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
+          }
           if (event.type === "question") {
             relays = relays
               .then(() => relayQuestion(event, { link, record, context, ended: ended.signal }))
@@ -174,7 +180,10 @@ function showControls(text: string): string {
   );
 }
 
-/** caesar's own plan for the turn: run the agent, verify with git, offer the change. */
+/**
+ * caesar's own plan for the turn: run the agent, verify with git, offer the change — with the delegate's
+ * plan, once it states one, as the steps of the first (each named after the agent).
+ */
 function planSteps(plan: TaskPlan, taskId: string) {
   const names = [
     `Run ${plan.agent} on ${taskId} (${plan.mode}, ${plan.isolation})`,
@@ -182,14 +191,28 @@ function planSteps(plan: TaskPlan, taskId: string) {
     "Offer the change for you to apply",
   ];
   const order = ["running", "verifying", "done"] as const;
+  let delegate: PlanStep[] = [];
   return {
+    setDelegatePlan(steps: PlanStep[]): void {
+      delegate = steps;
+    },
     entries(phase: (typeof order)[number]): acp.PlanEntry[] {
       const at = order.indexOf(phase);
-      return names.map((content, index) => ({
-        content,
-        priority: "medium",
-        status: index < at || phase === "done" ? "completed" : index === at ? "in_progress" : "pending",
-      }));
+      const own = names.map(
+        (content, index): acp.PlanEntry => ({
+          content,
+          priority: "medium",
+          status: index < at || phase === "done" ? "completed" : index === at ? "in_progress" : "pending",
+        }),
+      );
+      const delegated = delegate.map(
+        (step): acp.PlanEntry => ({
+          content: `${plan.agent}: ${step.content}`,
+          priority: "medium",
+          status: step.status,
+        }),
+      );
+      return [own[0]!, ...delegated, ...own.slice(1)];
     },
   };
 }

@@ -88,7 +88,7 @@ describe("SessionEvents: session/update → caesar.event/v1", () => {
     expect(events.state.finalText).toBe("Again");
   });
 
-  it("a plan is progress; diffs of a completed edit are file changes relative to the workspace", () => {
+  it("a plan is progress, its steps kept; diffs of a completed edit are file changes relative to the workspace", () => {
     const events = new SessionEvents(WS);
     const plan = events.update({
       sessionUpdate: "plan",
@@ -99,7 +99,16 @@ describe("SessionEvents: session/update → caesar.event/v1", () => {
       ],
     });
     expect(plan).toEqual([
-      { type: "progress", message: "Plan 1/3: write — [x] read; [>] write; [ ] test", pct: 33 },
+      {
+        type: "progress",
+        message: "Plan 1/3: write — [x] read; [>] write; [ ] test",
+        pct: 33,
+        plan: [
+          { content: "read", status: "completed" },
+          { content: "write", status: "in_progress" },
+          { content: "test", status: "pending" },
+        ],
+      },
     ]);
     const edit = events.update({
       sessionUpdate: "tool_call",
