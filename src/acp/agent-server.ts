@@ -6,16 +6,21 @@ import { findRole } from "../policy/roles.js";
 import { isCaesarError } from "../support/errors.js";
 import { PACKAGE_VERSION } from "../support/package-version.js";
 import { randomHex } from "../support/random.js";
+import { makeEditorLink } from "./editor-link.js";
 import { runPromptTurn } from "./prompt-turn.js";
 import {
+  DEFAULT_VALUE,
   DELEGATE_OPTION,
   type Delegate,
   isSessionMode,
   MODE_OPTION,
+  MODEL_OPTION,
+  modelValues,
   parseDelegateValue,
   type SessionMode,
   sessionOptions,
 } from "./session-options.js";
+import { parseSlashCommand, runSlashCommand, SLASH_COMMANDS } from "./slash-commands.js";
 
 export interface CaesarAgentOptions {
   /** `--root`: the project, whatever directory the editor opens the session in. */
@@ -32,9 +37,13 @@ interface EditorSession {
   root: string;
   delegate: Delegate;
   mode: SessionMode;
+  /** The model option's value (`default`: the role's, `[models]`' or the agent's own). */
+  model: string;
   /** The prompt turn under way (one at a time, as ACP has it), to cancel. */
   turn?: AbortController;
   previous?: { id: string; summary: string };
+  /** The session's tasks, oldest first (the slash commands act on them). */
+  tasks: string[];
 }
 
 /**
@@ -70,7 +79,7 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
         authMethods: [],
       };
     })
-    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
         const root = findProjectRoot(params.cwd, options.root);
         const config = await loadConfig(root, options.env);
@@ -78,8 +87,22 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
         const delegate = options.delegate ?? { default: true as const };
         if ("agent" in delegate) findAdapter(config, root, delegate.agent);
         if ("role" in delegate) findRole(config, delegate.role);
-        const created: EditorSession = { id: `caesar-${randomHex(8)}`, root, delegate, mode: "default" };
+        const created: EditorSession = {
+          id: `caesar-${randomHex(8)}`,
+          root,
+          delegate,
+          mode: "default",
+          model: DEFAULT_VALUE,
+          tasks: [],
+        };
         sessions.set(created.id, created);
+        // Once the editor has the session's id (the response goes first): the slash commands it offers.
+        setTimeout(() => {
+          void makeEditorLink(client, created.id).send({
+            sessionUpdate: "available_commands_update",
+            availableCommands: SLASH_COMMANDS,
+          });
+        }, 0);
         return { sessionId: created.id, ...(await describe(created)) };
       } catch (error) {
         throw toRequestError(error);
@@ -96,6 +119,11 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       const current = session(params.sessionId);
       const value = String(params.value);
       if (params.configId === MODE_OPTION && isSessionMode(value)) current.mode = value;
+      else if (
+        params.configId === MODEL_OPTION &&
+        modelValues(await loadConfig(current.root, options.env)).includes(value)
+      )
+        current.model = value;
       else if (params.configId === DELEGATE_OPTION && !fixed && parseDelegateValue(value))
         current.delegate = parseDelegateValue(value)!;
       else
@@ -104,6 +132,12 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
       const current = session(params.sessionId);
+      const command = parseSlashCommand(params.prompt);
+      // /cancel is the one prompt taken while another runs.
+      if (command && (command.name === "cancel" || !current.turn)) {
+        await runSlashCommand(command, current, makeEditorLink(client, current.id));
+        return { stopReason: "end_turn" };
+      }
       if (current.turn)
         throw acp.RequestError.invalidRequest({}, "a prompt is already running in this session");
       const turn = new AbortController();
@@ -115,7 +149,9 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           sessionId: current.id,
           delegate: current.delegate,
           mode: current.mode,
+          ...(current.model !== DEFAULT_VALUE ? { model: current.model } : {}),
           client,
+          started: (id) => current.tasks.push(id),
           clientCapabilities,
           cancelled: turn.signal,
           closed: options.closed,

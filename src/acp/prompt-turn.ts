@@ -21,7 +21,11 @@ export interface TurnContext {
   sessionId: string;
   delegate: Delegate;
   mode: SessionMode;
+  /** The model chosen in the session, if any (else the role's, `[models]`' or the agent's). */
+  model?: string;
   client: acp.AgentContext;
+  /** The task was created (the session's commands act on it from now on). */
+  started?: (taskId: string) => void;
   clientCapabilities: acp.ClientCapabilities;
   /** Aborted by `session/cancel`: the task is cancelled. */
   cancelled: AbortSignal;
@@ -60,6 +64,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
     await link.say(`caesar refused the task: ${describeError(error)}`);
     return { stopReason: "end_turn" };
   }
+  context.started?.(record.id);
   const steps = planSteps(plan, record.id);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
   await link.say(
@@ -153,6 +158,7 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       ...("agent" in delegate ? { agent: delegate.agent } : {}),
       ...("role" in delegate ? { role: delegate.role } : {}),
       ...(context.mode !== "default" ? { mode: context.mode } : {}),
+      ...(context.model ? { model: context.model } : {}),
       ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
       // The return channel lets the agent ask questions, which the editor's user answers.
       channel: true,

@@ -53,8 +53,8 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
     try {
       const { init, session } = await initialize(editor.agent, project.root);
       expect(init.agentInfo?.name).toBe("caesar");
-      // The delegate is fixed by --agent: only the mode is offered.
-      expect(session.configOptions?.map((option) => option.id)).toEqual(["mode"]);
+      // The delegate is fixed by --agent: only the mode and the model are offered.
+      expect(session.configOptions?.map((option) => option.id)).toEqual(["mode", "model"]);
       const result = await editor.agent.request(acp.methods.agent.session.prompt, {
         sessionId: session.sessionId,
         prompt: [{ type: "text", text: "create hello.txt containing OK" }],
