@@ -91,6 +91,13 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
         availableCommands: SLASH_COMMANDS,
       });
     }, 0);
+  const isOffered = async (current: EditorSession, configId: string, value: string) => {
+    const option = (await describe(current)).configOptions.find((candidate) => candidate.id === configId);
+    return (
+      option?.type === "select" &&
+      (option.options as { value: string }[]).some((candidate) => candidate.value === value)
+    );
+  };
   /** A stored session brought back (`session/load`, `session/resume`): its options, tasks and history. */
   const restore = async (params: { sessionId: string; cwd: string }): Promise<EditorSession> => {
     if (!isAbsolute(params.cwd))
@@ -133,6 +140,8 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
     })
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       try {
+        if (!isAbsolute(params.cwd))
+          throw acp.RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");
         const root = findProjectRoot(params.cwd, options.root);
         const config = await loadConfig(root, options.env);
         // A fixed delegate that does not exist is refused now, not at the first prompt.
@@ -210,7 +219,12 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
         modelValues(await loadConfig(current.root, options.env)).includes(value)
       )
         current.model = value;
-      else if (params.configId === DELEGATE_OPTION && !fixed && parseDelegateValue(value))
+      else if (
+        params.configId === DELEGATE_OPTION &&
+        !fixed &&
+        (await isOffered(current, DELEGATE_OPTION, value))
+      )
+        // Only a value the session offers: `agent:<unknown>` would make every later prompt fail.
         current.delegate = parseDelegateValue(value)!;
       else
         throw acp.RequestError.invalidParams({ configId: params.configId, value }, "unknown option or value");

@@ -120,7 +120,8 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   await link.send({ sessionUpdate: "plan", entries: steps.entries("done") });
   await link.say(finalAnswer(final, offered));
   await link.flush();
-  const stopReason = final.outcome === "cancelled" && context.cancelled.aborted ? "cancelled" : "end_turn";
+  // Cancelled by the editor, whenever it came (while the change was offered too): ACP says `cancelled`.
+  const stopReason = context.cancelled.aborted ? "cancelled" : "end_turn";
   return { stopReason, task: { id: record.id, summary } };
 }
 
