@@ -19,6 +19,17 @@ export function kindOfTool(tool: string): ToolKind {
   return KIND_BY_TOOL.find(([pattern]) => pattern.test(tool))?.[1] ?? "other";
 }
 
+/** The answers that refuse a permission (`Reject`, or a question's no-like option). */
+const REJECTING = /^(reject|no|deny|cancel|refuse|keep)/i;
+
+/** What the editor has been shown of the delegate's tool calls, so each is announced once, then updated. */
+export class ShownToolCalls {
+  readonly shown = new Set<string>();
+  readonly ended = new Set<string>();
+  /** Permission questions, by id, and the tool call each is about. */
+  readonly byQuestion = new Map<string, string>();
+}
+
 const text = (value: string) => ({ type: "text" as const, text: value });
 
 /**
@@ -31,8 +42,9 @@ const text = (value: string) => ({ type: "text" as const, text: value });
 export function updatesForEvent(
   event: CaesarEvent,
   workspace: string,
-  shown: Set<string> = new Set(),
+  calls: ShownToolCalls = new ShownToolCalls(),
 ): SessionUpdate[] {
+  const { shown } = calls;
   const id = (suffix: string) => `${event.task_id}:${suffix}`;
   switch (event.type) {
     case "started":
@@ -60,6 +72,7 @@ export function updatesForEvent(
           },
         ];
       }
+      calls.ended.add(toolCallId);
       return [
         {
           sessionUpdate: "tool_call_update",
@@ -109,19 +122,23 @@ export function updatesForEvent(
       const call = toolCallOfPreview(event.task_id, event.tool);
       const known = shown.has(call.toolCallId);
       shown.add(call.toolCallId);
+      calls.byQuestion.set(event.question_id, call.toolCallId);
       return [
         known
           ? { sessionUpdate: "tool_call_update", ...call, status: "pending" }
           : { sessionUpdate: "tool_call", ...call, status: "pending" },
       ];
     }
-    case "answer":
-      return [
-        {
-          sessionUpdate: "agent_thought_chunk",
-          content: text(`Answered ${event.question_id}: ${event.answer}\n`),
-        },
-      ];
+    case "answer": {
+      const thought: SessionUpdate = {
+        sessionUpdate: "agent_thought_chunk",
+        content: text(`Answered ${event.question_id}: ${event.answer}\n`),
+      };
+      // A permission granted (by whoever answered): the call runs now, unless it already ended.
+      const toolCallId = calls.byQuestion.get(event.question_id);
+      if (!toolCallId || calls.ended.has(toolCallId) || REJECTING.test(event.answer)) return [thought];
+      return [thought, { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" }];
+    }
     case "error":
       return [
         {

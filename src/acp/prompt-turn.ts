@@ -11,7 +11,7 @@ import type { PlanStep } from "../protocol/event.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
 import { makeEditorLink } from "./editor-link.js";
-import { updatesForEvent } from "./event-updates.js";
+import { ShownToolCalls, updatesForEvent } from "./event-updates.js";
 import { relayQuestion } from "./question-relay.js";
 import type { Delegate, SessionMode } from "./session-options.js";
 
@@ -80,7 +80,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   let relays: Promise<void> = Promise.resolve();
   let workspace = plan.root;
   // The tool calls the editor has been shown, so that each is announced once.
-  const shown = new Set<string>();
+  const shown = new ShownToolCalls();
   let final: TaskState;
   try {
     final = await followTask(
@@ -239,8 +239,23 @@ function finalAnswer(state: TaskState, offered: string): string {
   }
   if (report.next_steps.length > 0)
     lines.push("", "Next steps:", ...report.next_steps.map((step) => `- ${step}`));
+  const usage = usageLine(report.usage);
+  if (usage) lines.push("", usage);
   lines.push("", offered);
   return lines.join("\n");
+}
+
+/**
+ * What the task spent, as its report says: ACP's `usage_update` wants the context window's size, which
+ * caesar does not know of a delegate, so the tokens and cost are told in the answer.
+ */
+function usageLine(usage: NonNullable<TaskState["report"]>["usage"]): string | undefined {
+  const parts: string[] = [];
+  if (usage.input_tokens !== undefined || usage.output_tokens !== undefined)
+    parts.push(`${usage.input_tokens ?? 0} input / ${usage.output_tokens ?? 0} output tokens`);
+  if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(4)}`);
+  if (usage.duration_ms !== undefined) parts.push(`${Math.round(usage.duration_ms / 1000)} s`);
+  return parts.length > 0 ? `Usage: ${parts.join(", ")}.` : undefined;
 }
 
 function describeError(error: unknown): string {

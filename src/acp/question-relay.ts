@@ -146,17 +146,6 @@ async function askPermission(
   const selected = response.outcome.optionId;
   const answer = options.find((option) => option.optionId === selected)?.name;
   if (answer === undefined) return;
-  // Answered meanwhile by someone else: theirs stands.
-  const saved = await answerQuestion(record.dir, record.id, event.question_id, answer, "acp").then(
-    () => true,
-    () => false,
-  );
-  // Allowed, it runs now; refused, the delegate's own update says it failed.
-  if (saved && !REJECT.test(answer)) {
-    await link.send({
-      sessionUpdate: "tool_call_update",
-      toolCallId: toolCallOfPreview(record.id, tool).toolCallId,
-      status: "in_progress",
-    });
-  }
+  // Answered meanwhile by someone else: theirs stands. The answer's event moves the call on.
+  await answerQuestion(record.dir, record.id, event.question_id, answer, "acp").catch(() => undefined);
 }
