@@ -131,6 +131,7 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
           tool: "ask_orchestrator",
           arguments: { question: "Which greeting?", options: ["hello", "bonjour"] },
         },
+        permission: true,
       },
       { message: REPORT("Asked.") },
     ]);
@@ -152,6 +153,13 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
         (request) => request.toolCall.title === "Which greeting?",
       );
       expect(question?.options.map((option) => option.name)).toEqual(["hello", "bonjour"]);
+      // The delegate asked permission to call ask_orchestrator: granted by caesar, never asked of the user.
+      expect(editor.record.permissions.map((request) => request.toolCall.title)).toEqual(["Which greeting?"]);
+      expect(
+        project
+          .received()
+          .find((entry) => entry.event === "permission" && entry.toolCallId === "mcp_ask_orchestrator"),
+      ).toMatchObject({ outcome: { optionId: "once" } });
       const asked = project.received().find((entry) => entry.event === "mcp") as unknown as {
         result: { structuredContent?: { answer?: string } };
       };

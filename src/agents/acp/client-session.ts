@@ -260,7 +260,9 @@ export class AcpClientSession implements SessionDriver {
         ? { channel: { name: this.launch.channel.name, tools: this.launch.channel.tools ?? [] } }
         : {}),
     });
-    if (verdict.allow && this.host.askPerson) {
+    // The return channel only talks to caesar: asking about it would precede every question with a
+    // needless "Allow ask_orchestrator?".
+    if (verdict.allow && !verdict.channel && this.host.askPerson) {
       const answer = await this.host.askPerson(
         `The agent asks permission: ${call.title || call.kind}. Allow it?`,
         ["Allow", "Reject"],
