@@ -183,9 +183,10 @@ export class SessionEvents {
 
   private fileChanged(path: string, action: ChangeAction | undefined): EventBody[] {
     const shown = isInside(this.workspace, path) ? relative(this.workspace, path) : path;
-    const key = `${shown}\n${action ?? ""}`;
-    if (this.changed.has(key)) return [];
-    this.changed.add(key);
+    // Once per file: a write through caesar (no action) and the diff of the tool that made it are one
+    // change, and git's reconciliation says what it was in the end.
+    if (this.changed.has(shown)) return [];
+    this.changed.add(shown);
     return [{ type: "file_changed", path: shown, ...(action ? { action } : {}) }];
   }
 }

@@ -127,6 +127,22 @@ describe("SessionEvents: session/update → caesar.event/v1", () => {
     ]);
   });
 
+  it("a file written through caesar and then shown in its tool's diff is one file_changed, not two", () => {
+    const events = new SessionEvents(WS);
+    const written = events.wroteFile(`${WS}/src/a.ts`);
+    const diff = events.update({
+      sessionUpdate: "tool_call",
+      toolCallId: "w",
+      title: "Write",
+      kind: "edit",
+      status: "completed",
+      content: [{ type: "diff", path: `${WS}/src/a.ts`, oldText: "x", newText: "y" }],
+    });
+    expect([...written, ...diff].filter((e) => e.type === "file_changed")).toEqual([
+      { type: "file_changed", path: "src/a.ts" },
+    ]);
+  });
+
   it("a sandbox refusal in a failed tool is a finding; usage comes from the prompt's result (either shape)", async () => {
     const events = new SessionEvents(WS);
     events.update({
