@@ -105,8 +105,10 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
     const root = findProjectRoot(params.cwd, options.root);
     const stored = await loadSession(root, params.sessionId);
     if (!stored) throw acp.RequestError.resourceNotFound(params.sessionId);
-    sessions.get(stored.id)?.turn?.abort();
+    // Loaded again while live here: a prompt under way stays under way (and cancellable).
+    const live = sessions.get(stored.id);
     const restored: EditorSession = {
+      ...(live?.turn ? { turn: live.turn } : {}),
       id: stored.id,
       root,
       cwd: stored.cwd,
@@ -198,8 +200,11 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       };
     })
     .onRequest(acp.methods.agent.session.close, ({ params }) => {
-      // Its task, if one runs, goes on under its conductor (as when the editor closes).
-      sessions.delete(session(params.sessionId).id);
+      // ACP: as if session/cancel came first — a task under way is cancelled — then forgotten here (its
+      // record stays, to load later).
+      const current = session(params.sessionId);
+      current.turn?.abort();
+      sessions.delete(current.id);
       return {};
     })
     .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
