@@ -16,7 +16,7 @@ export async function offerChange(
   state: TaskState,
   plan: TaskPlan,
   link: EditorLink,
-  context: { root: string; closed: AbortSignal },
+  context: { root: string; closed: AbortSignal; cancelled?: AbortSignal },
 ): Promise<string> {
   if (!state.worktree) {
     return state.report?.changes.length
@@ -67,7 +67,14 @@ export async function offerChange(
           { optionId: "keep", name: "Keep it in its worktree", kind: "reject_once" },
         ],
       },
-      { cancellationSignal: context.closed, stopWaitingOnCancel: true },
+      // A cancel from the editor withdraws the offer too: the change stays in its worktree.
+      {
+        cancellationSignal: AbortSignal.any([
+          context.closed,
+          ...(context.cancelled ? [context.cancelled] : []),
+        ]),
+        stopWaitingOnCancel: true,
+      },
     );
   } catch {
     return kept;

@@ -1,6 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import type { SessionUpdate, ToolKind } from "@agentclientprotocol/sdk";
 import type { CaesarEvent } from "../protocol/event.js";
+import { toolCallOfPreview } from "./tool-preview.js";
 
 /** Kinds an editor shows an icon for, from caesar's tool names (shell, edit, read… and the CLIs' own). */
 const KIND_BY_TOOL: [RegExp, ToolKind][] = [
@@ -18,14 +19,32 @@ export function kindOfTool(tool: string): ToolKind {
   return KIND_BY_TOOL.find(([pattern]) => pattern.test(tool))?.[1] ?? "other";
 }
 
+/** The answers that refuse a permission (`Reject`, or a question's no-like option). */
+const REJECTING = /^(reject|no|deny|cancel|refuse|keep)/i;
+
+/** What the editor has been shown of the delegate's tool calls, so each is announced once, then updated. */
+export class ShownToolCalls {
+  readonly shown = new Set<string>();
+  readonly ended = new Set<string>();
+  /** Permission questions, by id, and the tool call each is about. */
+  readonly byQuestion = new Map<string, string>();
+}
+
 const text = (value: string) => ({ type: "text" as const, text: value });
 
 /**
  * One event of the delegated task as `session/update` notifications for the editor: tools become tool
  * calls (ids prefixed by the task's, so two tasks never collide), messages and thoughts stream as chunks,
- * changed files become follow-along locations. Questions and the end are the prompt turn's business.
+ * changed files become follow-along locations. A permission question shows the delegate's tool call itself
+ * (pending, with its diff) before the prompt turn asks about it; `shown` holds the tool calls the editor
+ * already has, so a call is announced once and then updated. Answers and the end are the turn's business.
  */
-export function updatesForEvent(event: CaesarEvent, workspace: string): SessionUpdate[] {
+export function updatesForEvent(
+  event: CaesarEvent,
+  workspace: string,
+  calls: ShownToolCalls = new ShownToolCalls(),
+): SessionUpdate[] {
+  const { shown } = calls;
   const id = (suffix: string) => `${event.task_id}:${suffix}`;
   switch (event.type) {
     case "started":
@@ -38,6 +57,10 @@ export function updatesForEvent(event: CaesarEvent, workspace: string): SessionU
     case "tool_use": {
       const toolCallId = id(event.id || `seq${event.seq}`);
       if (event.status === "started") {
+        // Already shown with its permission request: it runs now, keeping the delegate's title and diff.
+        if (shown.has(toolCallId))
+          return [{ sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" }];
+        shown.add(toolCallId);
         return [
           {
             sessionUpdate: "tool_call",
@@ -49,6 +72,7 @@ export function updatesForEvent(event: CaesarEvent, workspace: string): SessionU
           },
         ];
       }
+      calls.ended.add(toolCallId);
       return [
         {
           sessionUpdate: "tool_call_update",
@@ -85,19 +109,36 @@ export function updatesForEvent(event: CaesarEvent, workspace: string): SessionU
     case "thinking":
       return [{ sessionUpdate: "agent_thought_chunk", content: text(`${event.text}\n`) }];
     case "progress":
+      // A plan is the prompt turn's plan update, not text.
+      if (event.plan) return [];
       return [
         {
           sessionUpdate: "agent_thought_chunk",
           content: text(`${event.pct !== undefined ? `[${event.pct}%] ` : ""}${event.message}\n`),
         },
       ];
-    case "answer":
+    case "question": {
+      if (!event.tool) return [];
+      const call = toolCallOfPreview(event.task_id, event.tool);
+      const known = shown.has(call.toolCallId);
+      shown.add(call.toolCallId);
+      calls.byQuestion.set(event.question_id, call.toolCallId);
       return [
-        {
-          sessionUpdate: "agent_thought_chunk",
-          content: text(`Answered ${event.question_id}: ${event.answer}\n`),
-        },
+        known
+          ? { sessionUpdate: "tool_call_update", ...call, status: "pending" }
+          : { sessionUpdate: "tool_call", ...call, status: "pending" },
       ];
+    }
+    case "answer": {
+      const thought: SessionUpdate = {
+        sessionUpdate: "agent_thought_chunk",
+        content: text(`Answered ${event.question_id}: ${event.answer}\n`),
+      };
+      // A permission granted (by whoever answered): the call runs now, unless it already ended.
+      const toolCallId = calls.byQuestion.get(event.question_id);
+      if (!toolCallId || calls.ended.has(toolCallId) || REJECTING.test(event.answer)) return [thought];
+      return [thought, { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" }];
+    }
     case "error":
       return [
         {

@@ -7,10 +7,11 @@ import { type DelegationRequest, parseDelegationRequest, wireSpelling } from "..
 import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
+import type { PlanStep } from "../protocol/event.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
 import { makeEditorLink } from "./editor-link.js";
-import { updatesForEvent } from "./event-updates.js";
+import { ShownToolCalls, updatesForEvent } from "./event-updates.js";
 import { relayQuestion } from "./question-relay.js";
 import type { Delegate, SessionMode } from "./session-options.js";
 
@@ -20,7 +21,11 @@ export interface TurnContext {
   sessionId: string;
   delegate: Delegate;
   mode: SessionMode;
+  /** The model chosen in the session, if any (else the role's, `[models]`' or the agent's). */
+  model?: string;
   client: acp.AgentContext;
+  /** The task was created (the session's commands act on it from now on). */
+  started?: (taskId: string) => void;
   clientCapabilities: acp.ClientCapabilities;
   /** Aborted by `session/cancel`: the task is cancelled. */
   cancelled: AbortSignal;
@@ -59,6 +64,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
     await link.say(`caesar refused the task: ${describeError(error)}`);
     return { stopReason: "end_turn" };
   }
+  context.started?.(record.id);
   const steps = planSteps(plan, record.id);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
   await link.say(
@@ -73,6 +79,8 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   const ended = new AbortController();
   let relays: Promise<void> = Promise.resolve();
   let workspace = plan.root;
+  // The tool calls the editor has been shown, so that each is announced once.
+  const shown = new ShownToolCalls();
   let final: TaskState;
   try {
     final = await followTask(
@@ -83,7 +91,12 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
           workspace = state.workspace;
         },
         onEvent: (event) => {
-          for (const update of updatesForEvent(event, workspace)) void link.send(update);
+          for (const update of updatesForEvent(event, workspace, shown)) void link.send(update);
+          // The delegate's own plan becomes part of the turn's: ACP has one plan, each update whole.
+          if (event.type === "progress" && event.plan) {
+            steps.setDelegatePlan(event.plan);
+            void link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
+          }
           if (event.type === "question") {
             relays = relays
               .then(() => relayQuestion(event, { link, record, context, ended: ended.signal }))
@@ -107,7 +120,8 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   await link.send({ sessionUpdate: "plan", entries: steps.entries("done") });
   await link.say(finalAnswer(final, offered));
   await link.flush();
-  const stopReason = final.outcome === "cancelled" && context.cancelled.aborted ? "cancelled" : "end_turn";
+  // Cancelled by the editor, whenever it came (while the change was offered too): ACP says `cancelled`.
+  const stopReason = context.cancelled.aborted ? "cancelled" : "end_turn";
   return { stopReason, task: { id: record.id, summary } };
 }
 
@@ -145,6 +159,7 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       ...("agent" in delegate ? { agent: delegate.agent } : {}),
       ...("role" in delegate ? { role: delegate.role } : {}),
       ...(context.mode !== "default" ? { mode: context.mode } : {}),
+      ...(context.model ? { model: context.model } : {}),
       ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
       // The return channel lets the agent ask questions, which the editor's user answers.
       channel: true,
@@ -172,7 +187,10 @@ function showControls(text: string): string {
   );
 }
 
-/** caesar's own plan for the turn: run the agent, verify with git, offer the change. */
+/**
+ * caesar's own plan for the turn: run the agent, verify with git, offer the change — with the delegate's
+ * plan, once it states one, as the steps of the first (each named after the agent).
+ */
 function planSteps(plan: TaskPlan, taskId: string) {
   const names = [
     `Run ${plan.agent} on ${taskId} (${plan.mode}, ${plan.isolation})`,
@@ -180,14 +198,28 @@ function planSteps(plan: TaskPlan, taskId: string) {
     "Offer the change for you to apply",
   ];
   const order = ["running", "verifying", "done"] as const;
+  let delegate: PlanStep[] = [];
   return {
+    setDelegatePlan(steps: PlanStep[]): void {
+      delegate = steps;
+    },
     entries(phase: (typeof order)[number]): acp.PlanEntry[] {
       const at = order.indexOf(phase);
-      return names.map((content, index) => ({
-        content,
-        priority: "medium",
-        status: index < at || phase === "done" ? "completed" : index === at ? "in_progress" : "pending",
-      }));
+      const own = names.map(
+        (content, index): acp.PlanEntry => ({
+          content,
+          priority: "medium",
+          status: index < at || phase === "done" ? "completed" : index === at ? "in_progress" : "pending",
+        }),
+      );
+      const delegated = delegate.map(
+        (step): acp.PlanEntry => ({
+          content: `${plan.agent}: ${step.content}`,
+          priority: "medium",
+          status: step.status,
+        }),
+      );
+      return [own[0]!, ...delegated, ...own.slice(1)];
     },
   };
 }
@@ -207,8 +239,23 @@ function finalAnswer(state: TaskState, offered: string): string {
   }
   if (report.next_steps.length > 0)
     lines.push("", "Next steps:", ...report.next_steps.map((step) => `- ${step}`));
+  const usage = usageLine(report.usage);
+  if (usage) lines.push("", usage);
   lines.push("", offered);
   return lines.join("\n");
+}
+
+/**
+ * What the task spent, as its report says: ACP's `usage_update` wants the context window's size, which
+ * caesar does not know of a delegate, so the tokens and cost are told in the answer.
+ */
+function usageLine(usage: NonNullable<TaskState["report"]>["usage"]): string | undefined {
+  const parts: string[] = [];
+  if (usage.input_tokens !== undefined || usage.output_tokens !== undefined)
+    parts.push(`${usage.input_tokens ?? 0} input / ${usage.output_tokens ?? 0} output tokens`);
+  if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(4)}`);
+  if (usage.duration_ms !== undefined) parts.push(`${Math.round(usage.duration_ms / 1000)} s`);
+  return parts.length > 0 ? `Usage: ${parts.join(", ")}.` : undefined;
 }
 
 function describeError(error: unknown): string {

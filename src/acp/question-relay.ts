@@ -3,7 +3,9 @@ import { readAnswer } from "../engine/questions/ask.js";
 import { answerQuestion } from "../engine/questions/questions.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import type { CaesarEvent } from "../protocol/event.js";
+import type { ToolPreview } from "../protocol/questions.js";
 import type { EditorLink } from "./editor-link.js";
+import { toolCallOfPreview } from "./tool-preview.js";
 
 export interface RelayContext {
   link: EditorLink;
@@ -27,6 +29,10 @@ export async function relayQuestion(
 ): Promise<void> {
   const { link, record } = relay;
   if (relay.ended.aborted || (await readAnswer(record.dir, event.question_id))) return;
+  if (event.tool) {
+    await askPermission(event, event.tool, relay);
+    return;
+  }
   const toolCallId = `${record.id}:question:${event.question_id}`;
   await link.send({
     sessionUpdate: "tool_call",
@@ -105,4 +111,41 @@ async function ask(
   if (response.outcome.outcome !== "selected") return undefined;
   const selected = response.outcome.optionId;
   return options.find((option) => option.optionId === selected)?.name;
+}
+
+/**
+ * A delegate's permission request: the editor is asked about the delegate's tool call itself (its kind,
+ * title, locations, content and diff — shown pending by the event's update), not about a question of its
+ * own. The call's later updates (running, done, refused) follow under the same id.
+ */
+async function askPermission(
+  event: Extract<CaesarEvent, { type: "question" }>,
+  tool: ToolPreview,
+  relay: RelayContext,
+): Promise<void> {
+  const { link, record } = relay;
+  const choices = event.options?.length ? event.options : ["Allow", "Reject"];
+  const options: acp.PermissionOption[] = choices.map((name, index) => ({
+    optionId: `option-${index}`,
+    name,
+    kind: REJECT.test(name) ? "reject_once" : "allow_once",
+  }));
+  const signal = AbortSignal.any([relay.ended, relay.context.closed]);
+  const response = await link.client
+    .request(
+      acp.methods.client.session.requestPermission,
+      {
+        sessionId: link.sessionId,
+        toolCall: { ...toolCallOfPreview(record.id, tool), status: "pending" },
+        options,
+      },
+      { cancellationSignal: signal, stopWaitingOnCancel: true },
+    )
+    .catch(() => undefined);
+  if (response?.outcome.outcome !== "selected") return;
+  const selected = response.outcome.optionId;
+  const answer = options.find((option) => option.optionId === selected)?.name;
+  if (answer === undefined) return;
+  // Answered meanwhile by someone else: theirs stands. The answer's event moves the call on.
+  await answerQuestion(record.dir, record.id, event.question_id, answer, "acp").catch(() => undefined);
 }

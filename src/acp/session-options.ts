@@ -12,6 +12,7 @@ export type SessionMode = "default" | Mode;
 
 export const DELEGATE_OPTION = "delegate";
 export const MODE_OPTION = "mode";
+export const MODEL_OPTION = "model";
 export const DEFAULT_VALUE = "default";
 
 /** How the editor shows each mode of the protocol's (a mode added there must be named here: a type error). */
@@ -52,7 +53,7 @@ export function parseDelegateValue(value: string): Delegate | undefined {
 export function sessionOptions(
   config: EffectiveConfig,
   root: string,
-  current: { delegate: Delegate; mode: SessionMode; fixed: boolean },
+  current: { delegate: Delegate; mode: SessionMode; model: string; fixed: boolean },
 ): { configOptions: SessionConfigOption[]; modes: SessionModeState } {
   const options: SessionConfigOption[] = [];
   if (!current.fixed) {
@@ -82,6 +83,19 @@ export function sessionOptions(
     currentValue: current.mode,
     options: MODES.map(({ id, name, description }) => ({ value: id, name, description })),
   });
+  options.push({
+    id: MODEL_OPTION,
+    name: "Model",
+    description: "The delegate's model, where it lets caesar choose",
+    category: "model",
+    type: "select",
+    currentValue: current.model,
+    options: modelValues(config).map((value) => ({
+      value,
+      name: value === DEFAULT_VALUE ? "Agent default" : value,
+      ...(value === DEFAULT_VALUE ? { description: "The role's, [models]' or the agent's own choice" } : {}),
+    })),
+  });
   return {
     configOptions: options,
     modes: {
@@ -102,4 +116,17 @@ function admitted(config: EffectiveConfig, adapter: Parameters<typeof assertAdmi
   } catch {
     return false;
   }
+}
+
+/**
+ * The models the session offers: the agent's own choice, and those the configuration names (`[models]`,
+ * roles' `model`) — caesar cannot list what each agent's provider serves, so it offers what the project
+ * already uses.
+ */
+export function modelValues(config: EffectiveConfig): string[] {
+  const named = [
+    ...Object.values(config.models).map((model) => model.value),
+    ...Object.values(config.roles).flatMap((role) => (role.model?.value ? [role.model.value] : [])),
+  ];
+  return [DEFAULT_VALUE, ...new Set(named.filter((model) => model && model !== DEFAULT_VALUE))];
 }

@@ -1,4 +1,5 @@
 import type { EventBody } from "../protocol/event.js";
+import type { ToolPreview } from "../protocol/questions.js";
 import type { Finding, Usage } from "../protocol/report.js";
 import type { Mode, Task } from "../protocol/task.js";
 import type { TaskPaths } from "../protocol/task-dir.js";
@@ -190,7 +191,7 @@ export interface SessionHost {
    * Resolves with the chosen option, or undefined when nobody answered before the task's deadline.
    * Present only when the task asks a person about permissions (`caesar acp`).
    */
-  askPerson?(question: string, options: string[]): Promise<string | undefined>;
+  askPerson?(question: string, options: string[], tool?: ToolPreview): Promise<string | undefined>;
   /**
    * After a turn ends well, the next prompt to send in the same session, if any (a follow-up turn, e.g.
    * after failing checks). Absent or resolving undefined: the session is over.

@@ -1,4 +1,5 @@
 import * as z from "../support/zod.js";
+import { ToolPreviewSchema } from "./questions.js";
 import { ChangeActionSchema, ReportStatusSchema } from "./report.js";
 import { PROTOCOLS } from "./versions.js";
 
@@ -56,11 +57,22 @@ export const FileChangedEventSchema = z.object({
   ),
 });
 
+/** One step of an agent's own plan, as it last stated it. */
+export const PlanStepSchema = z.object({
+  content: z.string(),
+  status: z.enum(["pending", "in_progress", "completed"]),
+});
+export type PlanStep = z.infer<typeof PlanStepSchema>;
+
 export const ProgressEventSchema = z.object({
   ...common,
   type: z.literal("progress"),
   message: z.string(),
   pct: z.number().min(0).max(100).optional(),
+  plan: z
+    .array(PlanStepSchema)
+    .optional()
+    .describe("The agent's whole plan when this progress is a plan update (each replaces the last)."),
 });
 
 export const QuestionEventSchema = z.object({
@@ -69,6 +81,7 @@ export const QuestionEventSchema = z.object({
   question_id: z.string(),
   question: z.string(),
   options: z.array(z.string()).optional(),
+  tool: ToolPreviewSchema.optional(),
 });
 
 export const AnswerEventSchema = z.object({

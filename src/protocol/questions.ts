@@ -2,6 +2,32 @@
 import * as z from "../support/zod.js";
 import { PROTOCOLS } from "./versions.js";
 
+/** What a tool call about to run shows: a text, or a file's change (old_text null for a new file). */
+export const ToolPreviewContentSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({
+    type: z.literal("diff"),
+    path: z.string().min(1),
+    old_text: z.string().nullable(),
+    new_text: z.string(),
+  }),
+]);
+
+/**
+ * The tool call a permission question is about, as the agent described it: a front end shows it (an
+ * editor as the tool call itself, its diff included) instead of the question's bare text.
+ */
+export const ToolPreviewSchema = z
+  .object({
+    id: z.string().min(1).describe("The agent's id of the tool call (a tool_use event's id)."),
+    title: z.string(),
+    kind: z.string().describe("read, edit, delete, move, search, execute, think, fetch, other…"),
+    locations: z.array(z.object({ path: z.string().min(1), line: z.number().int().optional() })).optional(),
+    content: z.array(ToolPreviewContentSchema).optional(),
+  })
+  .describe("The tool call a permission question is about.");
+export type ToolPreview = z.infer<typeof ToolPreviewSchema>;
+
 /** questions/<id>.json — a question asked through the return channel. */
 export const QuestionSchema = z
   .object({
@@ -10,6 +36,7 @@ export const QuestionSchema = z
     task_id: z.string().min(1),
     question: z.string().min(1),
     options: z.array(z.string()).optional(),
+    tool: ToolPreviewSchema.optional().describe("Set when the question asks permission for a tool call."),
     asked_at: z.iso.datetime({ offset: true }),
   })
   .describe("caesar.question/v1: a question an agent asked through ask_orchestrator.");

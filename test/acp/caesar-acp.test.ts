@@ -10,6 +10,11 @@ import { git } from "../helpers/repo.js";
 const REPORT = (summary: string) =>
   `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary })}\n\`\`\``;
 
+/** Consecutive repeats collapsed: a status sent twice in a row is one state. */
+function dedupe<T>(values: T[]): T[] {
+  return values.filter((value, index) => index === 0 || values[index - 1] !== value);
+}
+
 function taskIds(root: string): string[] {
   const tasks = join(root, ".caesar", "tasks");
   return existsSync(tasks) ? readdirSync(tasks) : [];
@@ -48,8 +53,8 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
     try {
       const { init, session } = await initialize(editor.agent, project.root);
       expect(init.agentInfo?.name).toBe("caesar");
-      // The delegate is fixed by --agent: only the mode is offered.
-      expect(session.configOptions?.map((option) => option.id)).toEqual(["mode"]);
+      // The delegate is fixed by --agent: only the mode and the model are offered.
+      expect(session.configOptions?.map((option) => option.id)).toEqual(["mode", "model"]);
       const result = await editor.agent.request(acp.methods.agent.session.prompt, {
         sessionId: session.sessionId,
         prompt: [{ type: "text", text: "create hello.txt containing OK" }],
@@ -59,19 +64,22 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
 
       // The delegate's permission request, relayed to the editor's user, then the offer to apply.
       expect(permissions.map((request) => request.toolCall.title)).toEqual([
-        expect.stringContaining("The agent asks permission: echo OK > hello.txt"),
+        "echo OK > hello.txt",
         expect.stringMatching(/^Apply 1 file\(s\) from t_\w+ to your working tree$/),
       ]);
       expect(updates.some((update) => update.sessionUpdate === "plan")).toBe(true);
       const shell = updates.filter((update) => "toolCallId" in update && update.toolCallId.endsWith(":t1"));
-      expect(shell.map((update) => ("status" in update ? update.status : undefined))).toEqual([
-        "in_progress",
-        "completed",
-      ]);
-      expect(shell[0]).toMatchObject({
-        sessionUpdate: "tool_call",
+      // Announced once; shown pending while it waits for the user's answer, then running, then done.
+      expect(shell.filter((update) => update.sessionUpdate === "tool_call")).toHaveLength(1);
+      const statuses = shell.map((update) => ("status" in update ? update.status : undefined));
+      // Running once allowed (unless it had already ended when the answer was seen), never after its end.
+      expect([
+        ["pending", "in_progress", "completed"],
+        ["pending", "completed"],
+      ]).toContainEqual(dedupe(statuses.slice(statuses.lastIndexOf("pending"))));
+      expect(shell.find((update) => update.sessionUpdate === "tool_call")).toMatchObject({
         kind: "execute",
-        title: "shell: echo OK > hello.txt",
+        title: expect.stringContaining("echo OK > hello.txt"),
       });
       const diff = updates.find((update) => "toolCallId" in update && update.toolCallId.endsWith(":diff"));
       expect(diff).toMatchObject({
@@ -82,6 +90,8 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
       const answer = messages(editor.record);
       expect(answer).toContain("Created hello.txt.");
       expect(answer).toMatch(/Applied: 1 file\(s\) staged/);
+      // What the delegate spent (its prompt's usage), told in the answer.
+      expect(answer).toMatch(/Usage: 11 input \/ 7 output tokens/);
       // `caesar apply` semantics: staged in the user's checkout, not committed.
       expect(git(project.root, "diff", "--cached", "--name-only")).toBe("hello.txt");
       expect(readFileSync(join(project.root, "hello.txt"), "utf8")).toBe("OK\n");
@@ -121,6 +131,7 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
           tool: "ask_orchestrator",
           arguments: { question: "Which greeting?", options: ["hello", "bonjour"] },
         },
+        permission: true,
       },
       { message: REPORT("Asked.") },
     ]);
@@ -142,6 +153,13 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
         (request) => request.toolCall.title === "Which greeting?",
       );
       expect(question?.options.map((option) => option.name)).toEqual(["hello", "bonjour"]);
+      // The delegate asked permission to call ask_orchestrator: granted by caesar, never asked of the user.
+      expect(editor.record.permissions.map((request) => request.toolCall.title)).toEqual(["Which greeting?"]);
+      expect(
+        project
+          .received()
+          .find((entry) => entry.event === "permission" && entry.toolCallId === "mcp_ask_orchestrator"),
+      ).toMatchObject({ outcome: { optionId: "once" } });
       const asked = project.received().find((entry) => entry.event === "mcp") as unknown as {
         result: { structuredContent?: { answer?: string } };
       };
@@ -190,9 +208,9 @@ describe("caesar acp: caesar as an ACP agent, driven by the SDK's own client as 
         outcome: { optionId: string };
       };
       expect(refused.outcome.optionId).toBe("no");
-      expect(
-        editor.record.permissions.some((request) => /asks permission/.test(request.toolCall.title ?? "")),
-      ).toBe(false);
+      expect(editor.record.permissions.some((request) => request.toolCall.toolCallId.endsWith(":e"))).toBe(
+        false,
+      );
       await expect(
         editor.agent.request(acp.methods.agent.session.setConfigOption, {
           sessionId: session.sessionId,

@@ -15,7 +15,9 @@ export interface EditorOptions {
   args?: string[];
   env?: NodeJS.ProcessEnv;
   /** How the editor's user answers a permission request (default: the first allow option). */
-  answer?: (request: acp.RequestPermissionRequest) => acp.RequestPermissionResponse;
+  answer?: (
+    request: acp.RequestPermissionRequest,
+  ) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 }
 
 /**

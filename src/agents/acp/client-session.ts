@@ -6,6 +6,7 @@ import type { LaunchContext, ProcessExit, SessionDriver, SessionHost, StreamOutc
 import { LineStream } from "./line-stream.js";
 import { decidePermission, type PermissionVerdict } from "./permission-policy.js";
 import { SessionEvents } from "./session-events.js";
+import { previewOf } from "./tool-preview.js";
 import { PathMissingError, PathRefusedError, WorkspaceFiles } from "./workspace-fs.js";
 
 /** What an ACP agent is told caesar serves, and how its session is set up. */
@@ -259,10 +260,13 @@ export class AcpClientSession implements SessionDriver {
         ? { channel: { name: this.launch.channel.name, tools: this.launch.channel.tools ?? [] } }
         : {}),
     });
-    if (verdict.allow && this.host.askPerson) {
+    // The return channel only talks to caesar: asking about it would precede every question with a
+    // needless "Allow ask_orchestrator?".
+    if (verdict.allow && !verdict.channel && this.host.askPerson) {
       const answer = await this.host.askPerson(
         `The agent asks permission: ${call.title || call.kind}. Allow it?`,
         ["Allow", "Reject"],
+        previewOf(call),
       );
       if (this.host.stopping.aborted) return { outcome: { outcome: "cancelled" } };
       verdict =

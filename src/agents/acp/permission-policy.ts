@@ -7,6 +7,8 @@ import { isInside, resolveReal } from "./workspace-fs.js";
 export interface PermissionVerdict {
   allow: boolean;
   reason: string;
+  /** A call to caesar's own return channel: nobody need be asked (a question it carries is asked itself). */
+  channel?: boolean;
 }
 
 export interface PermissionContext {
@@ -53,7 +55,7 @@ export async function decidePermission(
   };
 
   if (context.channel && isChannelCall(call, context.channel))
-    return { allow: true, reason: "caesar's return channel" };
+    return { allow: true, reason: "caesar's return channel", channel: true };
 
   if (WRITING_KINDS.has(call.kind)) {
     if (call.paths.length === 0) return { allow: false, reason: "an edit whose path the agent did not say" };

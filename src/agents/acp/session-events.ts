@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import type { EventBody } from "../../protocol/event.js";
+import type { EventBody, PlanStep } from "../../protocol/event.js";
 import type { ChangeAction } from "../../protocol/report.js";
 import type { ProcessExit, StreamOutcome } from "../adapter.js";
 import { list, num, rec, str } from "../stream-json.js";
@@ -183,9 +183,10 @@ export class SessionEvents {
 
   private fileChanged(path: string, action: ChangeAction | undefined): EventBody[] {
     const shown = isInside(this.workspace, path) ? relative(this.workspace, path) : path;
-    const key = `${shown}\n${action ?? ""}`;
-    if (this.changed.has(key)) return [];
-    this.changed.add(key);
+    // Once per file: a write through caesar (no action) and the diff of the tool that made it are one
+    // change, and git's reconciliation says what it was in the end.
+    if (this.changed.has(shown)) return [];
+    this.changed.add(shown);
     return [{ type: "file_changed", path: shown, ...(action ? { action } : {}) }];
   }
 }
@@ -222,6 +223,9 @@ function outputOf(update: Record<string, unknown>): string {
 }
 
 /** A plan becomes a progress line: how many steps are done, and the one under way. */
+/** A plan longer than this is cut: each step is a line an editor shows. */
+const MAX_PLAN_STEPS = 100;
+
 function planProgress(update: Record<string, unknown>): EventBody[] {
   const entries = list(update.entries).map((entry) => rec(entry));
   if (entries.length === 0) return [];
@@ -235,11 +239,19 @@ function planProgress(update: Record<string, unknown>): EventBody[] {
     )
     .join("; ");
   const lead = current ? `: ${str(current.content) ?? ""}` : "";
+  // The steps themselves too, so that a front end can show the plan as one (an editor: an ACP plan).
+  const plan = entries.slice(0, MAX_PLAN_STEPS).map(
+    (entry): PlanStep => ({
+      content: (str(entry.content) ?? "").slice(0, 500),
+      status: entry.status === "completed" || entry.status === "in_progress" ? entry.status : "pending",
+    }),
+  );
   return [
     {
       type: "progress",
       message: `Plan ${done}/${entries.length}${lead} — ${steps}`.slice(0, 2000),
       pct: Math.round((done / entries.length) * 100),
+      plan,
     },
   ];
 }

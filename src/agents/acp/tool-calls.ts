@@ -13,6 +13,10 @@ export interface KnownToolCall {
   paths: string[];
   /** Diffs the call carries: file changes once it completes. */
   diffs: { path: string; oldText: string | null }[];
+  /** The call's latest `content` (texts, diffs, terminals), as the agent sent it. */
+  content?: unknown[];
+  /** The call's latest `locations`, as the agent sent them. */
+  locations?: unknown[];
 }
 
 // Shell tools become `shell`, so the event vocabulary stays the same whichever agent ran the command.
@@ -52,6 +56,8 @@ export class ToolCalls {
       // A later update with less input (opencode sends `{}` first, then the command) never erases more.
       if (Object.keys(input).length > 0 || known.rawInput === undefined) known.rawInput = update.rawInput;
     }
+    if (Array.isArray(update.content) && update.content.length > 0) known.content = update.content;
+    if (Array.isArray(update.locations) && update.locations.length > 0) known.locations = update.locations;
     const paths = new Set(known.paths);
     for (const location of Array.isArray(update.locations) ? update.locations : []) {
       const path = str(rec(location).path);

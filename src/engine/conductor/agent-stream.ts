@@ -7,6 +7,7 @@ import type {
   StreamOutcome,
 } from "../../agents/adapter.js";
 import type { EventBody } from "../../protocol/event.js";
+import type { ToolPreview } from "../../protocol/questions.js";
 import { messageOf } from "../../support/errors.js";
 import { askQuestion, waitForAnswer } from "../questions/ask.js";
 import type { AgentProcess } from "./agent-process.js";
@@ -122,8 +123,8 @@ function makeSessionStream(
 
 /** A question in the task directory, so that any front end (`caesar acp`, `caesar answer`) can answer it. */
 function makeAskPerson(context: AgentStreamContext, until: number, signal: AbortSignal) {
-  return async (question: string, options: string[]): Promise<string | undefined> => {
-    const asked = await askQuestion(context.dir, context.taskId, question, options);
+  return async (question: string, options: string[], tool?: ToolPreview): Promise<string | undefined> => {
+    const asked = await askQuestion(context.dir, context.taskId, question, options, tool);
     const answer = await waitForAnswer(context.dir, asked.id, Math.max(0, until - Date.now()), signal);
     return answer?.answer;
   };

@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { makeQuestionId } from "../../protocol/ids.js";
-import { type Answer, AnswerSchema, type Question } from "../../protocol/questions.js";
+import { type Answer, AnswerSchema, type Question, type ToolPreview } from "../../protocol/questions.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
@@ -18,6 +18,7 @@ export async function askQuestion(
   taskId: string,
   text: string,
   options?: string[],
+  tool?: ToolPreview,
 ): Promise<Question> {
   const paths = taskPaths(dir);
   const question: Question = {
@@ -26,6 +27,7 @@ export async function askQuestion(
     task_id: taskId,
     question: text,
     ...(options && options.length > 0 ? { options } : {}),
+    ...(tool ? { tool } : {}),
     asked_at: new Date().toISOString(),
   };
   await mkdir(paths.questions, { recursive: true, mode: 0o700 });
@@ -35,6 +37,7 @@ export async function askQuestion(
     question_id: question.id,
     question: text,
     ...(question.options ? { options: question.options } : {}),
+    ...(tool ? { tool } : {}),
   });
   return question;
 }

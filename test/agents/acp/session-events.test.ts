@@ -88,7 +88,7 @@ describe("SessionEvents: session/update → caesar.event/v1", () => {
     expect(events.state.finalText).toBe("Again");
   });
 
-  it("a plan is progress; diffs of a completed edit are file changes relative to the workspace", () => {
+  it("a plan is progress, its steps kept; diffs of a completed edit are file changes relative to the workspace", () => {
     const events = new SessionEvents(WS);
     const plan = events.update({
       sessionUpdate: "plan",
@@ -99,7 +99,16 @@ describe("SessionEvents: session/update → caesar.event/v1", () => {
       ],
     });
     expect(plan).toEqual([
-      { type: "progress", message: "Plan 1/3: write — [x] read; [>] write; [ ] test", pct: 33 },
+      {
+        type: "progress",
+        message: "Plan 1/3: write — [x] read; [>] write; [ ] test",
+        pct: 33,
+        plan: [
+          { content: "read", status: "completed" },
+          { content: "write", status: "in_progress" },
+          { content: "test", status: "pending" },
+        ],
+      },
     ]);
     const edit = events.update({
       sessionUpdate: "tool_call",
@@ -115,6 +124,22 @@ describe("SessionEvents: session/update → caesar.event/v1", () => {
     expect(edit.filter((e) => e.type === "file_changed")).toEqual([
       { type: "file_changed", path: "src/a.ts", action: "modified" },
       { type: "file_changed", path: "new.ts", action: "added" },
+    ]);
+  });
+
+  it("a file written through caesar and then shown in its tool's diff is one file_changed, not two", () => {
+    const events = new SessionEvents(WS);
+    const written = events.wroteFile(`${WS}/src/a.ts`);
+    const diff = events.update({
+      sessionUpdate: "tool_call",
+      toolCallId: "w",
+      title: "Write",
+      kind: "edit",
+      status: "completed",
+      content: [{ type: "diff", path: `${WS}/src/a.ts`, oldText: "x", newText: "y" }],
+    });
+    expect([...written, ...diff].filter((e) => e.type === "file_changed")).toEqual([
+      { type: "file_changed", path: "src/a.ts" },
     ]);
   });
 

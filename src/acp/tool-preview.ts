@@ -1,0 +1,32 @@
+import type { ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
+import type { ToolPreview } from "../protocol/questions.js";
+
+const KINDS = new Set<string>([
+  "read",
+  "edit",
+  "delete",
+  "move",
+  "search",
+  "execute",
+  "think",
+  "fetch",
+  "switch_mode",
+  "other",
+]);
+
+/** The delegate's tool call, as a question's preview carries it, in ACP's words (id prefixed by the task's). */
+export function toolCallOfPreview(taskId: string, tool: ToolPreview) {
+  const content: ToolCallContent[] = (tool.content ?? []).map((item) =>
+    item.type === "diff"
+      ? { type: "diff", path: item.path, oldText: item.old_text, newText: item.new_text }
+      : { type: "content", content: { type: "text", text: item.text } },
+  );
+  const locations: ToolCallLocation[] = (tool.locations ?? []).map((location) => ({ ...location }));
+  return {
+    toolCallId: `${taskId}:${tool.id}`,
+    title: tool.title,
+    kind: (KINDS.has(tool.kind) ? tool.kind : "other") as ToolKind,
+    ...(locations.length > 0 ? { locations } : {}),
+    ...(content.length > 0 ? { content } : {}),
+  };
+}
