@@ -188,12 +188,15 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     ]);
     const { body } = await run(project.root, ["--mode", "read-only", "review the code"]);
     expect(body.state.outcome).toBe("succeeded");
-    // Read-only runs in place: the user's own checkout is what must stay untouched.
+    // Without an OS sandbox an ACP agent could write without asking, so a read-only task runs in a worktree
+    // (isolation auto): neither it nor the user's own checkout is touched.
     const worktree = body.state.workspace;
-    expect(worktree).toBe(project.root);
-    expect(existsSync(join(worktree, "hacked.txt"))).toBe(false);
-    expect(readFileSync(join(worktree, "README.md"), "utf8")).toBe("# acp\n");
-    expect(readFileSync(join(worktree, "src/app.txt"), "utf8")).toBe("v1\n");
+    expect(worktree).not.toBe(project.root);
+    for (const dir of [worktree, project.root]) {
+      expect(existsSync(join(dir, "hacked.txt"))).toBe(false);
+      expect(readFileSync(join(dir, "README.md"), "utf8")).toBe("# acp\n");
+      expect(readFileSync(join(dir, "src/app.txt"), "utf8")).toBe("v1\n");
+    }
     expect(body.report.changes).toEqual([]);
 
     const outcomes = project.received().filter((entry) => entry.event === "permission");
