@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../src/support/process.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { git, makeRepo, readJson, taskDir, writeConfig } from "../helpers/repo.js";
+import { git, makeRepo, readJson, taskDir, tempDir, writeConfig } from "../helpers/repo.js";
 
 // The conductor service: one process per project conducts every local task, and its own death — kill -9,
 // again and again — loses no task: agents write their output to files and outlive it, and the next service
@@ -181,6 +181,43 @@ describe("the conductor service", () => {
       expect(events.filter((event) => event.type === "finished").length).toBe(1);
     }
   }, 180_000);
+
+  it("keeps max_parallel = 1 across SIGKILLs of the service: a queued task never starts while a taken-over agent runs", async () => {
+    const root = project("[policy]\nmax_parallel = 1\n");
+    // Each agent writes when it starts and when it ends, in one log outside every worktree.
+    const log = join(tempDir("caesar-slots-"), "agents.log");
+    const agent = join(tempDir("caesar-slots-agent-"), "sleeper.sh");
+    writeFileSync(
+      agent,
+      `#!/bin/sh\necho "start $$ $(date +%s%N)" >> "${log}"\nsleep 2\necho "end $$ $(date +%s%N)" >> "${log}"\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"slept"}' > "$CAESAR_REPORT_PATH"\n`,
+      { mode: 0o755 },
+    );
+    writeConfig(root, `[policy]\nmax_parallel = 1\n[[agent]]\nid = "sleeper"\nbin = "${agent}"\n`);
+    git(root, "commit", "-qam", "sleeper");
+    const ids: string[] = [];
+    for (const name of ["a", "b", "c"]) ids.push(await detach(root, ["--agent", "sleeper", `sleep ${name}`]));
+    // Kill the service while agents run (the slot's holder is taken over, its agent alive), again and again.
+    for (let kill = 0; kill < 4; kill++) {
+      const running = await until("a service", () => service(root), 60_000, root);
+      await new Promise((resolve) => setTimeout(resolve, 400 + Math.random() * 800));
+      process.kill(running.pid, "SIGKILL");
+      const ps = await runCaesar(["ps", "--json"], { cwd: root });
+      expect(ps.code, ps.stderr).toBe(0);
+    }
+    for (const id of ids)
+      await until(`${id} to finish`, () => state(root, id).phase === "finished", 90_000, root);
+    for (const id of ids) expect(state(root, id).outcome, id).toBe("succeeded");
+    // Never two agents at once: each run's interval ends before the next one's starts.
+    const runs = new Map<string, { start?: bigint; end?: bigint }>();
+    for (const line of readFileSync(log, "utf8").trim().split("\n")) {
+      const [what, pid, at] = line.split(" ") as ["start" | "end", string, string];
+      runs.set(pid, { ...runs.get(pid), [what]: BigInt(at) });
+    }
+    const intervals = [...runs.values()].sort((x, y) => (x.start! < y.start! ? -1 : 1));
+    expect(intervals).toHaveLength(3);
+    for (let i = 1; i < intervals.length; i++)
+      expect(intervals[i]!.start! >= intervals[i - 1]!.end!).toBe(true);
+  }, 240_000);
 
   it("a setup command left running by a killed service is stopped by the next one, which starts the task again", async () => {
     const root = project(
