@@ -25,6 +25,7 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
   return streamSSE(c, async (stream) => {
     let sent = Math.min(resumeAfter, task.spans.length);
     let described = "";
+    const seen = { taskEnd: false };
     await follow(
       stream,
       ctx,
@@ -34,7 +35,7 @@ export function streamTaskEvents(c: Context<ApiEnv>, ctx: ApiContext, task: Inde
           const ranges = task.spans.slice(sent, sent + BATCH);
           if (ranges.length === 0) break;
           const lines = await readEventLines(task.paths.events, ranges)
-            .then((read) => markFinishedLines(read, task.dir))
+            .then((read) => markFinishedLines(read, task.dir, seen))
             .catch(() => ranges.map(() => null));
           for (const [k, line] of lines.entries()) {
             const ordinal = sent + k + 1;

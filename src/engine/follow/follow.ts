@@ -37,20 +37,21 @@ export async function followTask(
   };
   let lastStateKey = "";
   let state = await readState(dir);
+  const seen = { taskEnd: false };
   const watch = new ChangeWatch(dir, { pollMs: 500 });
   try {
     for (;;) {
       // The state is read after the events: it then names caesar's `finished` if they hold it.
       const events = await readNew();
       state = await readState(dir);
-      for (const event of markFinishedEvents(events, state)) handlers.onEvent?.(event);
+      for (const event of markFinishedEvents(events, state, seen)) handlers.onEvent?.(event);
       const key = `${state.phase}:${state.updated_at}`;
       if (key !== lastStateKey) {
         lastStateKey = key;
         handlers.onState?.(state);
       }
       if (state.phase === "finished") {
-        for (const event of markFinishedEvents(await readNew(), state)) handlers.onEvent?.(event);
+        for (const event of markFinishedEvents(await readNew(), state, seen)) handlers.onEvent?.(event);
         return state;
       }
       if (signal?.aborted) return state;

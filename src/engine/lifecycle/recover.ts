@@ -148,6 +148,9 @@ export async function finishAfterFault(dir: string, fault: CaesarError): Promise
   });
 }
 
+/** The `at` of `final_events` when caesar wrote no events of its own at the end: no event carries it. */
+const NO_FINISHED_EVENT = "none";
+
 /**
  * The last resort for a task its conductor could not go on with (its records unreadable, say): a failed
  * final state saying why, when nothing more can be done (no report, no event).
@@ -161,6 +164,8 @@ export async function finishUnconducted(dir: string, error: unknown): Promise<vo
           phase: "finished",
           outcome: "failed",
           finished_at: new Date().toISOString(),
+          // caesar wrote no `finished` of its own: any in events.jsonl is the agent's.
+          final_events: { seq: 0, at: NO_FINISHED_EVENT },
           error: {
             code: isCaesarError(error) ? error.code : "conductor_error",
             message: `The conductor service could not conduct the task: ${messageOf(error)}`,

@@ -36,39 +36,71 @@ export async function readEvents(path: string, fromOffset = 0, firstLine = 1): P
   if (!handle) return { ...EMPTY, offset: fromOffset };
   try {
     const { size } = await handle.stat();
-    if (size <= fromOffset) return { ...EMPTY, offset: fromOffset };
-    const buffer = Buffer.alloc(size - fromOffset);
-    await handle.read(buffer, 0, buffer.length, fromOffset);
-    const end = buffer.lastIndexOf(0x0a);
-    if (end === -1) return { ...EMPTY, offset: fromOffset };
-    const text = buffer.subarray(0, end + 1).toString("utf8");
-    const events: CaesarEvent[] = [];
-    const rejected: RejectedLine[] = [];
-    const lines = new LineBuffer().push(text);
-    lines.forEach((line, index) => {
-      if (line.trim() === "") return;
-      const raw = parseJsonLine(line);
-      const result = safeParseDocument("event", raw);
-      if (result.ok) {
-        events.push(result.value);
-        return;
+    const read: EventRead = { ...EMPTY, events: [], rejected: [], offset: fromOffset };
+    // A window at a time, at most READ_AT_ONCE in one call (the agent writes this file: it may be huge, or
+    // sparse): a follower goes on from `offset`; a line longer than a window is skipped, and said.
+    let skipping = false;
+    while (read.offset < size && read.offset - fromOffset < READ_AT_ONCE) {
+      const buffer = Buffer.alloc(Math.min(WINDOW, size - read.offset));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, read.offset);
+      let chunk = buffer.subarray(0, bytesRead);
+      const end = chunk.lastIndexOf(0x0a);
+      if (end === -1) {
+        if (bytesRead < WINDOW) break; // the last line, still being written
+        if (!skipping) reject(read, firstLine, `a line longer than ${WINDOW / 2 ** 20} MiB: skipped`);
+        skipping = true;
+        read.offset += bytesRead;
+        continue;
       }
-      const glued = gluedEvent(line);
-      if (glued) events.push(glued);
-      rejected.push({
-        line: firstLine + index,
-        unsupported: glued ? false : result.unsupported,
-        problem: glued
-          ? "an unterminated line, with an event glued after it: the event is read, the rest skipped"
-          : raw === undefined
-            ? "not JSON"
-            : result.problems.map(formatProblem).join("; "),
-      });
-    });
-    return { events, offset: fromOffset + end + 1, lines: lines.length, skipped: rejected.length, rejected };
+      chunk = chunk.subarray(0, end + 1);
+      read.offset += end + 1;
+      if (skipping) {
+        // The rest of the long line, up to its end: part of the line already said.
+        chunk = chunk.subarray(chunk.indexOf(0x0a) + 1);
+        read.lines += 1;
+        skipping = false;
+      }
+      parseLines(chunk.toString("utf8"), firstLine + read.lines, read);
+    }
+    read.skipped = read.rejected.length;
+    return read;
   } finally {
     await handle.close();
   }
+}
+
+/** How much of events.jsonl one read takes in: a window at a time, at most READ_AT_ONCE per call. */
+const WINDOW = 16 * 2 ** 20;
+const READ_AT_ONCE = 64 * 2 ** 20;
+
+function reject(read: EventRead, line: number, problem: string): void {
+  read.rejected.push({ line: line + read.lines, unsupported: false, problem });
+}
+
+/** Parse complete lines (`text` ends with a newline) into `read`, numbering from `firstLine`. */
+function parseLines(text: string, firstLine: number, read: EventRead): void {
+  const lines = new LineBuffer().push(text);
+  lines.forEach((line, index) => {
+    if (line.trim() === "") return;
+    const raw = parseJsonLine(line);
+    const result = safeParseDocument("event", raw);
+    if (result.ok) {
+      read.events.push(result.value);
+      return;
+    }
+    const glued = gluedEvent(line);
+    if (glued) read.events.push(glued);
+    read.rejected.push({
+      line: firstLine + index,
+      unsupported: glued ? false : result.unsupported,
+      problem: glued
+        ? "an unterminated line, with an event glued after it: the event is read, the rest skipped"
+        : raw === undefined
+          ? "not JSON"
+          : result.problems.map(formatProblem).join("; "),
+    });
+  });
+  read.lines += lines.length;
 }
 
 /** How every event caesar writes begins (its first key), to find one glued after another writer's half line. */
@@ -98,6 +130,9 @@ export function openEvents(path: string): Promise<FileHandle | undefined> {
 export function describeRejectedLine(rejected: RejectedLine): string {
   return `line ${rejected.line} ${rejected.unsupported ? "refused" : "skipped"}: ${rejected.problem}`;
 }
+
+/** The largest `seq` of another writer's that caesar's numbering follows (2^31: more events than any task). */
+const MAX_FOLLOWED_SEQ = 2 ** 31;
 
 /**
  * Appends events to a task's events.jsonl with increasing `seq`. The agent may append its own lines to
@@ -170,7 +205,9 @@ export class EventWriter {
     if (size <= this.seenOffset) return size;
     const { events, offset } = await readEvents(this.path, this.seenOffset);
     for (const event of events) {
-      this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
+      // An agent's numbers beyond any real count are not followed: one line claiming seq 2^53 would push
+      // caesar's own past what a number can hold, and its records past what they accept.
+      if (event.seq < MAX_FOLLOWED_SEQ) this.nextSeq = Math.max(this.nextSeq, event.seq + 1);
     }
     this.seenOffset = offset;
     return size;

@@ -20,14 +20,37 @@ export function isTaskEnd(event: CaesarEvent, record: EventOwnerRecord): boolean
 }
 
 /**
+ * What a reader has seen of a task's events so far: caesar's `finished` is the first line that matches its
+ * record — an agent that copies that line (its `seq` and `at` included) after caesar wrote it appends a
+ * second match, which is the agent's. A follower keeps one across its reads.
+ */
+export interface EventOwnerSeen {
+  taskEnd: boolean;
+}
+
+function owner(
+  event: CaesarEvent,
+  record: EventOwnerRecord | undefined,
+  seen: EventOwnerSeen,
+): "caesar" | "agent" {
+  if (seen.taskEnd || !record || !isTaskEnd(event, record)) return "agent";
+  seen.taskEnd = true;
+  return "caesar";
+}
+
+/**
  * Mark every `finished` event with who wrote it (`by`), from caesar's record: what every reader (the
  * command line, the MCP tools, the watch screen, the HTTP API) shows, so none takes an agent's own
  * `finished` for the task's end. Read the record after the events: caesar records its `final_events`
  * before it appends them, so a reader that read caesar's `finished` then finds the record that names it.
  */
-export function markFinishedEvents(events: CaesarEvent[], record: EventOwnerRecord): CaesarEvent[] {
+export function markFinishedEvents(
+  events: CaesarEvent[],
+  record: EventOwnerRecord,
+  seen: EventOwnerSeen = { taskEnd: false },
+): CaesarEvent[] {
   return events.map((event) =>
-    event.type === "finished" ? { ...event, by: isTaskEnd(event, record) ? "caesar" : "agent" } : event,
+    event.type === "finished" ? { ...event, by: owner(event, record, seen) } : event,
   );
 }
 
@@ -35,13 +58,17 @@ export function markFinishedEvents(events: CaesarEvent[], record: EventOwnerReco
  * `markFinishedEvents` for event lines read back as JSON (the HTTP API's timeline and stream): when one
  * is a `finished`, caesar's record is read now — after the lines — to tell whose it is.
  */
-export async function markFinishedLines(lines: unknown[], dir: string): Promise<unknown[]> {
+export async function markFinishedLines(
+  lines: unknown[],
+  dir: string,
+  seen: EventOwnerSeen = { taskEnd: false },
+): Promise<unknown[]> {
   const isFinished = (line: unknown): line is CaesarEvent & { type: "finished" } =>
     typeof line === "object" && line !== null && (line as { type?: unknown }).type === "finished";
   if (!lines.some(isFinished)) return lines;
   const record = await readState(dir).catch(() => undefined);
   return lines.map((line) => {
     if (!isFinished(line)) return line;
-    return { ...line, by: record && isTaskEnd(line, record) ? "caesar" : "agent" };
+    return { ...line, by: owner(line, record, seen) };
   });
 }

@@ -18,6 +18,8 @@ const FINISHED_EVENT_GRACE_MS = 2000;
 interface TrackedTask extends WatchedTask {
   paths: TaskPaths;
   offset: number;
+  /** Whether caesar's own `finished` was read already (a copy after it is the agent's). */
+  ownerSeen: { taskEnd: boolean };
   fileQuestions: AskedQuestion[];
   answeredIds: Set<string>;
   /** Question files already read (they are written once, atomically). */
@@ -131,6 +133,7 @@ export class WatchSource {
       named,
       paths: taskPaths(dir),
       offset: 0,
+      ownerSeen: { taskEnd: false },
     });
   }
 
@@ -148,7 +151,11 @@ export class WatchSource {
     task.offset = read.offset;
     // A `finished` is the task's end only when caesar's record (read after it) names it: else the agent's.
     const events = read.events.some((event) => event.type === "finished")
-      ? markFinishedEvents(read.events, await readState(task.paths.dir).catch(() => task.state))
+      ? markFinishedEvents(
+          read.events,
+          await readState(task.paths.dir).catch(() => task.state),
+          task.ownerSeen,
+        )
       : read.events;
     for (const event of events) task.activity.fold(event);
     const questions = wasFinished ? [] : await this.readQuestions(task);
