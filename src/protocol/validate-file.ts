@@ -28,6 +28,11 @@ export async function validateFile(file: string): Promise<FileValidation> {
       cause: error,
     });
   }
+  return validateText(file, text);
+}
+
+/** validateFile on a text already read (`file` names it in what is reported). */
+export function validateText(file: string, text: string): FileValidation {
   const whole = tryParse(text);
   if (whole.ok && whole.value && typeof whole.value === "object" && !Array.isArray(whole.value)) {
     return validateObject(file, whole.value as Record<string, unknown>);

@@ -174,6 +174,16 @@ describe("caesar conformance", () => {
   );
 
   it(
+    "does not hang on an agent that leaves a FIFO where the kit reads its report, and says the report is not there",
+    async () => {
+      const { card } = await conformance(["--bin", join(BROKEN, "fifo-after-finish.sh")]);
+      // It ended (the kit's own timeout did not fire), and judged what it could read.
+      expect(card.requirements.length).toBeGreaterThan(0);
+    },
+    KIT_TIMEOUT_MS,
+  );
+
+  it(
     "prints a scorecard for people: each requirement, and for a failure what to read",
     async () => {
       const result = await runCaesar(["conformance", "--bin", join(BROKEN, "lies-about-changes.sh")], {

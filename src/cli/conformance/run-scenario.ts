@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, stat } from "node:fs/promises";
+import { constants, existsSync, readFileSync } from "node:fs";
+import { lstat, mkdir, open } from "node:fs/promises";
 import { join } from "node:path";
 import { followTask } from "../../engine/follow/follow.js";
 import { answerTask } from "../../engine/lifecycle/answer-task.js";
@@ -9,13 +9,14 @@ import { parseDelegationRequest } from "../../engine/lifecycle/request.js";
 import { startTask } from "../../engine/lifecycle/start.js";
 import { pendingQuestions } from "../../engine/questions/questions.js";
 import type { TaskState } from "../../engine/store/state.js";
+import { readTaskTextOrNothing } from "../../engine/store/task-files.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
 import { mockSetupFor, writeSetupFiles } from "../../mock-model/agent-env.js";
 import { ScenarioSchema } from "../../mock-model/scenario.js";
 import { type MockModelServer, startMockModel } from "../../mock-model/server.js";
 import { formatProblem } from "../../protocol/documents.js";
 import { taskPaths } from "../../protocol/task-dir.js";
-import { validateFile } from "../../protocol/validate-file.js";
+import { validateText } from "../../protocol/validate-file.js";
 import { CaesarError } from "../../support/errors.js";
 import { probeIdOf } from "./kit-repo.js";
 import type { ScenarioPlan } from "./scenarios.js";
@@ -136,14 +137,16 @@ function answerQuestions(record: TaskRecord, text: string): { answered: string[]
 
 async function readReportFile(dir: string): Promise<Evidence["reportFile"]> {
   const path = taskPaths(dir).report;
-  if (!existsSync(path)) return { present: false };
-  const validation = await validateFile(path);
+  // Through the one opener of task files: the agent under test may have left a link or a FIFO there.
+  const text = await readTaskTextOrNothing(path);
+  if (text === undefined) return { present: false };
+  const validation = validateText(path, text);
   const problems = validation.problems.map(formatProblem);
   if (validation.kind !== "report" && validation.valid)
     problems.push(`$.protocol: a ${validation.kind}, not a report`);
   let raw: unknown;
   try {
-    raw = JSON.parse(await readFile(path, "utf8"));
+    raw = JSON.parse(text);
   } catch {
     raw = undefined;
   }
@@ -156,12 +159,13 @@ async function readReportFile(dir: string): Promise<Evidence["reportFile"]> {
  */
 async function readEvents(dir: string, state: TaskState): Promise<Evidence["events"]> {
   const path = taskPaths(dir).events;
-  if (!existsSync(path)) return { problems: [], agentEvents: [] };
-  const validation = await validateFile(path);
+  const text = await readTaskTextOrNothing(path);
+  if (text === undefined) return { problems: [], agentEvents: [] };
+  const validation = validateText(path, text);
   const problems = validation.problems.map(formatProblem);
   const closingSeq = state.final_events?.seq ?? Number.POSITIVE_INFINITY;
   const agentEvents: Record<string, unknown>[] = [];
-  const lines = (await readFile(path, "utf8")).split("\n");
+  const lines = text.split("\n");
   lines.forEach((line, index) => {
     let event: Record<string, unknown>;
     try {
@@ -183,8 +187,17 @@ async function readChanged(state: TaskState): Promise<Record<string, string>> {
   for (const change of state.report.changes) {
     const path = join(state.workspace, change.path);
     try {
-      if (!(await stat(path)).isFile()) continue;
-      changed[change.path] = (await readFile(path, "utf8")).slice(0, 65_536);
+      // Never through a link, never waiting on a FIFO the agent left: a regular file, its first 64 KiB.
+      if (!(await lstat(path)).isFile()) continue;
+      const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      try {
+        if (!(await handle.stat()).isFile()) continue;
+        const buffer = Buffer.alloc(65_536);
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+        changed[change.path] = buffer.subarray(0, bytesRead).toString("utf8");
+      } finally {
+        await handle.close();
+      }
     } catch {
       // deleted, or unreadable: nothing to look into
     }
