@@ -46,6 +46,11 @@ export interface ProfileInput {
   broker: { source: string; target: string } | null;
   /** Folders of the user's that hold credentials, hidden unless configured otherwise. */
   secrets?: string[];
+  /**
+   * Folders of the project that hold other tasks' files and the server's key (`.caesar/tasks`, `.caesar/wt`,
+   * `.caesar/state`): hidden, the task's own directory and workspace bound again inside.
+   */
+  othersFiles?: string[];
   /** What the agent must still see under the private /tmp (only paths there are kept). */
   visible?: string[];
 }
@@ -74,7 +79,7 @@ export function defaultSecretPaths(home = homedir()): string[] {
  *   registration in git; read-only task: nothing in the workspace;
  * - the task directory writable (report, events, questions, scratch), caesar's own files in it not;
  * - caesar's control directory hidden (the records that decide, other tasks' environments, the service's
- *   socket), and the user's credential folders;
+ *   socket), the project's folders of other tasks and of the server's key, and the user's credential folders;
  * - the network only when the task has it.
  */
 export function makeProfile(input: ProfileInput): SandboxProfile {
@@ -84,6 +89,9 @@ export function makeProfile(input: ProfileInput): SandboxProfile {
     writable.push(input.workspace);
     if (input.worktreeGitDir) writable.push(input.worktreeGitDir);
     readOnly.push(...input.protectedInWorkspace);
+  } else {
+    // Read-only already (under the read-only root), named so that it is bound again inside a hidden folder.
+    readOnly.unshift(input.workspace);
   }
   const privateTmp = (path: string) => path === "/tmp" || path.startsWith("/tmp/");
   return {
@@ -92,7 +100,11 @@ export function makeProfile(input: ProfileInput): SandboxProfile {
     ),
     writable: writable.filter((path) => existsSync(path)),
     readOnly: readOnly.filter((path) => existsSync(path)),
-    hidden: [input.controlDir, ...(input.secrets ?? defaultSecretPaths())].filter((path) => existsSync(path)),
+    hidden: [
+      input.controlDir,
+      ...(input.othersFiles ?? []),
+      ...(input.secrets ?? defaultSecretPaths()),
+    ].filter((path) => existsSync(path)),
     binds: input.broker ? [input.broker] : [],
     network: input.network,
   };

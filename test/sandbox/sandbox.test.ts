@@ -153,6 +153,40 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
 
   itWith(
     BUBBLEWRAP,
+    "other tasks' files and the server's key stay unreadable; the task's own directory and worktree work",
+    async () => {
+      const script = [
+        `cat "$ROOT/.caesar/state/serve/token" 2>/dev/null || echo "DENIED token"`,
+        `cat "$ROOT/.caesar/tasks/t_0ther000/raw.log" 2>/dev/null || echo "DENIED other task"`,
+        `cat "$ROOT/.caesar/wt/t_0ther000/work.txt" 2>/dev/null || echo "DENIED other worktree"`,
+        `cat "$CAESAR_TASK_FILE" >/dev/null && echo "READ own task"`,
+        `echo mine > own.txt && echo "WROTE own worktree"`,
+      ].join("\n");
+      const plant = (root: string) =>
+        writeFiles(root, {
+          ".caesar/state/serve/token": "BEARER-SECRET\n",
+          ".caesar/tasks/t_0ther000/raw.log": "OTHER TASK OUTPUT\n",
+          ".caesar/wt/t_0ther000/work.txt": "OTHER WORK\n",
+        });
+      const root = project(script, "required");
+      plant(root);
+      const result = await run(root, [], { ROOT: root });
+      expect(result.raw).not.toContain("BEARER-SECRET");
+      expect(result.raw).not.toContain("OTHER TASK OUTPUT");
+      expect(result.raw).not.toContain("OTHER WORK");
+      expect(result.raw).toContain("DENIED token");
+      expect(result.raw).toContain("READ own task");
+      expect(result.raw).toContain("WROTE own worktree");
+      expect(result.state.report.changes.map((change) => change.path)).toEqual(["own.txt"]);
+      const openRoot = project(script, "off");
+      plant(openRoot);
+      const open = await run(openRoot, [], { ROOT: openRoot });
+      expect(open.raw).toContain("BEARER-SECRET");
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
     "with the network off, a listener on the host's loopback is out of reach; with it on, it answers",
     async () => {
       const server = createServer((socket) => socket.end("hello from the host\n"));

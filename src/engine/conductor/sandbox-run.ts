@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { bwrapArgs } from "../../sandbox/bwrap.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
 import { controlPaths, findGitCommonDir } from "../store/control.js";
+import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { CHECKS_DIR } from "./checks.js";
@@ -71,6 +72,12 @@ export function profileOf(
     extraWritable: [],
     // The user's credential folders, under the agent's home and under the account's own.
     secrets: [...new Set([...defaultSecretPaths(env.HOME), ...defaultSecretPaths(userInfo().homedir)])],
+    // Other tasks' directories and worktrees, and the project's state (the server's key among it).
+    othersFiles: [
+      projectPaths(plan.root).tasks,
+      projectPaths(plan.root).worktrees,
+      projectPaths(plan.root).state,
+    ],
     // Its broker's folder, bound where it is: inside the hidden control directory, the one thing there.
     broker: broker ? { source: dirname(broker), target: dirname(broker) } : null,
     // Under the private /tmp, what the agent still needs to read: the project (the user's checkout and the
