@@ -28,7 +28,8 @@ function project(config = ""): string {
 }
 
 async function detach(root: string, args: string[]): Promise<string> {
-  const result = await runCaesar(["run", "--detach", "--json", ...args], { cwd: root });
+  // Room for a service killed while it takes the task, and another started, on a loaded machine.
+  const result = await runCaesar(["run", "--detach", "--json", ...args], { cwd: root, timeoutMs: 120_000 });
   expect(result.code, result.stderr + result.stdout).toBe(0);
   const id = parseJsonOutput<{ task_id: string }>(result).task_id;
   // `run --detach` returns once a conductor has claimed the task: its pid is in the state already.

@@ -218,7 +218,15 @@ async function pull(
     if (!(await capacity.acquire(drain))) return;
     let msg: Awaited<ReturnType<Consumer["next"]>> = null;
     try {
-      msg = await consumer.next({ expires: PULL_EXPIRES_MS });
+      // Told to stop while a pull waits (a server out of reach holds it until its heartbeats are missed):
+      // stop now; a message the pull still brings goes back to the queue.
+      const pending = consumer.next({ expires: PULL_EXPIRES_MS });
+      msg = await untilAborted(pending, drain);
+      if (msg === null && drain.aborted) {
+        void pending.then((late) => late?.nak()).catch(() => undefined);
+        capacity.release();
+        return;
+      }
     } catch (error) {
       // The server is away (restarting): wait and pull again.
       log(`[worker] pulling ${agent}: ${messageOf(error)}`);
@@ -238,6 +246,16 @@ async function pull(
     }
     take(msg);
   }
+}
+
+/** `pending`, or null as soon as `signal` is aborted (at once if it is already). */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**
