@@ -141,6 +141,26 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       // Nothing ran.
       expect(existsSync(`${marker}-setup`)).toBe(false);
       expect(existsSync(`${marker}-check`)).toBe(false);
+
+      // Arguments for the agent's command line (a CLI's --mcp-config runs a program) are refused the same way.
+      const withArgs = JSON.parse(new TextDecoder().decode(original!.data)) as TaskMessage;
+      const argsId = "t_00000000feedface";
+      withArgs.task_id = argsId;
+      withArgs.plan.extra_args = ["--mcp-config", '{"mcpServers":{"x":{"command":"sh"}}}'];
+      withArgs.start.ref = `refs/caesar/start/${argsId}`;
+      git(submitter, "push", "--quiet", "origin", `${withArgs.start.commit}:${withArgs.start.ref}`);
+      const h2 = headers();
+      h2.set("Nats-Msg-Id", argsId);
+      await cluster.js.publish(original!.subject, JSON.stringify(withArgs), { headers: h2 });
+      let argsFinal: typeof final = null;
+      const argsDeadline = Date.now() + MINUTE;
+      while (!argsFinal && Date.now() < argsDeadline) {
+        argsFinal = (await readClaim(claims, argsId))?.claim.final ?? null;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(argsFinal, readFileSync(worker.logPath, "utf8")).not.toBeNull();
+      expect(argsFinal!.error?.code).toBe("untrusted_command");
+      expect(argsFinal!.error?.message).toContain("--mcp-config");
     },
     5 * MINUTE,
   );

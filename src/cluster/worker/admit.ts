@@ -37,6 +37,13 @@ export function refusalOf(
   } catch (error) {
     return refuse((error as Error).message);
   }
+  // Arguments for the agent's command line are commands in effect (`--mcp-config`, `-c`): they run only on
+  // the machine that gives them.
+  if (plan.extra_args.length > 0)
+    return {
+      code: "untrusted_command",
+      message: `Worker ${workerId} refused the task: it carries extra arguments for the agent's command line (${plan.extra_args.map((arg) => JSON.stringify(arg)).join(" ")}), which a worker never takes from a queue message. Send the task without them, or declare them in the worker clone's [[agent]] args.`,
+    };
   const untrusted = untrustedCommandsOf(plan, config);
   if (untrusted.length > 0) {
     const listed = untrusted.map((item) => `${item.what} \`${item.command}\``).join("; ");

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
 import { conduct } from "../../engine/conductor/conductor.js";
+import { UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import { createTask } from "../../engine/lifecycle/start.js";
 import { appendTaskText } from "../../engine/store/task-files.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
@@ -23,6 +24,7 @@ import { HeldTask, retrying } from "./held-task.js";
 import { clearEarlierAttempt, localIdFor } from "./local-store.js";
 import { ackFor, emptyFinal, finalOf, publishFinal, pushResultFenced } from "./publish-final.js";
 import { TaskPublisher } from "./publisher.js";
+import { workerSandbox } from "./worker-sandbox.js";
 
 /**
  * Handle one delivery of the work queue: take the task's claim, then run it (or, by the claim's
@@ -124,8 +126,19 @@ async function runAttempt(
     await publishFinal(context, task, claim, token, { ...emptyFinal("failed"), error: refusal });
     return;
   }
+  const confined = workerSandbox(message.plan, context.config, context.root, context.me.id);
+  if ("refusal" in confined) {
+    await publishFinal(context, task, claim, token, { ...emptyFinal("failed"), error: confined.refusal });
+    return;
+  }
   const plan: TaskPlan = {
     ...message.plan,
+    // The worker's own [sandbox] decides, never the message's sender.
+    sandbox: confined.sandbox,
+    findings: [
+      ...message.plan.findings.filter((finding) => finding.title !== UNSANDBOXED_TITLE),
+      ...confined.findings,
+    ],
     root: context.root,
     repo_top: context.top,
     base_commit: message.start.commit,

@@ -1,0 +1,49 @@
+import { findAdapter } from "../../agents/registry.js";
+import type { EffectiveConfig } from "../../config/effective.js";
+import { UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
+import type { TaskPlan } from "../../engine/store/task-plan.js";
+import { decideSandbox } from "../../sandbox/decide.js";
+import { messageOf } from "../../support/errors.js";
+
+/**
+ * The OS sandbox a task runs in on a worker: the worker's own `[sandbox]` decides, never the message (whose
+ * sender may turn it off: anyone who can publish to the queue). Under `required` where none can run, the
+ * task is refused; under `auto`, it runs unsandboxed with the same high finding as a local task.
+ */
+export function workerSandbox(
+  plan: TaskPlan,
+  config: EffectiveConfig,
+  root: string,
+  workerId: string,
+):
+  | { sandbox: TaskPlan["sandbox"]; findings: TaskPlan["findings"] }
+  | { refusal: { code: string; message: string } } {
+  const mode = config.sandbox.mode;
+  let decision: ReturnType<typeof decideSandbox>;
+  try {
+    decision = decideSandbox(mode.value, mode.source);
+  } catch (error) {
+    return {
+      refusal: {
+        code: "sandbox_unavailable",
+        message: `Worker ${workerId} refused the task: ${messageOf(error)}`,
+      },
+    };
+  }
+  const open = findAdapter(config, root, plan.agent).capabilities.network.value === "open";
+  const findings: TaskPlan["findings"] = [];
+  if (decision.backend === null && mode.value === "auto")
+    findings.push({
+      severity: "high",
+      title: UNSANDBOXED_TITLE,
+      detail: `${decision.detail}. With [sandbox] mode = "auto" (${mode.source}) on worker ${workerId}, it ran unsandboxed.`,
+    });
+  return {
+    sandbox: {
+      backend: decision.backend,
+      detail: decision.detail,
+      cuts_network: decision.backend !== null && open,
+    },
+    findings,
+  };
+}
