@@ -43,11 +43,18 @@ export async function ensureService(root: string): Promise<ServiceInfo> {
     info = undefined;
   }
   if (info) return info;
-  startService(root);
+  let started = startService(root);
+  let starts = 1;
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (let pause = 5; Date.now() < deadline; pause = Math.min(100, pause * 2)) {
     const current = readServiceInfo(root);
     if (current && (await answers(current))) return current;
+    // The one started died before this front end heard it answer (it may already have taken a task, and
+    // been killed doing it): with no live service recorded, another is started — a few times at most.
+    if (!current && started !== undefined && !isProcessAlive({ pid: started }) && starts < MAX_STARTS) {
+      started = startService(root);
+      starts += 1;
+    }
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
   const log = servicePaths(root).log;
@@ -76,8 +83,14 @@ export async function askRunningService(
   return info ? askAt(info, request, timeoutMs).catch(() => undefined) : undefined;
 }
 
-/** Start a service for the project, detached, its output in its log; whether it wins its lock is its business. */
-export function startService(root: string): void {
+/** How many services a front end starts in a row when each dies before it answers. */
+const MAX_STARTS = 3;
+
+/**
+ * Start a service for the project, detached, its output in its log; whether it wins its lock is its
+ * business. Returns its pid.
+ */
+export function startService(root: string): number | undefined {
   const paths = servicePaths(root);
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   const log = openSync(paths.log, "a", 0o600);
@@ -90,6 +103,7 @@ export function startService(root: string): void {
     });
     child.unref();
     child.on("error", () => {});
+    return child.pid;
   } finally {
     closeSync(log);
   }
