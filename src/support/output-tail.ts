@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 
 /** Longest line kept whole in a tail; longer ones are cut (an agent's JSON stream lines are huge). */
 const MAX_LINE_CHARS = 500;
@@ -52,15 +52,20 @@ export async function readFileTail(path: string, bytes: number, from = 0): Promi
   try {
     const handle = await open(path, "r");
     try {
-      const { size } = await handle.stat();
-      const length = Math.max(0, Math.min(size - from, bytes));
-      const buffer = Buffer.alloc(length);
-      await handle.read(buffer, 0, length, size - length);
-      return buffer.toString("utf8");
+      return await readHandleTail(handle, bytes, from);
     } finally {
       await handle.close();
     }
   } catch {
     return "";
   }
+}
+
+/** The last `bytes` of an open file from offset `from` on, as text. */
+export async function readHandleTail(handle: FileHandle, bytes: number, from = 0): Promise<string> {
+  const { size } = await handle.stat();
+  const length = Math.max(0, Math.min(size - from, bytes));
+  const buffer = Buffer.alloc(length);
+  await handle.read(buffer, 0, length, size - length);
+  return buffer.toString("utf8");
 }

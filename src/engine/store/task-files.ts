@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, relative } from "node:path";
+import { readHandleTail } from "../../support/output-tail.js";
 import {
   appendTaskFile,
   openTaskFile as openSafely,
@@ -146,11 +147,7 @@ export async function readTaskTail(path: string, bytes: number, from = 0): Promi
     const handle = await openTaskFile(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
     if (!handle) return "";
     try {
-      const { size } = await handle.stat();
-      const length = Math.max(0, Math.min(size - from, bytes));
-      const buffer = Buffer.alloc(length);
-      await handle.read(buffer, 0, length, size - length);
-      return buffer.toString("utf8");
+      return await readHandleTail(handle, bytes, from);
     } finally {
       await handle.close();
     }
