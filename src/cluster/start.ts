@@ -2,7 +2,7 @@ import { admitAll } from "../engine/lifecycle/admit.js";
 import { type Caller, governed } from "../engine/lifecycle/caller.js";
 import type { DelegationRequest } from "../engine/lifecycle/request.js";
 import { startTask, startTasks } from "../engine/lifecycle/start.js";
-import { startRace } from "../engine/race/race.js";
+import type { startRace } from "../engine/race/race.js";
 import type { RaceMode, TaskPlan } from "../engine/store/task-plan.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import { UsageError } from "../support/errors.js";
@@ -61,7 +61,9 @@ export function startGovernedRace(input: {
       context,
       caller,
     );
-    return startRace(
+    // Loaded for a race only: it brings the whole of cancellation, which a single `caesar run` never needs.
+    const race = await import("../engine/race/race.js");
+    return race.startRace(
       context.root,
       { plans: plans.map(({ plan }) => plan), mode: input.mode, objective },
       startPlannedTasks,

@@ -1,3 +1,4 @@
+import { messageOf } from "../../support/errors.js";
 import type {
   AgentCapabilities,
   CommandLine,
@@ -6,7 +7,8 @@ import type {
   SessionAgentAdapter,
 } from "../adapter.js";
 import { displayCommand } from "../display.js";
-import { type AcpClientOptions, AcpClientSession } from "./client-session.js";
+import type { AcpClientOptions } from "./client-session.js";
+import { lazyDriver } from "./lazy-driver.js";
 
 /** What differs between ACP agents: how to start one, and what caesar serves it. */
 export interface AcpAgentSpec extends AcpClientOptions {
@@ -37,7 +39,8 @@ export const ACP_RESUME: AgentCapabilities["resume"] = {
 
 /**
  * An agent driven over the Agent Client Protocol: the process starts in the workspace with the spec's
- * arguments, then caesar drives the session over its stdin and stdout (see AcpClientSession).
+ * arguments, then caesar drives the session over its stdin and stdout (see AcpClientSession, loaded when
+ * the agent starts: lazy-driver.ts).
  */
 export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
   return {
@@ -60,11 +63,20 @@ export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
       };
     },
     drive: (launch, host) =>
-      new AcpClientSession(launch, host, {
-        fs: spec.fs,
-        modelByConfigOption: spec.modelByConfigOption,
-        ...(spec.session ? { session: spec.session } : {}),
-        ...(spec.channelInSession === false ? { channelInSession: false } : {}),
-      }),
+      lazyDriver(
+        async () => {
+          const { AcpClientSession } = await import("./client-session.js");
+          return new AcpClientSession(launch, host, {
+            fs: spec.fs,
+            modelByConfigOption: spec.modelByConfigOption,
+            ...(spec.session ? { session: spec.session } : {}),
+            ...(spec.channelInSession === false ? { channelInSession: false } : {}),
+          });
+        },
+        (error) => {
+          host.note(`caesar could not load its ACP client: ${messageOf(error)}`);
+          host.done();
+        },
+      ),
   };
 }

@@ -58,7 +58,9 @@ export class AcpClientSession implements SessionDriver {
       write: launch.mode === "write" ? [launch.task.workspace] : [],
       writeFiles: [launch.paths.report],
     });
-    host.stopping.addEventListener("abort", () => this.cancel(), { once: true });
+    // A task stopped while this client was still loading (lazy-driver.ts) is cancelled as soon as it exists.
+    if (host.stopping.aborted) queueMicrotask(() => this.cancel());
+    else host.stopping.addEventListener("abort", () => this.cancel(), { once: true });
     this.run = this.converse().catch((error) => this.failed(error));
   }
 

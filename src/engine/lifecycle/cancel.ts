@@ -13,7 +13,8 @@ import type { TaskState } from "../store/state.js";
 import { loadPlan } from "../store/task-plan.js";
 import { isVerifiedTask, readState, type TaskRecord, taskDirOf, updateState } from "../store/task-store.js";
 import { type Caller, governed, identifyCaller } from "./caller.js";
-import { finishAbandoned, needsConductor, recoverTask } from "./recover.js";
+import { finishAbandoned } from "./finish-stranded.js";
+import { needsConductor, recoverTask } from "./recover.js";
 import { assertWithinSubtree, descendantsOf } from "./subtree.js";
 
 export interface CancelOutcome {

@@ -21,8 +21,8 @@ import {
   servicePaths,
   socketPathFor,
 } from "../conductor/service-files.js";
+import { finishAfterFault, finishUnconducted } from "../lifecycle/finish-stranded.js";
 import { listIncompleteTasks, rollBackIncomplete } from "../lifecycle/incomplete.js";
-import { finishAfterFault, finishUnconducted } from "../lifecycle/recover.js";
 import { settleRace } from "../race/race.js";
 import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";

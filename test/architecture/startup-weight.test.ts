@@ -1,0 +1,47 @@
+import { build } from "esbuild";
+import { describe, expect, it } from "vitest";
+
+/**
+ * What a front end loads before it needs it costs every command its start-up time and memory (bench/run.mjs):
+ * a `caesar run` must not load, statically, the ACP SDK (about 12 MiB and 50 ms, needed only when an ACP
+ * agent runs), the end of a task (the service's), or cancellation (a race's). Checked on the bundle's graph
+ * as `npm run build` makes it: static imports only, from the CLI's entry and `caesar run`'s module.
+ */
+async function staticClosure(entries: string[]): Promise<Set<string>> {
+  const result = await build({
+    entryPoints: ["src/cli/main.ts"],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    splitting: true,
+    outdir: "/nonexistent",
+    metafile: true,
+    write: false,
+    logLevel: "error",
+  });
+  const inputs = result.metafile.inputs;
+  const seen = new Set<string>(entries);
+  const queue = [...entries];
+  while (queue.length > 0) {
+    for (const imported of inputs[queue.shift()!]?.imports ?? []) {
+      if (imported.kind !== "import-statement" || seen.has(imported.path)) continue;
+      seen.add(imported.path);
+      queue.push(imported.path);
+    }
+  }
+  return seen;
+}
+
+describe("what `caesar run` loads before its task starts", () => {
+  it("leaves out the ACP SDK, the end of a task and cancellation", async () => {
+    const closure = [...(await staticClosure(["src/cli/main.ts", "src/cli/run/run-task.ts"]))];
+    expect(closure).toContain("src/engine/lifecycle/plan.ts");
+    expect(closure.filter((path) => path.includes("@agentclientprotocol/sdk"))).toEqual([]);
+    for (const heavy of [
+      "src/engine/conductor/finish.ts",
+      "src/engine/lifecycle/cancel.ts",
+      "src/engine/conductor/conductor.ts",
+    ])
+      expect(closure).not.toContain(heavy);
+  }, 60_000);
+});
