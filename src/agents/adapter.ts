@@ -167,6 +167,11 @@ export interface StreamOutcome {
 export interface StreamTranslator {
   stdout(line: string): TranslatedEvents;
   stderr?(line: string): TranslatedEvents;
+  /**
+   * A translator that reads no line of stdout (it keeps only the end of it) takes stdout as the raw chunks
+   * the agent wrote instead: the runner then splits none of it into lines (a flood costs a read and a write).
+   */
+  stdoutText?(text: string): void;
   finish(exit: ProcessExit): Promise<StreamOutcome>;
 }
 

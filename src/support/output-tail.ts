@@ -21,11 +21,23 @@ export class OutputTail {
     if (this.lines.length > this.maxLines) this.lines.shift();
   }
 
-  /** Feed raw output in chunks that may end mid-line. */
+  /**
+   * Feed raw output in chunks that may end mid-line. Only a chunk's last `maxLines` non-blank lines can be
+   * kept, so they are found from its end: a flood's million lines cost one backward scan, not a million
+   * pushes.
+   */
   pushText(text: string): void {
-    const parts = (this.pending + text).split(/\r?\n/);
-    this.pending = parts.pop()!.slice(-MAX_LINE_CHARS * 2);
-    for (const line of parts) this.push(line);
+    const all = this.pending + text;
+    const lastNewline = all.lastIndexOf("\n");
+    this.pending = all.slice(lastNewline + 1).slice(-MAX_LINE_CHARS * 2);
+    const found: string[] = [];
+    for (let end = lastNewline; end >= 0 && found.length < this.maxLines; ) {
+      const start = end === 0 ? 0 : all.lastIndexOf("\n", end - 1) + 1;
+      const line = all.slice(start, end);
+      if (line.trim() !== "") found.push(line.endsWith("\r") ? line.slice(0, -1) : line);
+      end = start - 1;
+    }
+    for (const line of found.reverse()) this.push(line);
   }
 
   /** The last lines, the unterminated one included. */

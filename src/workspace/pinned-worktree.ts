@@ -68,7 +68,18 @@ function registers(gitDir: string, top: string): boolean {
   }
 }
 
+/** Project → its git common dir: asked of git once per process (a blocking call, on the service's loop). */
+const commonDirs = new Map<string, string>();
+
 function commonDirOf(project: string, top: string): string {
+  const cached = commonDirs.get(project);
+  if (cached) return cached;
+  const found = askCommonDir(project, top);
+  commonDirs.set(project, found);
+  return found;
+}
+
+function askCommonDir(project: string, top: string): string {
   try {
     return execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], {
       cwd: project,

@@ -255,6 +255,13 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
   const stderrTail = new OutputTail();
   const stdoutTail = new OutputTail(10);
   const lines = { stdout: new LineBuffer(), stderr: new LineBuffer() };
+  // A translator that reads no line of stdout gets its chunks whole (a flood is never split into lines).
+  const feed = (name: OutputStream, text: string) => {
+    if (name === "stdout" && stream.stdoutText) {
+      stdoutTail.pushText(text);
+      stream.stdoutText(text);
+    } else for (const line of lines[name].push(text)) handle(name, line);
+  };
   const handle = (name: OutputStream, line: string) => {
     if (name === "stdout") {
       stdoutTail.push(line);
@@ -272,14 +279,14 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
       async consume(name, text) {
         output.lastOutput = Date.now();
         const size = await raw.append(text);
-        for (const line of lines[name].push(text)) handle(name, line);
+        feed(name, text);
         await events.flush();
         return size;
       },
       replay(name, text) {
         replaying = true;
         try {
-          for (const line of lines[name].push(text)) handle(name, line);
+          feed(name, text);
         } finally {
           replaying = false;
         }
