@@ -80,7 +80,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     async (args, extra) =>
       runTool(async () => {
         const { wait, rest } = splitWait(args);
-        const request = toDelegationRequest(rest);
+        const request = toDelegationRequest(rest, wireSpelling, DelegateToolSchema);
         const action = `caesar_delegate: ${describeRequest(request)}`;
         const caller = await callerOf(context, action);
         const { plan, record } = await governed(caller, action, async () => {
