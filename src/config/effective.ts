@@ -106,6 +106,8 @@ export interface EffectiveRiskProfile {
   /** null: no restriction (an empty list in the file means the same, as in the delegation reference). */
   allowed_tools: Sourced<string[] | null>;
   excluded_tools: Sourced<string[]>;
+  /** Its non-blank `always_ask` entries, trimmed (blank ones are dropped, as the delegation reference does). */
+  always_ask: Sourced<string[]>;
 }
 
 type RoleFields = Omit<RoleConfig, "name">;
@@ -306,5 +308,11 @@ export function riskProfileOf(config: EffectiveConfig, name: string): EffectiveR
         ? declared.allowed_tools
         : { value: null, source: declared.allowed_tools?.source ?? "default" },
     excluded_tools: declared.excluded_tools ?? { value: [], source: "default" },
+    always_ask: declared.always_ask
+      ? {
+          value: declared.always_ask.value.map((entry) => entry.trim()).filter((entry) => entry !== ""),
+          source: declared.always_ask.source,
+        }
+      : { value: [], source: "default" },
   };
 }

@@ -254,6 +254,12 @@ export const RiskProfileSchema = z.strictObject({
   allowed_tools: z.array(z.string().min(1)).optional(),
   /** Tools removed from the profile's agents, in their CLIs' own names. */
   excluded_tools: z.array(z.string().min(1)).optional(),
+  /**
+   * Tools that always need a person's approval, as the delegation reference's risk profiles list them
+   * (default none): an agent of this profile is refused as an independent delegate, which nobody could
+   * ask (docs/configuration.md).
+   */
+  always_ask: z.array(z.string()).optional(),
 });
 export type RiskProfile = z.infer<typeof RiskProfileSchema>;
 

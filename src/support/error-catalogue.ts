@@ -248,6 +248,8 @@ export const ERRORS = {
   configuration_in_task: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** The target agent is not reachable from the caller (disabled, or not among its delegates). */
   delegate_unreachable: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** An independent delegate whose risk profile lists `always_ask` tools: nobody could approve them. */
+  delegate_always_ask: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The delegation would go deeper than `[policy] max_depth`. */
   delegation_depth: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** A bounded child would exceed its parent on some axis (mode, network, isolation, timeout…). */

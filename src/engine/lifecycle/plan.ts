@@ -220,6 +220,12 @@ async function planRequest(
       detail: `The allowed_tools of "${adapter.id}", of its risk profile "${settings.risk_profile.value}"${inherited ? " and of its parent" : ""} have no tool in common: it runs without tools, as the delegation reference gives such a target a turn with none.`,
     });
   findings.push(...toolFindings(adapter, tools));
+  if (ownProfile.always_ask.value.length > 0)
+    findings.push({
+      severity: "medium",
+      title: "always_ask could not be enforced",
+      detail: `Risk profile "${settings.risk_profile.value}" lists always_ask [${ownProfile.always_ask.value.join(", ")}], but caesar does not stop an agent before a tool call to ask a person: it only refuses such an agent as an independent delegate. The agent ran without asking.`,
+    });
   const limits = {
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
