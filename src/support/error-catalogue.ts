@@ -242,6 +242,8 @@ export const ERRORS = {
   budget_cost: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The hour's task budget (`max_tasks_per_hour`) is spent. */
   budget_tasks: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** The hour's tool-call budget (`max_actions_per_hour`) of the delegation tree is spent: its task is stopped, new tasks in it refused. */
+  budget_actions: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** A budget ledger cannot be read or parsed: nothing that draws on it starts until it is repaired. */
   budget_ledger_unreadable: { area: "policy", exit: 1, http: 409 },
   /** A task's agent tried to change caesar's configuration, the rules it runs under. */

@@ -229,6 +229,7 @@ async function planRequest(
   const limits = {
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
+    max_actions_per_hour: ownProfile.max_actions_per_hour.value,
   };
   if (parent && inherited) {
     const child: Envelope = {
@@ -238,6 +239,7 @@ async function planRequest(
       timeMs: timeoutMs,
       maxTasksPerHour: limits.max_tasks_per_hour,
       maxCostPerDay: limits.max_cost_per_day,
+      maxActionsPerHour: limits.max_actions_per_hour,
       tools,
     };
     assertNoEscalation(parent.task.id, child, inherited, {
@@ -291,6 +293,7 @@ async function planRequest(
               tree: parent.task.budgetTree,
               max_tasks_per_hour: inherited!.maxTasksPerHour,
               max_cost_per_day: inherited!.maxCostPerDay,
+              max_actions_per_hour: inherited!.maxActionsPerHour,
             }
           : { tree: null, ...limits },
       repo_top: top,
