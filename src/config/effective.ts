@@ -23,9 +23,12 @@ export interface Sourced<T> {
   source: Layer;
 }
 
-type Policy = Required<Omit<z.infer<typeof PolicySchema>, "max_tasks_per_hour" | "max_cost_per_day">> & {
+type Policy = Required<
+  Omit<z.infer<typeof PolicySchema>, "max_tasks_per_hour" | "max_cost_per_day" | "max_actions_per_hour">
+> & {
   max_tasks_per_hour: number | null;
   max_cost_per_day: number | null;
+  max_actions_per_hour: number | null;
 };
 
 export const POLICY_DEFAULTS: Policy = {
@@ -42,6 +45,9 @@ export const POLICY_DEFAULTS: Policy = {
   stall_notice: "2m",
   max_tasks_per_hour: null,
   max_cost_per_day: null,
+  // Unlimited unless set: the delegation reference's default (20) would stop most coding tasks, whose
+  // agents make hundreds of tool calls an hour (docs/departures.md).
+  max_actions_per_hour: null,
 };
 
 /** `[cluster]`: unset keys stay null (nats null: tasks run on this machine). */
@@ -103,9 +109,12 @@ export interface EffectiveRiskProfile {
   delegation_mode: Sourced<"forbidden" | "allow">;
   max_tasks_per_hour: Sourced<number | null>;
   max_cost_per_day: Sourced<number | null>;
+  max_actions_per_hour: Sourced<number | null>;
   /** null: no restriction (an empty list in the file means the same, as in the delegation reference). */
   allowed_tools: Sourced<string[] | null>;
   excluded_tools: Sourced<string[]>;
+  /** Its non-blank `always_ask` entries, trimmed (blank ones are dropped, as the delegation reference does). */
+  always_ask: Sourced<string[]>;
 }
 
 type RoleFields = Omit<RoleConfig, "name">;
@@ -301,10 +310,17 @@ export function riskProfileOf(config: EffectiveConfig, name: string): EffectiveR
       : { value: "forbidden", source: "default" },
     max_tasks_per_hour: declared.max_tasks_per_hour ?? config.policy.max_tasks_per_hour,
     max_cost_per_day: declared.max_cost_per_day ?? config.policy.max_cost_per_day,
+    max_actions_per_hour: declared.max_actions_per_hour ?? config.policy.max_actions_per_hour,
     allowed_tools:
       declared.allowed_tools && declared.allowed_tools.value.length > 0
         ? declared.allowed_tools
         : { value: null, source: declared.allowed_tools?.source ?? "default" },
     excluded_tools: declared.excluded_tools ?? { value: [], source: "default" },
+    always_ask: declared.always_ask
+      ? {
+          value: declared.always_ask.value.map((entry) => entry.trim()).filter((entry) => entry !== ""),
+          source: declared.always_ask.source,
+        }
+      : { value: [], source: "default" },
   };
 }

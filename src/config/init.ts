@@ -74,6 +74,7 @@ function projectTemplate(derived: { setup: string[]; copy: string[] }): string {
     "# max_depth = 3              # hops from the main agent (1: its tasks may not delegate)",
     "# max_tasks_per_hour = 20    # per delegation tree (0: none)",
     "# max_cost_per_day = 5.0     # USD per delegation tree, from reported usage (0: none)",
+    "# max_actions_per_hour = 500 # agents' tool calls per delegation tree (unset: unlimited; 0: none)",
     "",
     ...worktree,
     "",

@@ -65,6 +65,14 @@ export const PolicySchema = z.strictObject({
     .nonnegative()
     .optional()
     .describe("USD a delegation tree may spend per day (0: none)."),
+  max_actions_per_hour: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      "Tool calls a delegation tree's agents may make per hour, as their events show them (absent: unlimited; 0: none).",
+    ),
 });
 
 export const WorktreeSchema = z.strictObject({
@@ -247,6 +255,7 @@ export const RiskProfileSchema = z.strictObject({
   delegation_policy: z.strictObject({ mode: z.enum(["forbidden", "allow"]) }).optional(),
   max_tasks_per_hour: z.number().int().nonnegative().optional(),
   max_cost_per_day: z.number().nonnegative().optional(),
+  max_actions_per_hour: z.number().int().nonnegative().optional(),
   /**
    * Tools the profile's agents may use, in their CLIs' own names, as the delegation reference's risk
    * profiles set them: empty or absent, no restriction.
@@ -254,6 +263,12 @@ export const RiskProfileSchema = z.strictObject({
   allowed_tools: z.array(z.string().min(1)).optional(),
   /** Tools removed from the profile's agents, in their CLIs' own names. */
   excluded_tools: z.array(z.string().min(1)).optional(),
+  /**
+   * Tools that always need a person's approval, as the delegation reference's risk profiles list them
+   * (default none): an agent of this profile is refused as an independent delegate, which nobody could
+   * ask (docs/configuration.md).
+   */
+  always_ask: z.array(z.string()).optional(),
 });
 export type RiskProfile = z.infer<typeof RiskProfileSchema>;
 

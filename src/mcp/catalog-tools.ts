@@ -2,13 +2,11 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { AgentAdapter } from "../agents/adapter.js";
 import { listAdapters } from "../agents/registry.js";
 import { type EffectiveConfig, loadConfig, roleValues, settingsOf } from "../config/effective.js";
-import { parentOf } from "../engine/lifecycle/parent.js";
-import { loadCallerConfig } from "../engine/lifecycle/plan.js";
-import type { CallerTask } from "../policy/delegation.js";
-import { reachOf } from "../policy/reach.js";
+import type { Reach } from "../policy/reach.js";
 import { pickRoleAgent } from "../policy/roles.js";
 import { messageOf } from "../support/errors.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
+import { reachOfCaller } from "./roster.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 /** caesar_list_agents and caesar_list_roles: who can be delegated to, and the configured roles. */
@@ -27,12 +25,9 @@ export function registerCatalogTools(server: McpServer, context: OrchestratorCon
     async () =>
       runTool(async () => {
         const caller = await callerOf(context, "caesar_list_agents");
-        const config = await loadCallerConfig(context.root, caller, context.env);
-        const asking = caller.kind === "task" ? parentOf(caller, config).caller : undefined;
+        const { config, asking, agents: reached } = await reachOfCaller(context, caller);
         const agents = await Promise.all(
-          listAdapters(config, context.root).map((adapter) =>
-            describeAgent(adapter, config, context.env, asking),
-          ),
+          reached.map(({ adapter, reach }) => describeAgent(adapter, reach, config, context.env)),
         );
         return toolResult({
           caller: asking ? { task_id: asking.id, agent: asking.agent, depth: asking.depth } : null,
@@ -88,15 +83,14 @@ export function registerCatalogTools(server: McpServer, context: OrchestratorCon
 
 async function describeAgent(
   adapter: AgentAdapter,
+  reach: Reach,
   config: EffectiveConfig,
   env: NodeJS.ProcessEnv,
-  caller: CallerTask | undefined,
 ) {
   const detection = await adapter.detect(env).catch((error) => ({
     installed: false,
     warning: `detection failed: ${messageOf(error)}`,
   }));
-  const reach = reachOf(config, caller, adapter);
   const caps = adapter.capabilities;
   return {
     id: adapter.id,

@@ -4,7 +4,7 @@ import { renderParallel } from "../engine/follow/delegation-output.js";
 import { admitAll } from "../engine/lifecycle/admit.js";
 import { type Caller, governed } from "../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan, type TaskPlan } from "../engine/lifecycle/plan.js";
-import { type DelegationRequest, wireSpelling } from "../engine/lifecycle/request.js";
+import { CallerRequestSchema, type DelegationRequest, wireSpelling } from "../engine/lifecycle/request.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import * as z from "../support/zod.js";
 import { callerOf, type OrchestratorContext } from "./context.js";
@@ -18,6 +18,7 @@ import {
   toDelegationRequest,
   WaitShape,
 } from "./delegation-args.js";
+import { rosterDescription } from "./roster.js";
 import { runTool, toolResult } from "./tool-result.js";
 
 export const FANOUT_MAX_TASKS = 32;
@@ -29,8 +30,18 @@ const fanoutTasks = <T extends z.ZodType>(task: T) =>
     .max(FANOUT_MAX_TASKS, `tasks must contain no more than ${FANOUT_MAX_TASKS} tasks.`)
     .describe("The tasks, each shaped like caesar_delegate's arguments.");
 
-/** caesar_fanout's arguments, as published; each task is then parsed as caesar_delegate's arguments are. */
-const FanoutSchema = z.strictObject({ tasks: fanoutTasks(DelegationArgumentsSchema), ...WaitShape });
+/**
+ * caesar_delegate's and caesar_fanout's arguments as published to this server's caller: the request's
+ * fields, `agent` described with the agents that caller reaches (the delegation reference's roster).
+ * Each task of a fan-out is then parsed as caesar_delegate's arguments are.
+ */
+function publishedSchemas(roster: readonly string[]) {
+  const agent = { agent: CallerRequestSchema.shape.agent.describe(rosterDescription(roster)) };
+  return {
+    delegate: DelegateToolSchema.extend(agent),
+    fanout: z.strictObject({ tasks: fanoutTasks(DelegationArgumentsSchema.extend(agent)), ...WaitShape }),
+  };
+}
 const FanoutListSchema = z.strictObject({ tasks: fanoutTasks(z.unknown()), ...WaitShape });
 
 /** What a started task looks like to the caller. */
@@ -56,7 +67,13 @@ export function describeStarted(id: string, dir: string, plan: TaskPlan) {
  * caesar_delegate and caesar_fanout: start tasks and return their ids at once, or with `wait` (the
  * delegation reference's synchronous form) return each one's result once it has finished.
  */
-export function registerDelegateTools(server: McpServer, context: OrchestratorContext): void {
+export function registerDelegateTools(
+  server: McpServer,
+  context: OrchestratorContext,
+  /** The agents this server's caller reaches, established at start-up (roster.ts). */
+  roster: readonly string[],
+): void {
+  const published = publishedSchemas(roster);
   server.registerTool(
     "caesar_delegate",
     {
@@ -69,7 +86,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         "Several independent tasks at once: caesar_fanout. The same task on several agents, to compare: caesar_race.",
         "Refused before anything starts when the policy forbids it (unknown or denied agent, in-place write in a repository, delegation too deep…): the error says which setting lifts it.",
       ].join(" "),
-      inputSchema: parsedByHandler(DelegateToolSchema),
+      inputSchema: parsedByHandler(published.delegate),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
@@ -80,7 +97,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
     async (args, extra) =>
       runTool(async () => {
         const { wait, rest } = splitWait(args);
-        const request = toDelegationRequest(rest);
+        const request = toDelegationRequest(rest, wireSpelling, DelegateToolSchema);
         const action = `caesar_delegate: ${describeRequest(request)}`;
         const caller = await callerOf(context, action);
         const { plan, record } = await governed(caller, action, async () => {
@@ -114,7 +131,7 @@ export function registerDelegateTools(server: McpServer, context: OrchestratorCo
         "Returns the started tasks' ids at once, in order; then caesar_await them together.",
         "With `wait: true` the call blocks until every task has finished and returns `[Parallel delegation: <N> agents]` then one block per task, in order: `--- <agent> (success=true) ---` and its result, or `--- <agent> (success=false) ---` and `Error: …` (an error result when any failed).",
       ].join(" "),
-      inputSchema: parsedByHandler(FanoutSchema),
+      inputSchema: parsedByHandler(published.fanout),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,

@@ -57,8 +57,18 @@ export const RaceOptionsShape = CallerRequestSchema.omit({
 }).shape;
 
 /** The engine's request from a tool's arguments (nested or not is the caller's proof: resolvePlan). */
-export function toDelegationRequest(args: unknown, spell: Spelling = wireSpelling): DelegationRequest {
-  return parseDelegationRequest(args, { accept: CALLER_FIELDS, set: { requested_by: "mcp" }, spell });
+export function toDelegationRequest(
+  args: unknown,
+  spell: Spelling = wireSpelling,
+  /** The tool's own schema, when it takes more than the request (its fields are what a refusal lists). */
+  schema: z.ZodObject = CallerRequestSchema,
+): DelegationRequest {
+  return parseDelegationRequest(args, {
+    accept: CALLER_FIELDS,
+    known: Object.keys(schema.shape),
+    set: { requested_by: "mcp" },
+    spell,
+  });
 }
 
 /** Parse a tool's arguments with its schema, refusing as the request's parse does. */

@@ -8,6 +8,7 @@ import type { OrchestratorContext } from "./context.js";
 import { registerDelegateTools } from "./delegate-tools.js";
 import { registerInspectTools } from "./inspect-tools.js";
 import { registerRaceTool } from "./race-tool.js";
+import { rosterAtStart } from "./roster.js";
 import { PACKAGE_VERSION } from "./version.js";
 
 const INSTRUCTIONS = `caesar hands coding tasks to other coding agents (codex, claude, opencode, gemini, copilot, custom ones), each working in its own git worktree, and returns reports whose changes are checked against git.
@@ -15,10 +16,13 @@ Typical flow: caesar_list_agents (or caesar_list_roles) → caesar_delegate (or 
 Tasks run on their own: they survive the end of this session, and caesar_status lists them later. caesar_logs shows what a task is doing; caesar_cancel stops it.
 caesar_chat_* reach the project's agent chat, where its tasks' agents coordinate (they appear there as <agent>-<task hex>); name yourself with \`as\` / \`from\`.`;
 
-/** `caesar mcp serve`: the orchestrator's tools, over one project's tasks. */
-export function createOrchestratorServer(context: OrchestratorContext): McpServer {
+/**
+ * `caesar mcp serve`: the orchestrator's tools, over one project's tasks. Whom the server's caller reaches
+ * is established as it starts, for caesar_delegate's published roster.
+ */
+export async function createOrchestratorServer(context: OrchestratorContext): Promise<McpServer> {
   const server = new McpServer({ name: "caesar", version: PACKAGE_VERSION }, { instructions: INSTRUCTIONS });
-  registerDelegateTools(server, context);
+  registerDelegateTools(server, context, await rosterAtStart(context));
   registerRaceTool(server, context);
   registerAwaitTools(server, context);
   registerInspectTools(server, context);

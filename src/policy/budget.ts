@@ -17,6 +17,8 @@ import * as z from "../support/zod.js";
 export interface BudgetLimits {
   max_tasks_per_hour: number | null;
   max_cost_per_day: number | null;
+  /** Tool calls the tree's agents may make per hour (null: unlimited; absent in plans made before it). */
+  max_actions_per_hour?: number | null | undefined;
 }
 
 export interface LedgerEntry {
@@ -26,9 +28,17 @@ export interface LedgerEntry {
   cost_usd: number;
 }
 
+/** One tool call of one of the tree's agents (`max_actions_per_hour`). */
+export interface LedgerAction {
+  task_id: string;
+  at: string;
+}
+
 export interface Ledger {
   tree: string;
   entries: LedgerEntry[];
+  /** The tree's agents' tool calls of the last hour (absent in a ledger written before they were counted). */
+  actions?: LedgerAction[];
 }
 
 const HOUR = 3_600_000;
@@ -83,8 +93,49 @@ export function reserveIn(
       );
     }
   }
+  if (limits.max_actions_per_hour != null) {
+    const max = limits.max_actions_per_hour;
+    const made = actionsInHour(ledger, now);
+    if (made >= max) {
+      const what = existing
+        ? `${whose} made ${made} tool call(s) in the last hour (max_actions_per_hour = ${max})`
+        : `max_actions_per_hour = 0 allows no tool call in a new delegation tree`;
+      throw new CaesarError("budget_actions", `Budget exhausted: ${what}.`, {
+        detail:
+          "Wait, or raise max_actions_per_hour in [policy] or in the caller's [risk_profiles.<name>]. Nothing was started.",
+        data: { tree: existing ? tree : null, made, max },
+      });
+    }
+  }
   const at = new Date(now).toISOString();
   for (const taskId of taskIds) ledger.entries.push({ task_id: taskId, at, state: "reserved", cost_usd: 0 });
+}
+
+function actionsInHour(ledger: Ledger, now: number): number {
+  return (ledger.actions ?? []).filter((action) => now - Date.parse(action.at) < HOUR).length;
+}
+
+/** What a tree's tool calls add up to once one more is counted. */
+export interface ActionCount {
+  tree: string;
+  /** Tool calls in the last hour, this one included. */
+  made: number;
+  max: number;
+  /** This call is one more than the tree may make. */
+  exceeded: boolean;
+}
+
+/**
+ * Count one tool call of a task's agent in its tree's ledger (a sliding hour, shared by a parent and its
+ * bounded descendants). The call is counted whatever the answer: it was made.
+ */
+export function recordActionIn(ledger: Ledger, taskId: string, max: number, now = Date.now()): ActionCount {
+  ledger.actions = [
+    ...(ledger.actions ?? []).filter((action) => now - Date.parse(action.at) < HOUR),
+    { task_id: taskId, at: new Date(now).toISOString() },
+  ];
+  const made = ledger.actions.length;
+  return { tree: ledger.tree, made, max, exceeded: made > max };
 }
 
 /** Settle a reservation: committed with its cost when the agent ran, released when it never did. */
@@ -103,6 +154,7 @@ export function cancelIn(ledger: Ledger, taskIds: string[]): void {
 /** Forget entries older than the longest window (a day): they no longer count. */
 export function pruneLedger(ledger: Ledger, now = Date.now()): void {
   ledger.entries = ledger.entries.filter((e) => now - Date.parse(e.at) < DAY);
+  if (ledger.actions) ledger.actions = ledger.actions.filter((a) => now - Date.parse(a.at) < HOUR);
 }
 
 function ledgerPath(budgetsDir: string, tree: string): string {
@@ -119,6 +171,7 @@ const LedgerSchema = z.object({
       cost_usd: z.number(),
     }),
   ),
+  actions: z.array(z.object({ task_id: z.string(), at: z.string() })).optional(),
 });
 
 /**
@@ -188,6 +241,16 @@ export async function reserveBudget(
   existing: boolean,
 ): Promise<void> {
   await withLedger(budgetsDir, tree, (ledger) => reserveIn(ledger, taskIds, limits, existing));
+}
+
+/** Count one tool call of `taskId`'s agent in its tree's file ledger, under the ledger's lock. */
+export async function recordAction(
+  budgetsDir: string,
+  tree: string,
+  taskId: string,
+  max: number,
+): Promise<ActionCount> {
+  return withLedger(budgetsDir, tree, (ledger) => recordActionIn(ledger, taskId, max));
 }
 
 export async function cancelReservations(budgetsDir: string, tree: string, taskIds: string[]): Promise<void> {

@@ -79,7 +79,24 @@ export function decideDelegation(
     );
   }
   const mode = reachability(config, caller.agent, profileName, target.id);
+  if (mode === "independent") refuseAlwaysAsk(config, caller.agent, target.id);
   return { kind: "delegate", mode };
+}
+
+/**
+ * An independent target whose risk profile lists `always_ask` tools is refused, with the delegation
+ * reference's words: it runs under its own policy, headless, and nobody could be asked. (A bounded one is
+ * not: it runs within its caller's envelope, as the reference's does.)
+ */
+function refuseAlwaysAsk(config: EffectiveConfig, caller: string, target: string): void {
+  const profileName = settingsOf(config, target).risk_profile.value;
+  const alwaysAsk = riskProfileOf(config, profileName).always_ask;
+  if (alwaysAsk.value.length === 0) return;
+  throw new DelegationRefusedError(
+    "delegate_always_ask",
+    `delegate target "${target}" cannot run in independent mode from "${caller}": risk profile "${profileName}" has always_ask entries (${alwaysAsk.value.join(", ")}). See ZeroClaw docs, "Delegation & SubAgents" > "What's not supported".`,
+    `(The delegation runtime OACP follows says so in these words.) An independent delegate runs headless under its own policy, so nobody can approve what always_ask lists. List "${target}" as bounded in [agents.${caller}].delegates, remove the always_ask entries of [risk_profiles.${profileName}] (${alwaysAsk.source} configuration), or delegate to another agent — see "Governed delegation" in caesar's docs/configuration.md. Nothing was started.`,
+  );
 }
 
 /**

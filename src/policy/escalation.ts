@@ -13,6 +13,7 @@ export interface Envelope {
   timeMs: number;
   maxTasksPerHour: number | null;
   maxCostPerDay: number | null;
+  maxActionsPerHour: number | null;
   tools: ToolLists;
 }
 
@@ -63,6 +64,7 @@ export function escalations(child: Envelope, parent: Envelope): Violation[] {
   for (const [field, c, p] of [
     ["max_tasks_per_hour", child.maxTasksPerHour, parent.maxTasksPerHour],
     ["max_cost_per_day", child.maxCostPerDay, parent.maxCostPerDay],
+    ["max_actions_per_hour", child.maxActionsPerHour, parent.maxActionsPerHour],
   ] as const) {
     if (p !== null && (c === null || c > p))
       out.push({ field, child: c === null ? "unlimited" : String(c), parent: String(p) });
@@ -84,6 +86,7 @@ const REMEDIES: Record<string, string> = {
   excluded_tools: "the target's [agents.<id>] excluded_tools must keep every one of the parent's",
   max_tasks_per_hour: "the target's risk profile may not allow more tasks per hour than the parent's",
   max_cost_per_day: "the target's risk profile may not allow more cost per day than the parent's",
+  max_actions_per_hour: "the target's risk profile may not allow more tool calls per hour than the parent's",
 };
 
 /**

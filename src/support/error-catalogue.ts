@@ -242,12 +242,16 @@ export const ERRORS = {
   budget_cost: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The hour's task budget (`max_tasks_per_hour`) is spent. */
   budget_tasks: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** The hour's tool-call budget (`max_actions_per_hour`) of the delegation tree is spent: its task is stopped, new tasks in it refused. */
+  budget_actions: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** A budget ledger cannot be read or parsed: nothing that draws on it starts until it is repaired. */
   budget_ledger_unreadable: { area: "policy", exit: 1, http: 409 },
   /** A task's agent tried to change caesar's configuration, the rules it runs under. */
   configuration_in_task: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** The target agent is not reachable from the caller (disabled, or not among its delegates). */
   delegate_unreachable: { area: "policy", exit: 1, http: 422, governance: "limit" },
+  /** An independent delegate whose risk profile lists `always_ask` tools: nobody could approve them. */
+  delegate_always_ask: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** The delegation would go deeper than `[policy] max_depth`. */
   delegation_depth: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** A bounded child would exceed its parent on some axis (mode, network, isolation, timeout…). */

@@ -37,7 +37,7 @@ function message(plan: Partial<TaskMessage["plan"]> = {}): TaskMessage {
       depth: 0,
       kind: "root",
       bounded: false,
-      budget: { tree: null, max_tasks_per_hour: null, max_cost_per_day: null },
+      budget: { tree: null, max_tasks_per_hour: null, max_cost_per_day: null, max_actions_per_hour: null },
       repo_top: null,
       repo_prefix: "",
       worktree: { copy: [], link: [], setup: [] },

@@ -313,10 +313,17 @@ describe("what each surface publishes is the one schema's", () => {
         target: "draft-7",
         io: "input",
       });
-      // caesar_delegate: the request's fields, and `wait` (how the call answers, not part of the task).
-      const { wait, ...delegateFields } = schemaOf("caesar_delegate").properties;
+      // caesar_delegate: the request's fields, and `wait` (how the call answers, not part of the task);
+      // `agent` is described with the caller's roster (test/mcp/roster.test.ts), the rest as the request.
+      const { wait, ...published } = schemaOf("caesar_delegate").properties;
+      expect(published.agent.description).toMatch(/^Name of the agent to delegate to\. Available: /);
+      const asRequest = (fields: Json) => ({
+        ...fields,
+        agent: { ...fields.agent, description: (request as Json).properties.agent.description },
+      });
+      const delegateFields = asRequest(published);
       expect(wait.type).toBe("boolean");
-      expect(schemaOf("caesar_delegate")).toEqual({
+      expect({ ...schemaOf("caesar_delegate"), properties: { ...delegateFields, wait } }).toEqual({
         $schema: "http://json-schema.org/draft-07/schema#",
         ...request,
         properties: { ...delegateFields, wait },
@@ -324,7 +331,9 @@ describe("what each surface publishes is the one schema's", () => {
       expect(delegateFields).toEqual(request.properties);
       expect(schemaOf("caesar_delegate").additionalProperties).toBe(false);
       expect(Object.keys(delegateFields)).toEqual([...CALLER_FIELDS]);
-      expect(schemaOf("caesar_fanout").properties.tasks.items).toEqual(request);
+      const task = schemaOf("caesar_fanout").properties.tasks.items;
+      expect(task.properties.agent.description).toBe(published.agent.description);
+      expect({ ...task, properties: asRequest(task.properties) }).toEqual(request);
       expect(schemaOf("caesar_fanout").properties.wait).toEqual(wait);
       const race = schemaOf("caesar_race").properties;
       for (const field of CALLER_FIELDS.filter(

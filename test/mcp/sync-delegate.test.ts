@@ -95,6 +95,23 @@ describe("caesar_delegate and caesar_fanout with wait", () => {
     expect(textOf(result)).toContain("(code: invalid_argument)");
   });
 
+  it("refuses an unknown field listing the tool's own fields, wait among them, as tools/list publishes them", async () => {
+    const { tools } = await mcp.client.listTools();
+    const published = Object.keys(
+      tools.find((tool) => tool.name === "caesar_delegate")!.inputSchema.properties!,
+    );
+    expect(published).toContain("wait");
+    for (const args of [
+      { objective: "x", agent: "conformant", bogus: 1 },
+      { objective: "x", agent: "conformant", bogus: 1, wait: true },
+    ]) {
+      const result = await mcp.call("caesar_delegate", args);
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toContain(`The fields are: ${published.join(", ")}.`);
+      expect(textOf(result)).toContain("(code: unknown_field)");
+    }
+  });
+
   it("a waited fan-out gives one block per task in order; caesar_await over the ids gives the same", async () => {
     const result = await mcp.call("caesar_fanout", {
       tasks: [

@@ -57,6 +57,7 @@ describe("refusal messages", () => {
     timeMs: 3_599_600,
     maxTasksPerHour: null,
     maxCostPerDay: null,
+    maxActionsPerHour: null,
     tools: { allowed: null, excluded: [] },
   };
 

@@ -122,6 +122,7 @@ describe("no escalation, axis by axis", () => {
     timeMs: 60_000,
     maxTasksPerHour: 5,
     maxCostPerDay: 1,
+    maxActionsPerHour: 100,
     tools: { allowed: null, excluded: [] } as { allowed: string[] | null; excluded: string[] },
   };
   it("names each field and both values", () => {
@@ -134,6 +135,7 @@ describe("no escalation, axis by axis", () => {
           timeMs: 120_000,
           maxTasksPerHour: null,
           maxCostPerDay: 2,
+          maxActionsPerHour: 101,
           tools: { allowed: null, excluded: [] },
         },
         parent,
@@ -145,6 +147,7 @@ describe("no escalation, axis by axis", () => {
       { field: "deadline", child: "2m00s", parent: "1m00s left" },
       { field: "max_tasks_per_hour", child: "unlimited", parent: "5" },
       { field: "max_cost_per_day", child: "2", parent: "1" },
+      { field: "max_actions_per_hour", child: "101", parent: "100" },
     ]);
     expect(escalations({ ...parent, timeMs: 30_000 }, parent)).toEqual([]);
   });

@@ -20,7 +20,7 @@ export const mcpCommand: CommandDefinition = {
           const { createOrchestratorServer } = await import("../../mcp/orchestrator-server.js");
           const { serveStdio } = await import("../../mcp/stdio.js");
           const session = new AbortController();
-          const server = createOrchestratorServer({
+          const server = await createOrchestratorServer({
             root: ctx.root,
             env: process.env,
             cwd: ctx.cwd,

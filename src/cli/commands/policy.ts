@@ -29,6 +29,7 @@ export const policyCommand: CommandDefinition = {
             delegation_policy: profile.delegation_mode,
             max_tasks_per_hour: profile.max_tasks_per_hour,
             max_cost_per_day: profile.max_cost_per_day,
+            max_actions_per_hour: profile.max_actions_per_hour,
           };
         });
         ctx.out.result({ policy: config.policy, risk_profiles: profiles, files: config.files }, () =>
@@ -36,12 +37,13 @@ export const policyCommand: CommandDefinition = {
             formatColumns(["[policy]", "VALUE", "FROM"], rows),
             "",
             formatColumns(
-              ["[risk_profiles]", "DELEGATION", "TASKS/HOUR", "COST/DAY"],
+              ["[risk_profiles]", "DELEGATION", "TASKS/HOUR", "COST/DAY", "TOOL CALLS/HOUR"],
               profiles.map((p) => [
                 p.name,
                 `${p.delegation_policy.value} (${p.delegation_policy.source})`,
                 `${p.max_tasks_per_hour.value ?? "unlimited"} (${p.max_tasks_per_hour.source})`,
                 `${p.max_cost_per_day.value ?? "unlimited"} (${p.max_cost_per_day.source})`,
+                `${p.max_actions_per_hour.value ?? "unlimited"} (${p.max_actions_per_hour.source})`,
               ]),
             ),
             "",

@@ -9,6 +9,7 @@ import { recordProcess } from "../../support/process.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { readState, updateState } from "../store/task-store.js";
+import { type ActionMeter, makeActionMeter, type OverBudget } from "./action-meter.js";
 import { agentFiles, type OutputSink, type OutputStream, readCursor } from "./agent-output.js";
 import { type AgentProcess, adoptAgentProcess, startAgentProcess } from "./agent-process.js";
 import { type AgentStream, makeAgentStream } from "./agent-stream.js";
@@ -161,12 +162,21 @@ interface Running {
 async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn> {
   const { events, cancel, plan, describe, raw } = input;
   const { agent, output, deadlineAt, startedAt } = running;
-  let stopReason: "timed_out" | "cancelled" | undefined;
-  const stop = (reason: "timed_out" | "cancelled") => {
+  let stopReason: "timed_out" | "cancelled" | "over_budget" | undefined;
+  let overBudget: OverBudget | undefined;
+  const stop = (reason: "timed_out" | "cancelled" | "over_budget") => {
     if (stopReason) return;
     stopReason = reason;
     output.stream.stop(agent);
   };
+  // Its tree's tool calls (max_actions_per_hour): one too many, and the agent is stopped.
+  let exited = false;
+  output.meter.onExceeded((over) => {
+    overBudget = over;
+    // Counted after the agent ended by itself: nothing to stop, but the task still went over.
+    if (exited) stopReason ??= "over_budget";
+    else stop("over_budget");
+  });
   const deadline = setTimeout(() => stop("timed_out"), Math.max(0, deadlineAt - Date.now()));
   const onCancel = () => stop("cancelled");
   cancel.addEventListener("abort", onCancel, { once: true });
@@ -186,6 +196,7 @@ async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn
   );
 
   const exit = await agent.done;
+  exited = true;
   input.note("conductor: agent done");
   clearTimeout(deadline);
   clearInterval(stall);
@@ -201,11 +212,13 @@ async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn
   await events.flush();
   // What the stream still held: text being accumulated, tools left open (closed as failed).
   for (const body of said.events ?? []) await events.append(body);
+  await output.meter.idle();
   const ending = await describe(
     {
       kind: "exited",
       exit: { code: exit.code, signal: exit.signal },
       stoppedFor: stopReason,
+      ...(overBudget ? { overBudget } : {}),
       streamFailure: said.failure,
       ...(said.processOutcome ? { processOutcome: said.processOutcome } : {}),
     },
@@ -229,6 +242,8 @@ interface Output {
   lastOutput: number;
   /** What the agent last said on stderr (else on stdout): the words of a failure message. */
   tail(): string;
+  /** Its tool calls, counted in its tree's budget. */
+  meter: ActionMeter;
 }
 
 /**
@@ -239,9 +254,14 @@ interface Output {
 function makeOutput(input: TurnInput, deadlineAt: number): Output {
   const { adapter, launch, dir, taskId, raw, events, plan } = input;
   let replaying = false;
+  // Replayed output (a conductor taking over) was counted by the one that first saw it.
+  const meter = makeActionMeter(plan, taskId);
   const emit = (bodies: EventBody[]) => {
     if (replaying) return;
-    for (const body of bodies) void events.append(body);
+    for (const body of bodies) {
+      void events.append(body);
+      meter.see(body);
+    }
   };
   const stream = makeAgentStream({
     adapter,
@@ -273,6 +293,7 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
   };
   const output: Output = {
     stream,
+    meter,
     lastOutput: Date.now(),
     tail: () => stderrTail.text || stdoutTail.text,
     sink: {

@@ -28,7 +28,9 @@ export type EndingCause =
   | {
       kind: "exited";
       exit: ExitStatus;
-      stoppedFor?: "timed_out" | "cancelled" | undefined;
+      stoppedFor?: "timed_out" | "cancelled" | "over_budget" | undefined;
+      /** Why it was stopped for its tree's budget (stoppedFor "over_budget"). */
+      overBudget?: { code: ErrorCode; message: string } | undefined;
       streamFailure?: StreamFailure | undefined;
       /**
        * How the run went when the agent's session says it better than its exit status: an ACP agent is a
@@ -184,6 +186,14 @@ function describeExit(
     const likely = cause ? `; likely cause: ${cause.message}` : "";
     const headline = `${agent} timed out after ${formatDuration(context.timeoutMs)} and was stopped${likely}`;
     return failure(context, { ...ran, headline, outcome: "timed_out" }, "timed_out");
+  }
+  if (stoppedFor === "over_budget") {
+    const why = cause.overBudget ?? {
+      code: "budget_actions" as const,
+      message: "its tree's budget is spent",
+    };
+    const headline = `${agent} was stopped: ${why.message}`;
+    return failure(context, { ...ran, headline, outcome: "failed" }, why.code);
   }
   if (stoppedFor === "cancelled") {
     const after = context.ranMs === undefined ? "" : ` after ${formatDuration(context.ranMs)}`;

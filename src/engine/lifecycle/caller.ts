@@ -31,6 +31,12 @@ export interface IdentifyOptions {
   cwd?: string;
   /** What is being asked, for the record (`run --agent b`, `apply t_…`). */
   action: string;
+  /**
+   * Record a refusal against the task it can be traced to (default true). False when nothing is asked
+   * yet — an MCP server finding out at start-up whom it serves — so that no refusal is on record for a
+   * request nobody made; the request itself, when it comes, is identified (and recorded) again.
+   */
+  record?: boolean;
 }
 
 /**
@@ -49,6 +55,7 @@ export interface IdentifyOptions {
 export async function identifyCaller(root: string, options: IdentifyOptions): Promise<Caller> {
   const env = options.env ?? process.env;
   const cwd = resolve(options.cwd ?? process.cwd());
+  const record = options.record ?? true;
   // A command the conductor service started for a sandboxed task's broker: the channel it came through
   // named the task, and only the service (this process's parent) can say so.
   if (env[BROKER_CALLER_ENV] !== undefined) {
@@ -68,11 +75,12 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
         detail:
           "A sandboxed agent's requests reach caesar through its broker only, while its task runs. Nothing was done.",
       }),
+      record,
     );
   }
   const claimed = env.CAESAR_TASK_ID;
   const token = env[TASK_TOKEN_ENV];
-  const ancestor = await walkAncestry(root, cwd, options.action);
+  const ancestor = await walkAncestry(root, cwd, options.action, record);
   if (claimed || token) {
     const proof = await proveClaim(root, claimed, token, ancestor);
     if (proof.kind === "task") {
@@ -90,6 +98,7 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
           "A person never needs these variables: unset CAESAR_TASK_ID and CAESAR_TASK_TOKEN, and run caesar from the project's own checkout.",
         ].join("\n"),
       }),
+      record,
     );
   }
   const inside = taskOfPath(cwd);
@@ -112,11 +121,17 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
         `A person: run caesar from the project's own checkout (${root}), outside any task's worktree or task directory.`,
       ].join("\n"),
     }),
+    record,
   );
 }
 
 /** The task ancestor of this process; a walk that cannot finish refuses (fail closed), never "no task". */
-async function walkAncestry(root: string, cwd: string, action: string): Promise<TaskAncestor | undefined> {
+async function walkAncestry(
+  root: string,
+  cwd: string,
+  action: string,
+  record: boolean,
+): Promise<TaskAncestor | undefined> {
   try {
     return findTaskAncestor();
   } catch (error) {
@@ -129,6 +144,7 @@ async function walkAncestry(root: string, cwd: string, action: string): Promise<
         detail:
           "caesar tells a person from a task's agent by walking this process's ancestors in /proc; a walk that cannot finish proves nothing, so it refuses rather than take the request for a person's. Run caesar from a shell nearer the top of the process tree, with /proc readable. Nothing was done.",
       }),
+      record,
     );
   }
 }
@@ -212,8 +228,9 @@ async function refuse(
   offender: string | undefined,
   action: string,
   error: CaesarError,
+  record = true,
 ): Promise<CaesarError> {
-  if (offender && isValidTaskId(offender)) await recordRefusal(root, offender, action, error);
+  if (record && offender && isValidTaskId(offender)) await recordRefusal(root, offender, action, error);
   return error;
 }
 

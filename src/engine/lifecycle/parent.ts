@@ -49,6 +49,7 @@ export function parentOf(caller: TaskCaller, config: EffectiveConfig): ParentTas
       timeMs: Math.max(0, left),
       maxTasksPerHour: plan.budget.max_tasks_per_hour,
       maxCostPerDay: plan.budget.max_cost_per_day,
+      maxActionsPerHour: plan.budget.max_actions_per_hour,
       tools: plan.tools,
     },
   };

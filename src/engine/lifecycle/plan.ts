@@ -220,9 +220,16 @@ async function planRequest(
       detail: `The allowed_tools of "${adapter.id}", of its risk profile "${settings.risk_profile.value}"${inherited ? " and of its parent" : ""} have no tool in common: it runs without tools, as the delegation reference gives such a target a turn with none.`,
     });
   findings.push(...toolFindings(adapter, tools));
+  if (ownProfile.always_ask.value.length > 0)
+    findings.push({
+      severity: "medium",
+      title: "always_ask could not be enforced",
+      detail: `Risk profile "${settings.risk_profile.value}" lists always_ask [${ownProfile.always_ask.value.join(", ")}], but caesar does not stop an agent before a tool call to ask a person: it only refuses such an agent as an independent delegate. The agent ran without asking.`,
+    });
   const limits = {
     max_tasks_per_hour: ownProfile.max_tasks_per_hour.value,
     max_cost_per_day: ownProfile.max_cost_per_day.value,
+    max_actions_per_hour: ownProfile.max_actions_per_hour.value,
   };
   if (parent && inherited) {
     const child: Envelope = {
@@ -232,6 +239,7 @@ async function planRequest(
       timeMs: timeoutMs,
       maxTasksPerHour: limits.max_tasks_per_hour,
       maxCostPerDay: limits.max_cost_per_day,
+      maxActionsPerHour: limits.max_actions_per_hour,
       tools,
     };
     assertNoEscalation(parent.task.id, child, inherited, {
@@ -285,6 +293,7 @@ async function planRequest(
               tree: parent.task.budgetTree,
               max_tasks_per_hour: inherited!.maxTasksPerHour,
               max_cost_per_day: inherited!.maxCostPerDay,
+              max_actions_per_hour: inherited!.maxActionsPerHour,
             }
           : { tree: null, ...limits },
       repo_top: top,

@@ -195,6 +195,11 @@ export function parseDelegationRequest(
     accept?: readonly DelegationField[];
     set?: Partial<DelegationInput>;
     spell?: Spelling;
+    /**
+     * The fields a refusal of an unknown one lists, when the surface takes more than the request's
+     * (caesar_delegate's `wait`): derived from its schema, default `accept`.
+     */
+    known?: readonly string[];
   } = {},
 ): DelegationRequest {
   const spell = options.spell ?? wireSpelling;
@@ -202,7 +207,7 @@ export function parseDelegationRequest(
   if (fields && options.accept) {
     const allowed = new Set<string>(options.accept);
     const unknown = Object.keys(fields).filter((key) => !allowed.has(key));
-    if (unknown.length > 0) throw unknownFields([], unknown, options.accept, spell);
+    if (unknown.length > 0) throw unknownFields([], unknown, options.known ?? options.accept, spell);
   }
   // Not an object: the parse says so.
   return parseArguments(DelegationRequestSchema, fields ? { ...fields, ...options.set } : input, spell);

@@ -109,6 +109,8 @@ export const TaskPlanSchema = z.object({
     tree: z.string().nullable(),
     max_tasks_per_hour: z.number().nullable(),
     max_cost_per_day: z.number().nullable(),
+    /** Tool calls per hour for the whole tree (null: unlimited, as in plans made before it was counted). */
+    max_actions_per_hour: z.number().nullable().default(null),
   }),
   /** The git work tree the task branches from (the project's, or its parent's worktree). */
   repo_top: z.string().nullable(),
