@@ -10,6 +10,7 @@ import type { TaskRecord } from "../engine/store/task-store.js";
 import type { PlanStep } from "../protocol/event.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
+import { CheckoutPaths } from "./checkout-paths.js";
 import { makeEditorLink } from "./editor-link.js";
 import { ShownToolCalls, updatesForEvent } from "./event-updates.js";
 import { relayQuestion } from "./question-relay.js";
@@ -78,7 +79,9 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   // Questions are asked one at a time, in order; those still open when the task ends are withdrawn.
   const ended = new AbortController();
   let relays: Promise<void> = Promise.resolve();
-  let workspace = plan.root;
+  // The delegate's paths, shown as the user's checkout's: where its change lands once applied.
+  const top = plan.repo_top ?? plan.root;
+  const paths = new CheckoutPaths({ workspace: plan.root, worktree: null, top });
   // The tool calls the editor has been shown, so that each is announced once.
   const shown = new ShownToolCalls();
   let final: TaskState;
@@ -88,10 +91,10 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
       record.dir,
       {
         onState: (state) => {
-          workspace = state.workspace;
+          paths.update({ workspace: state.workspace, worktree: state.worktree, top });
         },
         onEvent: (event) => {
-          for (const update of updatesForEvent(event, workspace, shown)) void link.send(update);
+          for (const update of updatesForEvent(event, paths, shown)) void link.send(update);
           // The delegate's own plan becomes part of the turn's: ACP has one plan, each update whole.
           if (event.type === "progress" && event.plan) {
             steps.setDelegatePlan(event.plan);
@@ -99,7 +102,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
           }
           if (event.type === "question") {
             relays = relays
-              .then(() => relayQuestion(event, { link, record, context, ended: ended.signal }))
+              .then(() => relayQuestion(event, { link, record, context, ended: ended.signal, paths }))
               .catch(() => undefined);
           }
         },
