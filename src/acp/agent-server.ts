@@ -4,10 +4,12 @@ import { findAdapter } from "../agents/registry.js";
 import { loadConfig } from "../config/effective.js";
 import { findProjectRoot } from "../config/project-root.js";
 import { findRole } from "../policy/roles.js";
+import type { McpServer } from "../protocol/mcp-server.js";
 import { isCaesarError } from "../support/errors.js";
 import { PACKAGE_VERSION } from "../support/package-version.js";
 import { randomHex } from "../support/random.js";
 import { makeEditorLink } from "./editor-link.js";
+import { editorMcpServers } from "./editor-mcp.js";
 import { runPromptTurn } from "./prompt-turn.js";
 import { promptText, replayHistory } from "./session-history.js";
 import {
@@ -52,6 +54,11 @@ interface EditorSession {
   cwd: string;
   /** Each prompt and what became of it, as kept in caesar's records. */
   turns: StoredSession["turns"];
+  /**
+   * The editor's MCP servers (session/new, load, resume): the person's configuration, passed on to the
+   * delegate where it can take them. Never kept in the session's record: the editor gives them each time.
+   */
+  mcpServers: McpServer[];
 }
 
 /**
@@ -99,7 +106,11 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
     );
   };
   /** A stored session brought back (`session/load`, `session/resume`): its options, tasks and history. */
-  const restore = async (params: { sessionId: string; cwd: string }): Promise<EditorSession> => {
+  const restore = async (params: {
+    sessionId: string;
+    cwd: string;
+    mcpServers?: acp.McpServer[];
+  }): Promise<EditorSession> => {
     if (!isAbsolute(params.cwd))
       throw acp.RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");
     const root = findProjectRoot(params.cwd, options.root);
@@ -116,6 +127,7 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       mode: isSessionMode(stored.mode) ? stored.mode : "default",
       model: stored.model,
       turns: stored.turns,
+      mcpServers: editorMcpServers(params.mcpServers),
       tasks: stored.turns.flatMap((turn) => (turn.task ? [turn.task] : [])),
     };
     const last = [...stored.turns].reverse().find((turn) => turn.task);
@@ -134,7 +146,8 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           loadSession: true,
           sessionCapabilities: { list: {}, resume: {}, close: {} },
           promptCapabilities: { embeddedContext: true },
-          mcpCapabilities: {},
+          // Passed on to the delegate where it takes them (HTTP and SSE: an ACP delegate that says so).
+          mcpCapabilities: { http: true, sse: true },
         },
         agentInfo: { name: "caesar", title: "caesar", version: PACKAGE_VERSION },
         authMethods: [],
@@ -159,6 +172,7 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           model: DEFAULT_VALUE,
           tasks: [],
           turns: [],
+          mcpServers: editorMcpServers(params.mcpServers),
         };
         sessions.set(created.id, created);
         await persist(created);
@@ -262,6 +276,7 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           cancelled: turn.signal,
           closed: options.closed,
           ...(current.previous ? { previous: current.previous } : {}),
+          mcpServers: current.mcpServers,
         });
         if (result.task) current.previous = result.task;
         current.turns.push({

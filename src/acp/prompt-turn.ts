@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk";
+import type { AgentAdapter } from "../agents/adapter.js";
 import { followTask } from "../engine/follow/follow.js";
 import { governed, identifyCaller } from "../engine/lifecycle/caller.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
@@ -8,10 +9,12 @@ import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import type { PlanStep } from "../protocol/event.js";
+import type { McpServer } from "../protocol/mcp-server.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
 import { CheckoutPaths } from "./checkout-paths.js";
 import { makeEditorLink } from "./editor-link.js";
+import { mcpNotice } from "./editor-mcp.js";
 import { ShownToolCalls, updatesForEvent } from "./event-updates.js";
 import { relayQuestion } from "./question-relay.js";
 import type { Delegate, SessionMode } from "./session-options.js";
@@ -34,6 +37,8 @@ export interface TurnContext {
   closed: AbortSignal;
   /** The previous task of this session, so a follow-up prompt knows what came before. */
   previous?: { id: string; summary: string };
+  /** The editor's MCP servers, passed on to a delegate that takes them (in write mode). */
+  mcpServers?: McpServer[];
 }
 
 export interface TurnResult {
@@ -51,15 +56,16 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   const link = makeEditorLink(context.client, context.sessionId);
   let plan: TaskPlan;
   let record: TaskRecord;
+  let adapter: AgentAdapter;
   try {
     // An editor's user, or — when an agent inside a task started `caesar acp` — that task, proven by its
     // credentials: a nested request like any other.
     const request = requestFor(prompt, context);
     const action = describeRequest(request);
     const caller = await identifyCaller(context.root, { env: context.env, action });
-    ({ plan, record } = await governed(caller, action, async () => {
+    ({ plan, record, adapter } = await governed(caller, action, async () => {
       const resolved = await resolvePlan(request, { root: context.root, env: context.env, caller });
-      return { plan: resolved.plan, record: await startTask(resolved.plan) };
+      return { plan: resolved.plan, adapter: resolved.adapter, record: await startTask(resolved.plan) };
     }));
   } catch (error) {
     await link.say(`caesar refused the task: ${describeError(error)}`);
@@ -68,8 +74,9 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   context.started?.(record.id);
   const steps = planSteps(plan, record.id);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
+  const mcp = mcpNotice(context.mcpServers ?? [], plan.mcp_servers, plan, adapter);
   await link.say(
-    `Delegated to ${plan.agent} as ${record.id} (${plan.mode}, ${plan.isolation}). In a terminal: \`caesar logs ${record.id} --follow\`.`,
+    `Delegated to ${plan.agent} as ${record.id} (${plan.mode}, ${plan.isolation}). In a terminal: \`caesar logs ${record.id} --follow\`.${mcp ? ` ${mcp}` : ""}`,
   );
 
   const onCancel = () => void cancelTask(record, "acp").catch(() => undefined);
@@ -164,6 +171,7 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       ...(context.mode !== "default" ? { mode: context.mode } : {}),
       ...(context.model ? { model: context.model } : {}),
       ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
+      ...(context.mcpServers?.length ? { mcp_servers: context.mcpServers } : {}),
       // The return channel lets the agent ask questions, which the editor's user answers.
       channel: true,
       ask_permissions: true,

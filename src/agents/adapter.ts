@@ -1,4 +1,5 @@
 import type { EventBody } from "../protocol/event.js";
+import type { McpServer } from "../protocol/mcp-server.js";
 import type { ToolPreview } from "../protocol/questions.js";
 import type { Finding, Usage } from "../protocol/report.js";
 import type { Mode, Task } from "../protocol/task.js";
@@ -88,6 +89,8 @@ export interface LaunchContext {
   /** Arguments the user gave after `--`, passed verbatim. */
   extraArgs: string[];
   channel?: ChannelServer;
+  /** More MCP servers for this run (the editor's, `caesar acp`), when the adapter takes them. */
+  mcpServers?: McpServer[];
   /** Directories outside the workspace the agent must be able to read and write (the task directory). */
   extraDirs: string[];
   /** A private directory for this run's generated files (CLI config, schema files, last message). */
@@ -229,6 +232,11 @@ interface AdapterBase {
   /** `acp` for agents driven over the Agent Client Protocol; absent for the CLIs whose output is translated. */
   protocol?: "acp";
   capabilities: AgentCapabilities;
+  /**
+   * Whether the agent can be handed more MCP servers for one run (`LaunchContext.mcpServers`, the editor's
+   * with `caesar acp`), and the one-line reason. Absent: it cannot; the front end says so.
+   */
+  extraMcpServers?: Capability<boolean>;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
 }

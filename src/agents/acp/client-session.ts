@@ -132,16 +132,19 @@ export class AcpClientSession implements SessionDriver {
       const channel = this.options.channelInSession === false ? undefined : this.launch.channel;
       const request: acp.NewSessionRequest = {
         cwd: this.launch.task.workspace,
-        mcpServers: channel
-          ? [
-              {
-                name: channel.name,
-                command: channel.command,
-                args: channel.args,
-                env: Object.entries(channel.env).map(([name, value]) => ({ name, value })),
-              },
-            ]
-          : [],
+        mcpServers: [
+          ...(channel
+            ? [
+                {
+                  name: channel.name,
+                  command: channel.command,
+                  args: channel.args,
+                  env: Object.entries(channel.env).map(([name, value]) => ({ name, value })),
+                },
+              ]
+            : []),
+          ...this.extraServers(init.agentCapabilities?.mcpCapabilities ?? {}, channel?.name),
+        ],
       };
       const session = await ctx.request(acp.methods.agent.session.new, request);
       this.sessionId = session.sessionId;
@@ -150,6 +153,46 @@ export class AcpClientSession implements SessionDriver {
       await this.prompt(ctx);
     });
     this.host.done();
+  }
+
+  /**
+   * The other MCP servers of this run (the editor's), as the agent can take them: every ACP agent takes
+   * stdio servers, HTTP and SSE ones only when it says so. One it cannot take is a finding, never dropped
+   * silently; one named like the return channel is left out (its tools would be taken for caesar's).
+   */
+  private extraServers(capabilities: acp.McpCapabilities, channelName: string | undefined): acp.McpServer[] {
+    const servers: acp.McpServer[] = [];
+    for (const server of this.launch.mcpServers ?? []) {
+      let refused: string | undefined;
+      if (server.name === channelName) refused = "it is named like caesar's return channel";
+      else if (server.transport !== "stdio" && capabilities[server.transport] !== true)
+        refused = `the agent does not take ${server.transport.toUpperCase()} MCP servers`;
+      if (refused) {
+        this.events.state.addFinding({
+          severity: "medium",
+          title: `MCP server ${server.name} not passed on to the agent`,
+          detail: `${refused}; the agent ran without it.`,
+        });
+        this.emit([{ type: "progress", message: `MCP server ${server.name} not passed on: ${refused}` }]);
+        continue;
+      }
+      servers.push(
+        server.transport === "stdio"
+          ? {
+              name: server.name,
+              command: server.command,
+              args: server.args,
+              env: Object.entries(server.env).map(([name, value]) => ({ name, value })),
+            }
+          : {
+              type: server.transport,
+              name: server.name,
+              url: server.url,
+              headers: Object.entries(server.headers).map(([name, value]) => ({ name, value })),
+            },
+      );
+    }
+    return servers;
   }
 
   /** The brief, then any follow-up turn the host asks for, in the same session. */

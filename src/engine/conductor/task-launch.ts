@@ -75,6 +75,7 @@ export function makeLaunch(
     tools: plan.tools,
     extraArgs: plan.extra_args,
     ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
+    ...(plan.mcp_servers.length > 0 ? { mcpServers: plan.mcp_servers } : {}),
     extraDirs: [dir],
     runtimeDir: join(dir, "runtime"),
     env,

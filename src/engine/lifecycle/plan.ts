@@ -273,6 +273,12 @@ async function planRequest(
       extra_args: request.extra_args ?? [],
       channel: request.channel ?? false,
       ask_permissions: request.ask_permissions ?? false,
+      // The editor's servers: only to an agent that takes them, and never into a read-only task (their
+      // tools could write).
+      mcp_servers:
+        mode === "write" && adapter.extraMcpServers?.value === true && remote === null
+          ? (request.mcp_servers ?? [])
+          : [],
       parent_id: parent?.task.id ?? null,
       // As the delegation reference numbers it: whoever asks without being a task (a person, the main
       // agent over MCP, CI) is depth 0, the task it starts is 1, and each nesting adds one.
