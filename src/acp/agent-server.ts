@@ -48,6 +48,8 @@ interface EditorSession {
   /** The prompt turn under way (one at a time, as ACP has it), to cancel. */
   turn?: AbortController;
   previous?: { id: string; summary: string };
+  /** What the session's tasks cost so far, in USD (from their reports; this process's only). */
+  costUsd: number;
   /** The session's tasks, oldest first (the slash commands act on them). */
   tasks: string[];
   /** The folder the editor opened the session in. */
@@ -127,6 +129,7 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       mode: isSessionMode(stored.mode) ? stored.mode : "default",
       model: stored.model,
       turns: stored.turns,
+      costUsd: 0,
       mcpServers: editorMcpServers(params.mcpServers),
       tasks: stored.turns.flatMap((turn) => (turn.task ? [turn.task] : [])),
     };
@@ -172,6 +175,7 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           model: DEFAULT_VALUE,
           tasks: [],
           turns: [],
+          costUsd: 0,
           mcpServers: editorMcpServers(params.mcpServers),
         };
         sessions.set(created.id, created);
@@ -277,8 +281,10 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           closed: options.closed,
           ...(current.previous ? { previous: current.previous } : {}),
           mcpServers: current.mcpServers,
+          costSoFar: current.costUsd,
         });
         if (result.task) current.previous = result.task;
+        current.costUsd += result.costUsd ?? 0;
         current.turns.push({
           prompt: promptText(params.prompt),
           ...(result.task ? { task: result.task.id, summary: result.task.summary } : {}),

@@ -112,8 +112,8 @@ export function updatesForEvent(
     case "thinking":
       return [{ sessionUpdate: "agent_thought_chunk", content: text(`${paths.text(event.text)}\n`) }];
     case "progress":
-      // A plan is the prompt turn's plan update, not text.
-      if (event.plan) return [];
+      // A plan is the prompt turn's plan update, a usage its usage update: not text.
+      if (event.plan || event.usage) return [];
       return [
         {
           sessionUpdate: "agent_thought_chunk",

@@ -8,7 +8,7 @@ import { type DelegationRequest, parseDelegationRequest, wireSpelling } from "..
 import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
-import type { PlanStep } from "../protocol/event.js";
+import type { ContextUsage, PlanStep } from "../protocol/event.js";
 import type { McpServer } from "../protocol/mcp-server.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
@@ -37,6 +37,8 @@ export interface TurnContext {
   closed: AbortSignal;
   /** The previous task of this session, so a follow-up prompt knows what came before. */
   previous?: { id: string; summary: string };
+  /** What the session's earlier tasks cost, in USD (ACP's usage_update gives the session's cost). */
+  costSoFar?: number;
   /** The editor's MCP servers, passed on to a delegate that takes them (in write mode). */
   mcpServers?: McpServer[];
 }
@@ -44,6 +46,8 @@ export interface TurnContext {
 export interface TurnResult {
   stopReason: acp.StopReason;
   task?: { id: string; summary: string };
+  /** What the task cost, in USD, when its report says. */
+  costUsd?: number;
 }
 
 /**
@@ -91,6 +95,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   const paths = new CheckoutPaths({ workspace: plan.root, worktree: null, top });
   // The tool calls the editor has been shown, so that each is announced once.
   const shown = new ShownToolCalls();
+  let usage: ContextUsage | undefined;
   let final: TaskState;
   try {
     final = await followTask(
@@ -106,6 +111,11 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
           if (event.type === "progress" && event.plan) {
             steps.setDelegatePlan(event.plan);
             void link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
+          }
+          // The delegate's context and cost, as it states them: the session's usage update.
+          if (event.type === "progress" && event.usage) {
+            usage = event.usage;
+            void link.send(usageUpdate(usage, context.costSoFar));
           }
           if (event.type === "question") {
             relays = relays
@@ -125,6 +135,12 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
 
   const report = final.report;
   const summary = report?.summary ?? final.error?.message ?? "The task ended without a report.";
+  const costUsd = report?.usage.cost_usd;
+  // The last word on what the task cost is its report's.
+  if (usage)
+    await link.send(
+      usageUpdate({ ...usage, ...(costUsd !== undefined ? { cost_usd: costUsd } : {}) }, context.costSoFar),
+    );
   await link.send({ sessionUpdate: "plan", entries: steps.entries("verifying") });
   const offered = await offerChange(final, plan, link, context);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("done") });
@@ -132,7 +148,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   await link.flush();
   // Cancelled by the editor, whenever it came (while the change was offered too): ACP says `cancelled`.
   const stopReason = context.cancelled.aborted ? "cancelled" : "end_turn";
-  return { stopReason, task: { id: record.id, summary } };
+  return { stopReason, task: { id: record.id, summary }, ...(costUsd !== undefined ? { costUsd } : {}) };
 }
 
 /**
@@ -267,6 +283,22 @@ function usageLine(usage: NonNullable<TaskState["report"]>["usage"]): string | u
   if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(4)}`);
   if (usage.duration_ms !== undefined) parts.push(`${Math.round(usage.duration_ms / 1000)} s`);
   return parts.length > 0 ? `Usage: ${parts.join(", ")}.` : undefined;
+}
+
+/**
+ * ACP's `usage_update` from what the delegate stated: the tokens in its context and its window's size
+ * (only a delegate knows its model's; caesar never guesses one), and the session's cost — its earlier
+ * tasks' and this one's so far.
+ */
+function usageUpdate(usage: ContextUsage, costSoFar = 0): acp.SessionUpdate {
+  const cost =
+    usage.cost_usd !== undefined ? costSoFar + usage.cost_usd : costSoFar > 0 ? costSoFar : undefined;
+  return {
+    sessionUpdate: "usage_update",
+    used: usage.used_tokens,
+    size: usage.window_tokens,
+    ...(cost !== undefined ? { cost: { amount: cost, currency: "USD" } } : {}),
+  };
 }
 
 function describeError(error: unknown): string {

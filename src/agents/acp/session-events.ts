@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import type { EventBody, PlanStep } from "../../protocol/event.js";
+import type { ContextUsage, EventBody, PlanStep } from "../../protocol/event.js";
 import type { ChangeAction } from "../../protocol/report.js";
 import type { ProcessExit, StreamOutcome } from "../adapter.js";
 import { list, num, rec, str } from "../stream-json.js";
@@ -51,17 +51,42 @@ export class SessionEvents {
         else if (message) events.push({ type: "progress", message: message.slice(0, 2000) });
         break;
       }
-      case "usage_update": {
-        const cost = rec(update.cost);
-        const amount = num(cost.amount);
-        if (amount !== undefined && str(cost.currency) === "USD") this.state.setUsage({ cost_usd: amount });
+      case "usage_update":
+        events.push(...this.usage(update));
         break;
-      }
       // Echoes of the prompt, the agent's commands, modes, titles: nothing a watcher needs.
       default:
         break;
     }
     return events;
+  }
+
+  /**
+   * The agent's own `usage_update`: its cost (the report's `cost_usd`) and, when it states both, how full
+   * its context window is — a progress a front end relays (an editor: its own `usage_update`).
+   */
+  private usage(update: Record<string, unknown>): EventBody[] {
+    const cost = rec(update.cost);
+    const amount = num(cost.amount);
+    const usd = amount !== undefined && amount >= 0 && str(cost.currency) === "USD" ? amount : undefined;
+    if (usd !== undefined) this.state.setUsage({ cost_usd: usd });
+    const used = num(update.used);
+    const size = num(update.size);
+    if (used === undefined || size === undefined || used < 0 || size <= 0) return [];
+    if (!Number.isSafeInteger(Math.round(used)) || !Number.isSafeInteger(Math.round(size))) return [];
+    const usage: ContextUsage = {
+      used_tokens: Math.round(used),
+      window_tokens: Math.round(size),
+      ...(usd !== undefined ? { cost_usd: usd } : {}),
+    };
+    const spent = usd !== undefined ? `, $${usd.toFixed(4)} so far` : "";
+    return [
+      {
+        type: "progress",
+        message: `Context: ${usage.used_tokens} of ${usage.window_tokens} tokens${spent}`,
+        usage,
+      },
+    ];
   }
 
   /** A permission the agent asked for, and what caesar's policy (or a person) answered. */
