@@ -111,7 +111,20 @@ export function updatesForEvent(
       ];
     case "thinking":
       return [{ sessionUpdate: "agent_thought_chunk", content: text(`${paths.text(event.text)}\n`) }];
-    case "progress":
+    case "progress": {
+      // A running tool's output so far: the tool call's content, replaced as it grows.
+      if (event.output) {
+        const toolCallId = id(event.output.tool_id);
+        if (!shown.has(toolCallId) || calls.ended.has(toolCallId)) return [];
+        return [
+          {
+            sessionUpdate: "tool_call_update",
+            toolCallId,
+            status: "in_progress",
+            content: [{ type: "content", content: text(paths.text(event.output.text)) }],
+          },
+        ];
+      }
       // A plan is the prompt turn's plan update, a usage its usage update: not text.
       if (event.plan || event.usage) return [];
       return [
@@ -120,6 +133,7 @@ export function updatesForEvent(
           content: text(`${event.pct !== undefined ? `[${event.pct}%] ` : ""}${paths.text(event.message)}\n`),
         },
       ];
+    }
     case "question": {
       if (!event.tool) return [];
       const call = toolCallOfPreview(event.task_id, event.tool, paths);

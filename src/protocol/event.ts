@@ -81,6 +81,15 @@ export const ProgressEventSchema = z.object({
     .array(PlanStepSchema)
     .optional()
     .describe("The agent's whole plan when this progress is a plan update (each replaces the last)."),
+  output: z
+    .object({
+      tool_id: z.string().min(1).describe("The running tool's id (its tool_use events' id)."),
+      text: z.string().describe("The end of its output so far (at most 8 KiB)."),
+    })
+    .optional()
+    .describe(
+      "A running tool's output so far, when this progress is an output update (each replaces the last).",
+    ),
   usage: ContextUsageSchema.optional().describe(
     "The agent's context and cost when this progress is a usage update (each replaces the last).",
   ),
