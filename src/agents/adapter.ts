@@ -164,6 +164,11 @@ export interface StreamOutcome {
    * that caesar ends once its session is over, so its exit status says nothing about the work.
    */
   processOutcome?: "succeeded" | "failed";
+  /**
+   * The agent's stdout is a protocol's frames (an ACP session's JSON-RPC), not its words: the degraded
+   * tier searches only its messages (`finalText`), never raw.log, where a message's chunks are cut apart.
+   */
+  stdoutIsProtocol?: boolean;
 }
 
 /** Turns an agent CLI's native output into caesar.event/v1 events, one line at a time. */

@@ -93,7 +93,7 @@ export class AcpClientSession implements SessionDriver {
       FINISHED.has(this.stopReason) &&
       !state.failure &&
       !this.host.stopping.aborted;
-    return { ...outcome, processOutcome: finished ? "succeeded" : "failed" };
+    return { ...outcome, processOutcome: finished ? "succeeded" : "failed", stdoutIsProtocol: true };
   }
 
   private emit(events: EventBody[]): void {
