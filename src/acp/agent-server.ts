@@ -107,6 +107,16 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       (option.options as { value: string }[]).some((candidate) => candidate.value === value)
     );
   };
+  const fixedDelegateTakesImages = async (): Promise<boolean> => {
+    const delegate = options.delegate;
+    if (!delegate || !("agent" in delegate)) return false;
+    try {
+      const root = findProjectRoot(options.root ?? process.cwd(), options.root);
+      return findAdapter(await loadConfig(root, options.env), root, delegate.agent).images?.value === true;
+    } catch {
+      return false;
+    }
+  };
   /** A stored session brought back (`session/load`, `session/resume`): its options, tasks and history. */
   const restore = async (params: {
     sessionId: string;
@@ -141,14 +151,16 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
 
   return acp
     .agent({ name: "caesar" })
-    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+    .onRequest(acp.methods.agent.initialize, async ({ params }) => {
       clientCapabilities = params.clientCapabilities ?? {};
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentCapabilities: {
           loadSession: true,
           sessionCapabilities: { list: {}, resume: {}, close: {} },
-          promptCapabilities: { embeddedContext: true },
+          // Images only when every prompt goes to an agent that takes them (`--agent`): the session's
+          // delegate may change, and an image an agent cannot take would be refused.
+          promptCapabilities: { embeddedContext: true, image: await fixedDelegateTakesImages() },
           // Passed on to the delegate where it takes them (HTTP and SSE: an ACP delegate that says so).
           mcpCapabilities: { http: true, sse: true },
         },

@@ -10,6 +10,7 @@ import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import type { ContextUsage, PlanStep } from "../protocol/event.js";
 import type { McpServer } from "../protocol/mcp-server.js";
+import type { PromptImage } from "../protocol/prompt-image.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
 import { CheckoutPaths } from "./checkout-paths.js";
@@ -159,8 +160,12 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
 function requestFor(prompt: acp.ContentBlock[], context: TurnContext): DelegationRequest {
   const texts: string[] = [];
   const references: string[] = [];
+  const images: PromptImage[] = [];
   for (const block of prompt) {
     if (block.type === "text") texts.push(block.text);
+    else if (block.type === "image")
+      // Checked by the request's parse (a type it knows, base64, a size); an image only by URI is refused.
+      images.push({ mime_type: block.mimeType as PromptImage["mime_type"], data: block.data });
     else if (block.type === "resource_link") references.push(`- ${block.uri}`);
     else if (block.type === "resource" && "text" in block.resource) {
       // A file's text is quoted, not the user's words (nor is a report's summary, below): its control
@@ -188,6 +193,7 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       ...(context.model ? { model: context.model } : {}),
       ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
       ...(context.mcpServers?.length ? { mcp_servers: context.mcpServers } : {}),
+      ...(images.length > 0 ? { images } : {}),
       // The return channel lets the agent ask questions, which the editor's user answers.
       channel: true,
       ask_permissions: true,
@@ -199,9 +205,11 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       spell: (path) =>
         path[0] === "objective"
           ? "the prompt"
-          : path[0] === "context"
-            ? "the referenced files"
-            : wireSpelling(path),
+          : path[0] === "images"
+            ? `the prompt's image ${Number(path[1] ?? 0) + 1}`
+            : path[0] === "context"
+              ? "the referenced files"
+              : wireSpelling(path),
     },
   );
 }

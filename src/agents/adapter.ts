@@ -1,5 +1,6 @@
 import type { EventBody } from "../protocol/event.js";
 import type { McpServer } from "../protocol/mcp-server.js";
+import type { PromptImage } from "../protocol/prompt-image.js";
 import type { ToolPreview } from "../protocol/questions.js";
 import type { Finding, Usage } from "../protocol/report.js";
 import type { Mode, Task } from "../protocol/task.js";
@@ -89,6 +90,8 @@ export interface LaunchContext {
   /** Arguments the user gave after `--`, passed verbatim. */
   extraArgs: string[];
   channel?: ChannelServer;
+  /** Images that go with the brief (an editor's prompt), when the adapter takes them. */
+  images?: PromptImage[];
   /** More MCP servers for this run (the editor's, `caesar acp`), when the adapter takes them. */
   mcpServers?: McpServer[];
   /** Directories outside the workspace the agent must be able to read and write (the task directory). */
@@ -242,6 +245,8 @@ interface AdapterBase {
    * with `caesar acp`), and the one-line reason. Absent: it cannot; the front end says so.
    */
   extraMcpServers?: Capability<boolean>;
+  /** Whether images can go with the brief (`LaunchContext.images`), and why. Absent: they cannot. */
+  images?: Capability<boolean>;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
 }

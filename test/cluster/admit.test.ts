@@ -32,6 +32,7 @@ function message(plan: Partial<TaskMessage["plan"]> = {}): TaskMessage {
       model: null,
       extra_args: [],
       mcp_servers: [],
+      images: [],
       channel: false,
       ask_permissions: false,
       parent_id: null,

@@ -282,7 +282,10 @@ describe("what each surface publishes is the one schema's", () => {
     expect(new Set(run.map((flag) => flag.field))).toEqual(
       new Set(
         Object.keys(DelegationFields).filter(
-          (f) => !["objective", "extra_args", "ask_permissions", "requested_by", "mcp_servers"].includes(f),
+          (f) =>
+            !["objective", "extra_args", "ask_permissions", "requested_by", "mcp_servers", "images"].includes(
+              f,
+            ),
         ),
       ),
     );

@@ -47,6 +47,10 @@ export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
     product: spec.product,
     protocol: "acp",
     capabilities: spec.capabilities,
+    images: {
+      value: true,
+      why: "image blocks in session/prompt, when the agent's initialize says it takes them (else a finding)",
+    },
     extraMcpServers:
       spec.channelInSession === false
         ? {

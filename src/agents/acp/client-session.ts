@@ -41,6 +41,8 @@ export class AcpClientSession implements SessionDriver {
   private readonly run: Promise<void>;
   private stopReason?: string;
   private sessionId?: string;
+  /** The agent takes image blocks in a prompt (its initialize's promptCapabilities). */
+  private takesImages = false;
   private connection?: acp.ClientContext;
   private prompting = false;
 
@@ -128,6 +130,7 @@ export class AcpClientSession implements SessionDriver {
           `the agent speaks ACP version ${init.protocolVersion}; caesar speaks version ${acp.PROTOCOL_VERSION}`,
         );
       }
+      this.takesImages = init.agentCapabilities?.promptCapabilities?.image === true;
       if (this.host.stopping.aborted) return;
       const channel = this.options.channelInSession === false ? undefined : this.launch.channel;
       const request: acp.NewSessionRequest = {
@@ -203,7 +206,7 @@ export class AcpClientSession implements SessionDriver {
       const result = await ctx
         .request(acp.methods.agent.session.prompt, {
           sessionId: this.sessionId!,
-          prompt: [{ type: "text", text }],
+          prompt: [{ type: "text", text }, ...(turn === 1 ? this.images() : [])],
         })
         .finally(() => {
           this.prompting = false;
@@ -235,6 +238,22 @@ export class AcpClientSession implements SessionDriver {
         ...(this.events.state.finalText !== undefined ? { finalText: this.events.state.finalText } : {}),
       });
     }
+  }
+
+  /** The brief's images as image blocks, when the agent takes them; else a finding, never dropped silently. */
+  private images(): acp.ContentBlock[] {
+    const images = this.launch.images ?? [];
+    if (images.length === 0) return [];
+    if (!this.takesImages) {
+      this.events.state.addFinding({
+        severity: "medium",
+        title: `${images.length} image(s) not passed on to the agent`,
+        detail:
+          "Its initialize does not say it takes images in a prompt (promptCapabilities.image); it worked from the text alone.",
+      });
+      return [];
+    }
+    return images.map((image) => ({ type: "image", mimeType: image.mime_type, data: image.data }));
   }
 
   /** The mode and options that make the agent ask; failing to set them is a finding, never silent. */

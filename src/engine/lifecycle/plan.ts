@@ -116,6 +116,12 @@ async function planRequest(
       },
     );
 
+  // Images with the brief: an agent that cannot take them would work without what the person showed it.
+  if (request.images?.length && adapter.images?.value !== true)
+    throw new UsageError("images_unsupported", `Agent "${adapter.id}" does not take images in its prompt.`, {
+      detail: `${adapter.images?.why ?? "caesar cannot hand it an image with the brief"}. Send the prompt without the image, or choose an agent that takes them (the ACP agents: gemini-acp, opencode-acp…). Nothing was started.`,
+    });
+
   const decision = parent ? decideDelegation(config, parent.caller, adapter) : undefined;
   const bounded = decision?.mode === "bounded";
   const inherited = bounded ? parent?.envelope : undefined;
@@ -275,6 +281,7 @@ async function planRequest(
       ask_permissions: request.ask_permissions ?? false,
       // The editor's servers: only to an agent that takes them, and never into a read-only task (their
       // tools could write).
+      images: request.images ?? [],
       mcp_servers:
         mode === "write" && adapter.extraMcpServers?.value === true && remote === null
           ? (request.mcp_servers ?? [])
