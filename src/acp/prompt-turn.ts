@@ -97,6 +97,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   // The tool calls the editor has been shown, so that each is announced once.
   const shown = new ShownToolCalls();
   let usage: ContextUsage | undefined;
+  let usageSent: acp.SessionUpdate | undefined;
   let final: TaskState;
   try {
     final = await followTask(
@@ -116,7 +117,8 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
           // The delegate's context and cost, as it states them: the session's usage update.
           if (event.type === "progress" && event.usage) {
             usage = event.usage;
-            void link.send(usageUpdate(usage, context.costSoFar));
+            usageSent = usageUpdate(usage, context.costSoFar);
+            void link.send(usageSent);
           }
           if (event.type === "question") {
             relays = relays
@@ -138,10 +140,13 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   const summary = report?.summary ?? final.error?.message ?? "The task ended without a report.";
   const costUsd = report?.usage.cost_usd;
   // The last word on what the task cost is its report's.
-  if (usage)
-    await link.send(
-      usageUpdate({ ...usage, ...(costUsd !== undefined ? { cost_usd: costUsd } : {}) }, context.costSoFar),
+  if (usage) {
+    const last = usageUpdate(
+      { ...usage, ...(costUsd !== undefined ? { cost_usd: costUsd } : {}) },
+      context.costSoFar,
     );
+    if (JSON.stringify(last) !== JSON.stringify(usageSent)) await link.send(last);
+  }
   await link.send({ sessionUpdate: "plan", entries: steps.entries("verifying") });
   const offered = await offerChange(final, plan, link, context);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("done") });
