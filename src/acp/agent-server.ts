@@ -4,10 +4,12 @@ import { findAdapter } from "../agents/registry.js";
 import { loadConfig } from "../config/effective.js";
 import { findProjectRoot } from "../config/project-root.js";
 import { findRole } from "../policy/roles.js";
+import type { McpServer } from "../protocol/mcp-server.js";
 import { isCaesarError } from "../support/errors.js";
 import { PACKAGE_VERSION } from "../support/package-version.js";
 import { randomHex } from "../support/random.js";
 import { makeEditorLink } from "./editor-link.js";
+import { editorMcpServers } from "./editor-mcp.js";
 import { runPromptTurn } from "./prompt-turn.js";
 import { promptText, replayHistory } from "./session-history.js";
 import {
@@ -46,12 +48,19 @@ interface EditorSession {
   /** The prompt turn under way (one at a time, as ACP has it), to cancel. */
   turn?: AbortController;
   previous?: { id: string; summary: string };
+  /** What the session's tasks cost so far, in USD (from their reports; this process's only). */
+  costUsd: number;
   /** The session's tasks, oldest first (the slash commands act on them). */
   tasks: string[];
   /** The folder the editor opened the session in. */
   cwd: string;
   /** Each prompt and what became of it, as kept in caesar's records. */
   turns: StoredSession["turns"];
+  /**
+   * The editor's MCP servers (session/new, load, resume): the person's configuration, passed on to the
+   * delegate where it can take them. Never kept in the session's record: the editor gives them each time.
+   */
+  mcpServers: McpServer[];
 }
 
 /**
@@ -98,8 +107,22 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       (option.options as { value: string }[]).some((candidate) => candidate.value === value)
     );
   };
+  const fixedDelegateTakesImages = async (): Promise<boolean> => {
+    const delegate = options.delegate;
+    if (!delegate || !("agent" in delegate)) return false;
+    try {
+      const root = findProjectRoot(options.root ?? process.cwd(), options.root);
+      return findAdapter(await loadConfig(root, options.env), root, delegate.agent).images?.value === true;
+    } catch {
+      return false;
+    }
+  };
   /** A stored session brought back (`session/load`, `session/resume`): its options, tasks and history. */
-  const restore = async (params: { sessionId: string; cwd: string }): Promise<EditorSession> => {
+  const restore = async (params: {
+    sessionId: string;
+    cwd: string;
+    mcpServers?: acp.McpServer[];
+  }): Promise<EditorSession> => {
     if (!isAbsolute(params.cwd))
       throw acp.RequestError.invalidParams({ cwd: params.cwd }, "cwd must be an absolute path");
     const root = findProjectRoot(params.cwd, options.root);
@@ -116,6 +139,8 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
       mode: isSessionMode(stored.mode) ? stored.mode : "default",
       model: stored.model,
       turns: stored.turns,
+      costUsd: 0,
+      mcpServers: editorMcpServers(params.mcpServers),
       tasks: stored.turns.flatMap((turn) => (turn.task ? [turn.task] : [])),
     };
     const last = [...stored.turns].reverse().find((turn) => turn.task);
@@ -126,15 +151,18 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
 
   return acp
     .agent({ name: "caesar" })
-    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+    .onRequest(acp.methods.agent.initialize, async ({ params }) => {
       clientCapabilities = params.clientCapabilities ?? {};
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentCapabilities: {
           loadSession: true,
           sessionCapabilities: { list: {}, resume: {}, close: {} },
-          promptCapabilities: { embeddedContext: true },
-          mcpCapabilities: {},
+          // Images only when every prompt goes to an agent that takes them (`--agent`): the session's
+          // delegate may change, and an image an agent cannot take would be refused.
+          promptCapabilities: { embeddedContext: true, image: await fixedDelegateTakesImages() },
+          // Passed on to the delegate where it takes them (HTTP and SSE: an ACP delegate that says so).
+          mcpCapabilities: { http: true, sse: true },
         },
         agentInfo: { name: "caesar", title: "caesar", version: PACKAGE_VERSION },
         authMethods: [],
@@ -159,6 +187,8 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           model: DEFAULT_VALUE,
           tasks: [],
           turns: [],
+          costUsd: 0,
+          mcpServers: editorMcpServers(params.mcpServers),
         };
         sessions.set(created.id, created);
         await persist(created);
@@ -262,8 +292,11 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
           cancelled: turn.signal,
           closed: options.closed,
           ...(current.previous ? { previous: current.previous } : {}),
+          mcpServers: current.mcpServers,
+          costSoFar: current.costUsd,
         });
         if (result.task) current.previous = result.task;
+        current.costUsd += result.costUsd ?? 0;
         current.turns.push({
           prompt: promptText(params.prompt),
           ...(result.task ? { task: result.task.id, summary: result.task.summary } : {}),

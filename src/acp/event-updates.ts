@@ -1,6 +1,6 @@
-import { isAbsolute, join } from "node:path";
 import type { SessionUpdate, ToolKind } from "@agentclientprotocol/sdk";
 import type { CaesarEvent } from "../protocol/event.js";
+import type { CheckoutPaths } from "./checkout-paths.js";
 import { toolCallOfPreview } from "./tool-preview.js";
 
 /** Kinds an editor shows an icon for, from caesar's tool names (shell, edit, read… and the CLIs' own). */
@@ -37,11 +37,12 @@ const text = (value: string) => ({ type: "text" as const, text: value });
  * calls (ids prefixed by the task's, so two tasks never collide), messages and thoughts stream as chunks,
  * changed files become follow-along locations. A permission question shows the delegate's tool call itself
  * (pending, with its diff) before the prompt turn asks about it; `shown` holds the tool calls the editor
- * already has, so a call is announced once and then updated. Answers and the end are the turn's business.
+ * already has, so a call is announced once and then updated. Paths are the user's (`paths`), not the
+ * worktree's. Answers and the end are the turn's business.
  */
 export function updatesForEvent(
   event: CaesarEvent,
-  workspace: string,
+  paths: CheckoutPaths,
   calls: ShownToolCalls = new ShownToolCalls(),
 ): SessionUpdate[] {
   const { shown } = calls;
@@ -65,10 +66,12 @@ export function updatesForEvent(
           {
             sessionUpdate: "tool_call",
             toolCallId,
-            title: event.input_summary ? `${event.tool}: ${event.input_summary}` : event.tool || "tool",
+            title: paths.text(
+              event.input_summary ? `${event.tool}: ${event.input_summary}` : event.tool || "tool",
+            ),
             kind: kindOfTool(event.tool),
             status: "in_progress",
-            rawInput: { tool: event.tool, summary: event.input_summary ?? "" },
+            rawInput: { tool: event.tool, summary: paths.text(event.input_summary ?? "") },
           },
         ];
       }
@@ -79,13 +82,13 @@ export function updatesForEvent(
           toolCallId,
           status: event.status === "succeeded" ? "completed" : "failed",
           ...(event.output_summary
-            ? { content: [{ type: "content" as const, content: text(event.output_summary) }] }
+            ? { content: [{ type: "content" as const, content: text(paths.text(event.output_summary)) }] }
             : {}),
         },
       ];
     }
     case "file_changed": {
-      const path = isAbsolute(event.path) ? event.path : join(workspace, event.path);
+      const path = paths.file(event.path);
       return [
         {
           sessionUpdate: "tool_call",
@@ -103,23 +106,37 @@ export function updatesForEvent(
         {
           sessionUpdate: "agent_message_chunk",
           messageId: id(`m${event.seq}`),
-          content: text(`${event.text}\n\n`),
+          content: text(`${paths.text(event.text)}\n\n`),
         },
       ];
     case "thinking":
-      return [{ sessionUpdate: "agent_thought_chunk", content: text(`${event.text}\n`) }];
-    case "progress":
-      // A plan is the prompt turn's plan update, not text.
-      if (event.plan) return [];
+      return [{ sessionUpdate: "agent_thought_chunk", content: text(`${paths.text(event.text)}\n`) }];
+    case "progress": {
+      // A running tool's output so far: the tool call's content, replaced as it grows.
+      if (event.output) {
+        const toolCallId = id(event.output.tool_id);
+        if (!shown.has(toolCallId) || calls.ended.has(toolCallId)) return [];
+        return [
+          {
+            sessionUpdate: "tool_call_update",
+            toolCallId,
+            status: "in_progress",
+            content: [{ type: "content", content: text(paths.text(event.output.text)) }],
+          },
+        ];
+      }
+      // A plan is the prompt turn's plan update, a usage its usage update: not text.
+      if (event.plan || event.usage) return [];
       return [
         {
           sessionUpdate: "agent_thought_chunk",
-          content: text(`${event.pct !== undefined ? `[${event.pct}%] ` : ""}${event.message}\n`),
+          content: text(`${event.pct !== undefined ? `[${event.pct}%] ` : ""}${paths.text(event.message)}\n`),
         },
       ];
+    }
     case "question": {
       if (!event.tool) return [];
-      const call = toolCallOfPreview(event.task_id, event.tool);
+      const call = toolCallOfPreview(event.task_id, event.tool, paths);
       const known = shown.has(call.toolCallId);
       shown.add(call.toolCallId);
       calls.byQuestion.set(event.question_id, call.toolCallId);
@@ -144,7 +161,7 @@ export function updatesForEvent(
         {
           sessionUpdate: "agent_message_chunk",
           messageId: id(`e${event.seq}`),
-          content: text(`Error${event.code ? ` (${event.code})` : ""}: ${event.message}\n\n`),
+          content: text(`Error${event.code ? ` (${event.code})` : ""}: ${paths.text(event.message)}\n\n`),
         },
       ];
     default:

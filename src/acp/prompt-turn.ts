@@ -1,4 +1,5 @@
 import type * as acp from "@agentclientprotocol/sdk";
+import type { AgentAdapter } from "../agents/adapter.js";
 import { followTask } from "../engine/follow/follow.js";
 import { governed, identifyCaller } from "../engine/lifecycle/caller.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
@@ -7,10 +8,14 @@ import { type DelegationRequest, parseDelegationRequest, wireSpelling } from "..
 import { startTask } from "../engine/lifecycle/start.js";
 import type { TaskState } from "../engine/store/state.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
-import type { PlanStep } from "../protocol/event.js";
+import type { ContextUsage, PlanStep } from "../protocol/event.js";
+import type { McpServer } from "../protocol/mcp-server.js";
+import type { PromptImage } from "../protocol/prompt-image.js";
 import { isCaesarError, messageOf } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
+import { CheckoutPaths } from "./checkout-paths.js";
 import { makeEditorLink } from "./editor-link.js";
+import { mcpNotice } from "./editor-mcp.js";
 import { ShownToolCalls, updatesForEvent } from "./event-updates.js";
 import { relayQuestion } from "./question-relay.js";
 import type { Delegate, SessionMode } from "./session-options.js";
@@ -33,11 +38,17 @@ export interface TurnContext {
   closed: AbortSignal;
   /** The previous task of this session, so a follow-up prompt knows what came before. */
   previous?: { id: string; summary: string };
+  /** What the session's earlier tasks cost, in USD (ACP's usage_update gives the session's cost). */
+  costSoFar?: number;
+  /** The editor's MCP servers, passed on to a delegate that takes them (in write mode). */
+  mcpServers?: McpServer[];
 }
 
 export interface TurnResult {
   stopReason: acp.StopReason;
   task?: { id: string; summary: string };
+  /** What the task cost, in USD, when its report says. */
+  costUsd?: number;
 }
 
 /**
@@ -50,15 +61,16 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   const link = makeEditorLink(context.client, context.sessionId);
   let plan: TaskPlan;
   let record: TaskRecord;
+  let adapter: AgentAdapter;
   try {
     // An editor's user, or — when an agent inside a task started `caesar acp` — that task, proven by its
     // credentials: a nested request like any other.
     const request = requestFor(prompt, context);
     const action = describeRequest(request);
     const caller = await identifyCaller(context.root, { env: context.env, action });
-    ({ plan, record } = await governed(caller, action, async () => {
+    ({ plan, record, adapter } = await governed(caller, action, async () => {
       const resolved = await resolvePlan(request, { root: context.root, env: context.env, caller });
-      return { plan: resolved.plan, record: await startTask(resolved.plan) };
+      return { plan: resolved.plan, adapter: resolved.adapter, record: await startTask(resolved.plan) };
     }));
   } catch (error) {
     await link.say(`caesar refused the task: ${describeError(error)}`);
@@ -67,8 +79,9 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   context.started?.(record.id);
   const steps = planSteps(plan, record.id);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
+  const mcp = mcpNotice(context.mcpServers ?? [], plan.mcp_servers, plan, adapter);
   await link.say(
-    `Delegated to ${plan.agent} as ${record.id} (${plan.mode}, ${plan.isolation}). In a terminal: \`caesar logs ${record.id} --follow\`.`,
+    `Delegated to ${plan.agent} as ${record.id} (${plan.mode}, ${plan.isolation}). In a terminal: \`caesar logs ${record.id} --follow\`.${mcp ? ` ${mcp}` : ""}`,
   );
 
   const onCancel = () => void cancelTask(record, "acp").catch(() => undefined);
@@ -78,9 +91,13 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   // Questions are asked one at a time, in order; those still open when the task ends are withdrawn.
   const ended = new AbortController();
   let relays: Promise<void> = Promise.resolve();
-  let workspace = plan.root;
+  // The delegate's paths, shown as the user's checkout's: where its change lands once applied.
+  const top = plan.repo_top ?? plan.root;
+  const paths = new CheckoutPaths({ workspace: plan.root, worktree: null, top });
   // The tool calls the editor has been shown, so that each is announced once.
   const shown = new ShownToolCalls();
+  let usage: ContextUsage | undefined;
+  let usageSent: acp.SessionUpdate | undefined;
   let final: TaskState;
   try {
     final = await followTask(
@@ -88,18 +105,24 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
       record.dir,
       {
         onState: (state) => {
-          workspace = state.workspace;
+          paths.update({ workspace: state.workspace, worktree: state.worktree, top });
         },
         onEvent: (event) => {
-          for (const update of updatesForEvent(event, workspace, shown)) void link.send(update);
+          for (const update of updatesForEvent(event, paths, shown)) void link.send(update);
           // The delegate's own plan becomes part of the turn's: ACP has one plan, each update whole.
           if (event.type === "progress" && event.plan) {
             steps.setDelegatePlan(event.plan);
             void link.send({ sessionUpdate: "plan", entries: steps.entries("running") });
           }
+          // The delegate's context and cost, as it states them: the session's usage update.
+          if (event.type === "progress" && event.usage) {
+            usage = event.usage;
+            usageSent = usageUpdate(usage, context.costSoFar);
+            void link.send(usageSent);
+          }
           if (event.type === "question") {
             relays = relays
-              .then(() => relayQuestion(event, { link, record, context, ended: ended.signal }))
+              .then(() => relayQuestion(event, { link, record, context, ended: ended.signal, paths }))
               .catch(() => undefined);
           }
         },
@@ -115,6 +138,15 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
 
   const report = final.report;
   const summary = report?.summary ?? final.error?.message ?? "The task ended without a report.";
+  const costUsd = report?.usage.cost_usd;
+  // The last word on what the task cost is its report's.
+  if (usage) {
+    const last = usageUpdate(
+      { ...usage, ...(costUsd !== undefined ? { cost_usd: costUsd } : {}) },
+      context.costSoFar,
+    );
+    if (JSON.stringify(last) !== JSON.stringify(usageSent)) await link.send(last);
+  }
   await link.send({ sessionUpdate: "plan", entries: steps.entries("verifying") });
   const offered = await offerChange(final, plan, link, context);
   await link.send({ sessionUpdate: "plan", entries: steps.entries("done") });
@@ -122,7 +154,7 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
   await link.flush();
   // Cancelled by the editor, whenever it came (while the change was offered too): ACP says `cancelled`.
   const stopReason = context.cancelled.aborted ? "cancelled" : "end_turn";
-  return { stopReason, task: { id: record.id, summary } };
+  return { stopReason, task: { id: record.id, summary }, ...(costUsd !== undefined ? { costUsd } : {}) };
 }
 
 /**
@@ -133,8 +165,12 @@ export async function runPromptTurn(prompt: acp.ContentBlock[], context: TurnCon
 function requestFor(prompt: acp.ContentBlock[], context: TurnContext): DelegationRequest {
   const texts: string[] = [];
   const references: string[] = [];
+  const images: PromptImage[] = [];
   for (const block of prompt) {
     if (block.type === "text") texts.push(block.text);
+    else if (block.type === "image")
+      // Checked by the request's parse (a type it knows, base64, a size); an image only by URI is refused.
+      images.push({ mime_type: block.mimeType as PromptImage["mime_type"], data: block.data });
     else if (block.type === "resource_link") references.push(`- ${block.uri}`);
     else if (block.type === "resource" && "text" in block.resource) {
       // A file's text is quoted, not the user's words (nor is a report's summary, below): its control
@@ -161,6 +197,8 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       ...(context.mode !== "default" ? { mode: context.mode } : {}),
       ...(context.model ? { model: context.model } : {}),
       ...(contextParts.length > 0 ? { context: contextParts.join("\n\n") } : {}),
+      ...(context.mcpServers?.length ? { mcp_servers: context.mcpServers } : {}),
+      ...(images.length > 0 ? { images } : {}),
       // The return channel lets the agent ask questions, which the editor's user answers.
       channel: true,
       ask_permissions: true,
@@ -172,9 +210,11 @@ function requestFor(prompt: acp.ContentBlock[], context: TurnContext): Delegatio
       spell: (path) =>
         path[0] === "objective"
           ? "the prompt"
-          : path[0] === "context"
-            ? "the referenced files"
-            : wireSpelling(path),
+          : path[0] === "images"
+            ? `the prompt's image ${Number(path[1] ?? 0) + 1}`
+            : path[0] === "context"
+              ? "the referenced files"
+              : wireSpelling(path),
     },
   );
 }
@@ -256,6 +296,22 @@ function usageLine(usage: NonNullable<TaskState["report"]>["usage"]): string | u
   if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(4)}`);
   if (usage.duration_ms !== undefined) parts.push(`${Math.round(usage.duration_ms / 1000)} s`);
   return parts.length > 0 ? `Usage: ${parts.join(", ")}.` : undefined;
+}
+
+/**
+ * ACP's `usage_update` from what the delegate stated: the tokens in its context and its window's size
+ * (only a delegate knows its model's; caesar never guesses one), and the session's cost — its earlier
+ * tasks' and this one's so far.
+ */
+function usageUpdate(usage: ContextUsage, costSoFar = 0): acp.SessionUpdate {
+  const cost =
+    usage.cost_usd !== undefined ? costSoFar + usage.cost_usd : costSoFar > 0 ? costSoFar : undefined;
+  return {
+    sessionUpdate: "usage_update",
+    used: usage.used_tokens,
+    size: usage.window_tokens,
+    ...(cost !== undefined ? { cost: { amount: cost, currency: "USD" } } : {}),
+  };
 }
 
 function describeError(error: unknown): string {

@@ -4,6 +4,7 @@ import { answerQuestion } from "../engine/questions/questions.js";
 import type { TaskRecord } from "../engine/store/task-store.js";
 import type { CaesarEvent } from "../protocol/event.js";
 import type { ToolPreview } from "../protocol/questions.js";
+import type { CheckoutPaths } from "./checkout-paths.js";
 import type { EditorLink } from "./editor-link.js";
 import { toolCallOfPreview } from "./tool-preview.js";
 
@@ -13,6 +14,8 @@ export interface RelayContext {
   context: { clientCapabilities: acp.ClientCapabilities; closed: AbortSignal };
   /** The task ended: a question still open is withdrawn from the editor. */
   ended: AbortSignal;
+  /** The task's paths as the user's. */
+  paths: CheckoutPaths;
 }
 
 const REJECT = /^(reject|no|deny|cancel|refuse|keep)/i;
@@ -136,7 +139,7 @@ async function askPermission(
       acp.methods.client.session.requestPermission,
       {
         sessionId: link.sessionId,
-        toolCall: { ...toolCallOfPreview(record.id, tool), status: "pending" },
+        toolCall: { ...toolCallOfPreview(record.id, tool, relay.paths), status: "pending" },
         options,
       },
       { cancellationSignal: signal, stopWaitingOnCancel: true },

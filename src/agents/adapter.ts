@@ -1,4 +1,6 @@
 import type { EventBody } from "../protocol/event.js";
+import type { McpServer } from "../protocol/mcp-server.js";
+import type { PromptImage } from "../protocol/prompt-image.js";
 import type { ToolPreview } from "../protocol/questions.js";
 import type { Finding, Usage } from "../protocol/report.js";
 import type { Mode, Task } from "../protocol/task.js";
@@ -88,6 +90,10 @@ export interface LaunchContext {
   /** Arguments the user gave after `--`, passed verbatim. */
   extraArgs: string[];
   channel?: ChannelServer;
+  /** Images that go with the brief (an editor's prompt), when the adapter takes them. */
+  images?: PromptImage[];
+  /** More MCP servers for this run (the editor's, `caesar acp`), when the adapter takes them. */
+  mcpServers?: McpServer[];
   /** Directories outside the workspace the agent must be able to read and write (the task directory). */
   extraDirs: string[];
   /** A private directory for this run's generated files (CLI config, schema files, last message). */
@@ -161,6 +167,11 @@ export interface StreamOutcome {
    * that caesar ends once its session is over, so its exit status says nothing about the work.
    */
   processOutcome?: "succeeded" | "failed";
+  /**
+   * The agent's stdout is a protocol's frames (an ACP session's JSON-RPC), not its words: the degraded
+   * tier searches only its messages (`finalText`), never raw.log, where a message's chunks are cut apart.
+   */
+  stdoutIsProtocol?: boolean;
 }
 
 /** Turns an agent CLI's native output into caesar.event/v1 events, one line at a time. */
@@ -234,6 +245,13 @@ interface AdapterBase {
   /** `acp` for agents driven over the Agent Client Protocol; absent for the CLIs whose output is translated. */
   protocol?: "acp";
   capabilities: AgentCapabilities;
+  /**
+   * Whether the agent can be handed more MCP servers for one run (`LaunchContext.mcpServers`, the editor's
+   * with `caesar acp`), and the one-line reason. Absent: it cannot; the front end says so.
+   */
+  extraMcpServers?: Capability<boolean>;
+  /** Whether images can go with the brief (`LaunchContext.images`), and why. Absent: they cannot. */
+  images?: Capability<boolean>;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
 }

@@ -71,7 +71,14 @@ export function mockSetupFor(agent: string, url: string, stateDir: string): Agen
                 npm: "@ai-sdk/openai-compatible",
                 name: "caesar mock-model",
                 options: { baseURL: `${url}/v1`, apiKey: MOCK_API_KEY },
-                models: { "mock-model": { name: "mock-model", tool_call: true } },
+                // A context window of its own, so that opencode states its usage (ACP usage_update).
+                models: {
+                  "mock-model": {
+                    name: "mock-model",
+                    tool_call: true,
+                    limit: { context: 128_000, output: 16_384 },
+                  },
+                },
               },
             },
             model: MOCK_MODELS.opencode,

@@ -64,6 +64,14 @@ export const PlanStepSchema = z.object({
 });
 export type PlanStep = z.infer<typeof PlanStepSchema>;
 
+/** How full the agent's context window is, as the agent itself says (ACP's `usage_update`). */
+export const ContextUsageSchema = z.object({
+  used_tokens: z.number().int().nonnegative().describe("Tokens in the agent's context now."),
+  window_tokens: z.number().int().positive().describe("Its context window's size, as the agent states it."),
+  cost_usd: z.number().nonnegative().optional().describe("What the agent's session has cost so far."),
+});
+export type ContextUsage = z.infer<typeof ContextUsageSchema>;
+
 export const ProgressEventSchema = z.object({
   ...common,
   type: z.literal("progress"),
@@ -73,6 +81,18 @@ export const ProgressEventSchema = z.object({
     .array(PlanStepSchema)
     .optional()
     .describe("The agent's whole plan when this progress is a plan update (each replaces the last)."),
+  output: z
+    .object({
+      tool_id: z.string().min(1).describe("The running tool's id (its tool_use events' id)."),
+      text: z.string().describe("The end of its output so far (at most 8 KiB)."),
+    })
+    .optional()
+    .describe(
+      "A running tool's output so far, when this progress is an output update (each replaces the last).",
+    ),
+  usage: ContextUsageSchema.optional().describe(
+    "The agent's context and cost when this progress is a usage update (each replaces the last).",
+  ),
 });
 
 export const QuestionEventSchema = z.object({

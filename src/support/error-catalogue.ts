@@ -202,6 +202,8 @@ export const ERRORS = {
   invalid_task_id: { area: "tasks", exit: 2, http: 422 },
   /** The agent cannot have the network in this mode; pick another `--network`, mode or agent. */
   network_unavailable: { area: "tasks", exit: 1, http: 422 },
+  /** The request carries images (an editor's prompt) and the chosen agent cannot take them. */
+  images_unsupported: { area: "tasks", exit: 2, http: 422 },
   /** No agent selected: pass `--agent` or `--role`. */
   no_agent: { area: "tasks", exit: 2, http: 422 },
   /** No race with that id in this project. */

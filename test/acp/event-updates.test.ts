@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CheckoutPaths } from "../../src/acp/checkout-paths.js";
 import { ShownToolCalls, updatesForEvent } from "../../src/acp/event-updates.js";
 import type { CaesarEvent } from "../../src/protocol/event.js";
 import { PROTOCOLS } from "../../src/protocol/versions.js";
@@ -22,7 +23,9 @@ describe("updatesForEvent: a permission's tool call, announced once and never re
       event({ type: "question", question_id: "q_1", question: "Allow?", options: ["Allow", "Reject"], tool }),
       event({ type: "tool_use", id: "c1", tool: "edit", status: "succeeded" }),
       event({ type: "answer", question_id: "q_1", answer: "Allow" }),
-    ].flatMap((e) => updatesForEvent(e, "/ws", calls));
+    ].flatMap((e) =>
+      updatesForEvent(e, new CheckoutPaths({ workspace: "/ws", worktree: null, top: null }), calls),
+    );
     const ofCall = seen.filter((update) => "toolCallId" in update && update.toolCallId === "t_1:c1");
     expect(
       ofCall.map((update) => [update.sessionUpdate, "status" in update ? update.status : undefined]),
@@ -39,7 +42,9 @@ describe("updatesForEvent: a permission's tool call, announced once and never re
       event({ type: "question", question_id: "q_2", question: "Allow?", tool }),
       event({ type: "answer", question_id: "q_2", answer: "Allow" }),
       event({ type: "tool_use", id: "c1", tool: "edit", status: "started" }),
-    ].flatMap((e) => updatesForEvent(e, "/ws", calls));
+    ].flatMap((e) =>
+      updatesForEvent(e, new CheckoutPaths({ workspace: "/ws", worktree: null, top: null }), calls),
+    );
     expect(
       allowed
         .filter((update) => "toolCallId" in update)
@@ -52,7 +57,9 @@ describe("updatesForEvent: a permission's tool call, announced once and never re
     const refused = [
       event({ type: "question", question_id: "q_3", question: "Allow?", tool: { ...tool, id: "c2" } }),
       event({ type: "answer", question_id: "q_3", answer: "Reject" }),
-    ].flatMap((e) => updatesForEvent(e, "/ws", calls));
+    ].flatMap((e) =>
+      updatesForEvent(e, new CheckoutPaths({ workspace: "/ws", worktree: null, top: null }), calls),
+    );
     expect(refused.filter((update) => update.sessionUpdate === "tool_call_update")).toEqual([]);
   });
 });

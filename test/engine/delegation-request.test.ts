@@ -278,11 +278,14 @@ describe("what each surface publishes is the one schema's", () => {
       );
     const run = fieldFlags(RUN_FLAGS);
     // Every field a person may set has its flag (the agent's own arguments come after --; who asked is
-    // the CLI's to say).
+    // the CLI's to say; MCP servers are an editor's, with caesar acp).
     expect(new Set(run.map((flag) => flag.field))).toEqual(
       new Set(
         Object.keys(DelegationFields).filter(
-          (f) => !["objective", "extra_args", "ask_permissions", "requested_by"].includes(f),
+          (f) =>
+            !["objective", "extra_args", "ask_permissions", "requested_by", "mcp_servers", "images"].includes(
+              f,
+            ),
         ),
       ),
     );

@@ -2,6 +2,10 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FIXTURE_BIN, makeRepo, tempDir, writeFiles } from "./repo.js";
 
+/** A 1×1 PNG, in base64: an image an editor's user pastes into a prompt. */
+export const PIXEL =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 /** The scripted ACP agent (`test/fixtures/bin/acp-agent.mjs`, built on the SDK's agent side). */
 export const ACP_FIXTURE = join(FIXTURE_BIN, "acp-agent.mjs");
 

@@ -50,6 +50,17 @@ export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
     product: spec.product,
     protocol: "acp",
     capabilities: spec.capabilities,
+    images: {
+      value: true,
+      why: "image blocks in session/prompt, when the agent's initialize says it takes them (else a finding)",
+    },
+    extraMcpServers:
+      spec.channelInSession === false
+        ? {
+            value: false,
+            why: "it does not start the MCP servers given in session/new (the return channel goes on its command line)",
+          }
+        : { value: true, why: "more servers in session/new's mcpServers, beside the return channel" },
     detect: (env) => spec.detect(env),
     buildCommand(launch: LaunchContext): CommandLine {
       const built = spec.command(launch);

@@ -41,6 +41,8 @@ export class AcpClientSession implements SessionDriver {
   private readonly run: Promise<void>;
   private stopReason?: string;
   private sessionId?: string;
+  /** The agent takes image blocks in a prompt (its initialize's promptCapabilities). */
+  private takesImages = false;
   private connection?: acp.ClientContext;
   private prompting = false;
 
@@ -95,7 +97,7 @@ export class AcpClientSession implements SessionDriver {
       FINISHED.has(this.stopReason) &&
       !state.failure &&
       !this.host.stopping.aborted;
-    return { ...outcome, processOutcome: finished ? "succeeded" : "failed" };
+    return { ...outcome, processOutcome: finished ? "succeeded" : "failed", stdoutIsProtocol: true };
   }
 
   private emit(events: EventBody[]): void {
@@ -130,20 +132,24 @@ export class AcpClientSession implements SessionDriver {
           `the agent speaks ACP version ${init.protocolVersion}; caesar speaks version ${acp.PROTOCOL_VERSION}`,
         );
       }
+      this.takesImages = init.agentCapabilities?.promptCapabilities?.image === true;
       if (this.host.stopping.aborted) return;
       const channel = this.options.channelInSession === false ? undefined : this.launch.channel;
       const request: acp.NewSessionRequest = {
         cwd: this.launch.task.workspace,
-        mcpServers: channel
-          ? [
-              {
-                name: channel.name,
-                command: channel.command,
-                args: channel.args,
-                env: Object.entries(channel.env).map(([name, value]) => ({ name, value })),
-              },
-            ]
-          : [],
+        mcpServers: [
+          ...(channel
+            ? [
+                {
+                  name: channel.name,
+                  command: channel.command,
+                  args: channel.args,
+                  env: Object.entries(channel.env).map(([name, value]) => ({ name, value })),
+                },
+              ]
+            : []),
+          ...this.extraServers(init.agentCapabilities?.mcpCapabilities ?? {}, channel?.name),
+        ],
       };
       const session = await ctx.request(acp.methods.agent.session.new, request);
       this.sessionId = session.sessionId;
@@ -154,6 +160,46 @@ export class AcpClientSession implements SessionDriver {
     this.host.done();
   }
 
+  /**
+   * The other MCP servers of this run (the editor's), as the agent can take them: every ACP agent takes
+   * stdio servers, HTTP and SSE ones only when it says so. One it cannot take is a finding, never dropped
+   * silently; one named like the return channel is left out (its tools would be taken for caesar's).
+   */
+  private extraServers(capabilities: acp.McpCapabilities, channelName: string | undefined): acp.McpServer[] {
+    const servers: acp.McpServer[] = [];
+    for (const server of this.launch.mcpServers ?? []) {
+      let refused: string | undefined;
+      if (server.name === channelName) refused = "it is named like caesar's return channel";
+      else if (server.transport !== "stdio" && capabilities[server.transport] !== true)
+        refused = `the agent does not take ${server.transport.toUpperCase()} MCP servers`;
+      if (refused) {
+        this.events.state.addFinding({
+          severity: "medium",
+          title: `MCP server ${server.name} not passed on to the agent`,
+          detail: `${refused}; the agent ran without it.`,
+        });
+        this.emit([{ type: "progress", message: `MCP server ${server.name} not passed on: ${refused}` }]);
+        continue;
+      }
+      servers.push(
+        server.transport === "stdio"
+          ? {
+              name: server.name,
+              command: server.command,
+              args: server.args,
+              env: Object.entries(server.env).map(([name, value]) => ({ name, value })),
+            }
+          : {
+              type: server.transport,
+              name: server.name,
+              url: server.url,
+              headers: Object.entries(server.headers).map(([name, value]) => ({ name, value })),
+            },
+      );
+    }
+    return servers;
+  }
+
   /** The brief, then any follow-up turn the host asks for, in the same session. */
   private async prompt(ctx: acp.ClientContext): Promise<void> {
     let text: string | undefined = this.launch.prompt;
@@ -162,7 +208,7 @@ export class AcpClientSession implements SessionDriver {
       const result = await ctx
         .request(acp.methods.agent.session.prompt, {
           sessionId: this.sessionId!,
-          prompt: [{ type: "text", text }],
+          prompt: [{ type: "text", text }, ...(turn === 1 ? this.images() : [])],
         })
         .finally(() => {
           this.prompting = false;
@@ -194,6 +240,22 @@ export class AcpClientSession implements SessionDriver {
         ...(this.events.state.finalText !== undefined ? { finalText: this.events.state.finalText } : {}),
       });
     }
+  }
+
+  /** The brief's images as image blocks, when the agent takes them; else a finding, never dropped silently. */
+  private images(): acp.ContentBlock[] {
+    const images = this.launch.images ?? [];
+    if (images.length === 0) return [];
+    if (!this.takesImages) {
+      this.events.state.addFinding({
+        severity: "medium",
+        title: `${images.length} image(s) not passed on to the agent`,
+        detail:
+          "Its initialize does not say it takes images in a prompt (promptCapabilities.image); it worked from the text alone.",
+      });
+      return [];
+    }
+    return images.map((image) => ({ type: "image", mimeType: image.mime_type, data: image.data }));
   }
 
   /** The mode and options that make the agent ask; failing to set them is a finding, never silent. */

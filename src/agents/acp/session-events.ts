@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import type { EventBody, PlanStep } from "../../protocol/event.js";
+import type { ContextUsage, EventBody, PlanStep } from "../../protocol/event.js";
 import type { ChangeAction } from "../../protocol/report.js";
 import type { ProcessExit, StreamOutcome } from "../adapter.js";
 import { list, num, rec, str } from "../stream-json.js";
@@ -7,6 +7,11 @@ import { StreamState } from "../stream-state.js";
 import type { PermissionVerdict } from "./permission-policy.js";
 import { commandOf, type KnownToolCall, ToolCalls, toolNameOf, toolSummaryOf } from "./tool-calls.js";
 import { isInside } from "./workspace-fs.js";
+
+/** The end of a running tool's output an output update carries. */
+const LIVE_OUTPUT_CHARS = 8 * 1024;
+/** At most this many output updates per tool call: a command that floods shows its end when it ends. */
+const MAX_OUTPUT_UPDATES = 200;
 
 /** Output of a failed tool that says an OS sandbox refused a write (codex's read-only sandbox). */
 const SANDBOX_REFUSAL = /Read-only file system|Operation not permitted/i;
@@ -23,6 +28,8 @@ export class SessionEvents {
   private messageId: string | undefined;
   private thought = "";
   private readonly changed = new Set<string>();
+  /** The output last relayed of each running tool call, and how many updates it had. */
+  private readonly liveOutput = new Map<string, { text: string; updates: number }>();
 
   constructor(private readonly workspace: string) {}
 
@@ -51,17 +58,42 @@ export class SessionEvents {
         else if (message) events.push({ type: "progress", message: message.slice(0, 2000) });
         break;
       }
-      case "usage_update": {
-        const cost = rec(update.cost);
-        const amount = num(cost.amount);
-        if (amount !== undefined && str(cost.currency) === "USD") this.state.setUsage({ cost_usd: amount });
+      case "usage_update":
+        events.push(...this.usage(update));
         break;
-      }
       // Echoes of the prompt, the agent's commands, modes, titles: nothing a watcher needs.
       default:
         break;
     }
     return events;
+  }
+
+  /**
+   * The agent's own `usage_update`: its cost (the report's `cost_usd`) and, when it states both, how full
+   * its context window is — a progress a front end relays (an editor: its own `usage_update`).
+   */
+  private usage(update: Record<string, unknown>): EventBody[] {
+    const cost = rec(update.cost);
+    const amount = num(cost.amount);
+    const usd = amount !== undefined && amount >= 0 && str(cost.currency) === "USD" ? amount : undefined;
+    if (usd !== undefined) this.state.setUsage({ cost_usd: usd });
+    const used = num(update.used);
+    const size = num(update.size);
+    if (used === undefined || size === undefined || used < 0 || size <= 0) return [];
+    if (!Number.isSafeInteger(Math.round(used)) || !Number.isSafeInteger(Math.round(size))) return [];
+    const usage: ContextUsage = {
+      used_tokens: Math.round(used),
+      window_tokens: Math.round(size),
+      ...(usd !== undefined ? { cost_usd: usd } : {}),
+    };
+    const spent = usd !== undefined ? `, $${usd.toFixed(4)} so far` : "";
+    return [
+      {
+        type: "progress",
+        message: `Context: ${usage.used_tokens} of ${usage.window_tokens} tokens${spent}`,
+        usage,
+      },
+    ];
   }
 
   /** A permission the agent asked for, and what caesar's policy (or a person) answered. */
@@ -165,9 +197,9 @@ export class SessionEvents {
       // Started once it runs, or once its input is known: claude-agent-acp never says `in_progress`, and
       // a call it runs without asking would otherwise show only when it is over. A call then refused
       // ends as failed.
-      return status === "in_progress" || isInputKnown(call)
-        ? this.state.tools.start(call.id, tool, summary)
-        : [];
+      const started =
+        status === "in_progress" || isInputKnown(call) ? this.state.tools.start(call.id, tool, summary) : [];
+      return [...started, ...this.output(call.id, update)];
     }
     const output = outputOf(update);
     const ok = status === "completed";
@@ -179,6 +211,29 @@ export class SessionEvents {
       for (const diff of call.diffs)
         events.push(...this.fileChanged(diff.path, diff.oldText ? "modified" : "added"));
     return events;
+  }
+
+  /**
+   * What a running call printed so far (opencode streams a command's output as the call's content while
+   * it runs): an output update, each replacing the last, for a front end to show live (an editor: the
+   * tool call's content). Only for a call that runs, and only when the text changed.
+   */
+  private output(id: string, update: Record<string, unknown>): EventBody[] {
+    if (!this.state.tools.isOpen(id)) return [];
+    const text = outputOf({ content: update.content });
+    if (text === "") return [];
+    const last = this.liveOutput.get(id) ?? { text: "", updates: 0 };
+    const tail = text.slice(-LIVE_OUTPUT_CHARS);
+    if (tail === last.text || last.updates >= MAX_OUTPUT_UPDATES) return [];
+    this.liveOutput.set(id, { text: tail, updates: last.updates + 1 });
+    const lastLine = tail.trimEnd().split("\n").at(-1) ?? "";
+    return [
+      {
+        type: "progress",
+        message: `Output of ${id} so far: ${lastLine}`.slice(0, 500),
+        output: { tool_id: id, text: tail },
+      },
+    ];
   }
 
   private fileChanged(path: string, action: ChangeAction | undefined): EventBody[] {

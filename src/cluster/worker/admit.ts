@@ -44,6 +44,11 @@ export function refusalOf(
       code: "untrusted_command",
       message: `Worker ${workerId} refused the task: it carries extra arguments for the agent's command line (${plan.extra_args.map((arg) => JSON.stringify(arg)).join(" ")}), which a worker never takes from a queue message. Send the task without them, or declare them in the worker clone's [[agent]] args.`,
     };
+  if (plan.mcp_servers.length > 0)
+    return {
+      code: "untrusted_command",
+      message: `Worker ${workerId} refused the task: it carries MCP servers for the agent (${plan.mcp_servers.map((server) => server.name).join(", ")}), programs a worker never takes from a queue message. Send the task without them.`,
+    };
   const untrusted = untrustedCommandsOf(plan, config);
   if (untrusted.length > 0) {
     const listed = untrusted.map((item) => `${item.what} \`${item.command}\``).join("; ");

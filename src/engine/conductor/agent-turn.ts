@@ -295,7 +295,8 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
     stream,
     meter,
     lastOutput: Date.now(),
-    tail: () => stderrTail.text || stdoutTail.text,
+    // A session agent's stdout is the protocol (JSON-RPC frames): its words are on stderr only.
+    tail: () => stderrTail.text || (stream.stdinPipe ? "" : stdoutTail.text),
     sink: {
       async consume(name, text) {
         output.lastOutput = Date.now();

@@ -60,7 +60,9 @@ export async function finishTask(input: FinishInput): Promise<TaskState> {
     taskDir: dir,
     reportPath: paths.report,
     stream: input.stream,
-    outputText: `${input.stream.finalText ?? ""}\n${await readTaskTail(paths.raw, RAW_TAIL_BYTES, input.rawFrom)}`,
+    outputText: input.stream.stdoutIsProtocol
+      ? (input.stream.finalText ?? "")
+      : `${input.stream.finalText ?? ""}\n${await readTaskTail(paths.raw, RAW_TAIL_BYTES, input.rawFrom)}`,
     ending: input.ending,
     changedFiles: observed?.length,
   });

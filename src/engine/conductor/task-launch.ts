@@ -75,6 +75,8 @@ export function makeLaunch(
     tools: plan.tools,
     extraArgs: plan.extra_args,
     ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
+    ...(plan.mcp_servers.length > 0 ? { mcpServers: plan.mcp_servers } : {}),
+    ...(plan.images.length > 0 ? { images: plan.images } : {}),
     extraDirs: [dir],
     runtimeDir: join(dir, "runtime"),
     env,

@@ -116,6 +116,12 @@ async function planRequest(
       },
     );
 
+  // Images with the brief: an agent that cannot take them would work without what the person showed it.
+  if (request.images?.length && adapter.images?.value !== true)
+    throw new UsageError("images_unsupported", `Agent "${adapter.id}" does not take images in its prompt.`, {
+      detail: `${adapter.images?.why ?? "caesar cannot hand it an image with the brief"}. Send the prompt without the image, or choose an agent that takes them (the ACP agents: gemini-acp, opencode-acp…). Nothing was started.`,
+    });
+
   const decision = parent ? decideDelegation(config, parent.caller, adapter) : undefined;
   const bounded = decision?.mode === "bounded";
   const inherited = bounded ? parent?.envelope : undefined;
@@ -281,6 +287,13 @@ async function planRequest(
       extra_args: request.extra_args ?? [],
       channel: request.channel ?? false,
       ask_permissions: request.ask_permissions ?? false,
+      // The editor's servers: only to an agent that takes them, and never into a read-only task (their
+      // tools could write).
+      images: request.images ?? [],
+      mcp_servers:
+        mode === "write" && adapter.extraMcpServers?.value === true && remote === null
+          ? (request.mcp_servers ?? [])
+          : [],
       parent_id: parent?.task.id ?? null,
       // As the delegation reference numbers it: whoever asks without being a task (a person, the main
       // agent over MCP, CI) is depth 0, the task it starts is 1, and each nesting adds one.

@@ -4,6 +4,8 @@ import {
   ModeSchema,
   TriStateNetworkSchema,
 } from "../../protocol/choices.js";
+import { McpServerSchema } from "../../protocol/mcp-server.js";
+import { MAX_PROMPT_IMAGES, PromptImageSchema } from "../../protocol/prompt-image.js";
 import { UsageError } from "../../support/errors.js";
 import { requestDuration, requestName, requestText } from "../../support/request-strings.js";
 import * as z from "../../support/zod.js";
@@ -110,6 +112,16 @@ export const DelegationFields = {
    * task directory) instead of being granted at once: set by `caesar acp`, whose editor asks its user.
    */
   ask_permissions: z.boolean().optional(),
+  /**
+   * MCP servers for the agent, beside the return channel: the editor's, set by `caesar acp` (its user's
+   * configuration). Programs in effect: never a caller's field, never taken by a worker from a message.
+   */
+  mcp_servers: z.array(McpServerSchema).max(50).optional(),
+  /** Images that go with the brief (an editor's prompt, `caesar acp`): only to an agent that takes them. */
+  images: z
+    .array(PromptImageSchema)
+    .max(MAX_PROMPT_IMAGES, { error: `at most ${MAX_PROMPT_IMAGES} images` })
+    .optional(),
   /**
    * Which front end asked (for records): "cli", "mcp", "http"… A nested request is recorded as asked by
    * its parent task, whatever this says. (The parent itself is never part of a request: it is proven by

@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { FollowUpSchema } from "../../protocol/choices.js";
+import { McpServerSchema } from "../../protocol/mcp-server.js";
+import { PromptImageSchema } from "../../protocol/prompt-image.js";
 import { FindingSchema } from "../../protocol/report.js";
 import { ModeSchema } from "../../protocol/task.js";
 import { writeFileAtomic } from "../../support/atomic-file.js";
@@ -98,6 +100,13 @@ export const TaskPlanSchema = z.object({
   channel: z.boolean(),
   /** An ACP agent's permission requests that the policy allows are asked of a person (`caesar acp`). */
   ask_permissions: z.boolean().default(false),
+  /**
+   * MCP servers handed to the agent beside the return channel (the editor's, `caesar acp`): only to an
+   * agent that takes them, in write mode (a read-only task never gets tools it did not have).
+   */
+  mcp_servers: z.array(McpServerSchema).default([]),
+  /** Images that go with the brief (an editor's prompt), for an agent that takes them. */
+  images: z.array(PromptImageSchema).default([]),
   parent_id: z.string().nullable(),
   depth: z.number().int().nonnegative(),
   /** root: started by a person or a program; spawn: an agent re-running itself; delegate: another agent. */
