@@ -29,10 +29,12 @@ export class PlainTextTranslator implements StreamTranslator {
     let text = this.chunks.join("");
     if (text.length > this.maxTailBytes) {
       // The whole lines that fit, or the end of the last one when even that does not.
-      const cut = text.length - this.maxTailBytes;
+      let cut = text.length - this.maxTailBytes;
+      // Never half of a character (a surrogate pair's second half).
+      if (/[\udc00-\udfff]/.test(text[cut] ?? "")) cut += 1;
       const start = text[cut - 1] === "\n" ? cut : text.indexOf("\n", cut) + 1;
       text = text.slice(start > 0 && start < text.length ? start : cut);
     }
-    return { finalText: text.replace(/\r\n/g, "\n").replace(/\n$/, "") };
+    return { finalText: text.replace(/\r\n/g, "\n").replace(/\r?\n?$/, "") };
   }
 }

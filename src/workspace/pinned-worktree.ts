@@ -30,7 +30,18 @@ export function pinnedWorktreeOf(dir: string): PinnedWorktree | undefined {
   const top = `${match[1]}/.caesar/wt/${match[2]}`;
   const cached = known.get(top);
   if (cached && registers(cached, top)) return { top, gitDir: cached };
-  const worktrees = join(commonDirOf(match[1]!, top), "worktrees");
+  const found = findRegistration(commonDirOf(match[1]!, top), top);
+  if (found) return found;
+  // The project's git dir may have moved since it was asked (`git init --separate-git-dir`, absorbed into
+  // another repository): ask git again before saying the worktree is not registered.
+  commonDirs.delete(match[1]!);
+  const again = findRegistration(commonDirOf(match[1]!, top), top);
+  if (again) return again;
+  throw unregistered(top);
+}
+
+function findRegistration(commonDir: string, top: string): PinnedWorktree | undefined {
+  const worktrees = join(commonDir, "worktrees");
   let names: string[] = [];
   try {
     names = readdirSync(worktrees);
@@ -44,7 +55,7 @@ export function pinnedWorktreeOf(dir: string): PinnedWorktree | undefined {
       return { top, gitDir };
     }
   }
-  throw unregistered(top);
+  return undefined;
 }
 
 /** The `.git` file a worktree registered at `gitDir` should have. */

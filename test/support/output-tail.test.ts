@@ -67,3 +67,16 @@ describe("a plain-text agent's kept output", () => {
     expect((await long.finish({ code: 0, signal: null })).finalText).toBe("z".repeat(9));
   });
 });
+
+describe("the edges of a plain-text agent's kept output", () => {
+  it("drops the carriage return of an unterminated last line, and never keeps half a character", async () => {
+    const crlf = new PlainTextTranslator();
+    crlf.stdoutText("done\r\nok\r");
+    expect((await crlf.finish({ code: 0, signal: null })).finalText).toBe("done\nok");
+    const emoji = new PlainTextTranslator(3);
+    emoji.stdoutText("ab😀😀");
+    const kept = (await emoji.finish({ code: 0, signal: null })).finalText!;
+    expect(kept).toBe("😀");
+    expect(kept).not.toMatch(/^[\udc00-\udfff]/);
+  });
+});

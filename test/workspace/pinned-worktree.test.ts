@@ -140,3 +140,19 @@ describe("a task's worktree is read through the git dir its project registered",
     expect((await runGit(forged, ["status"], { allowFailure: true })).code).toBe(128);
   });
 });
+
+describe("a long-lived process's knowledge of a project's git dir", () => {
+  it("asks git again when the project's git dir moved (a service that ran before `git init --separate-git-dir`)", () => {
+    const root = makeRepo({ "README.md": "# moved\n" });
+    git(root, "worktree", "add", "-q", "--detach", join(root, ".caesar", "wt", "t1"));
+    expect(pinnedWorktreeOf(join(root, ".caesar", "wt", "t1"))?.gitDir).toBe(
+      join(root, ".git", "worktrees", "t1"),
+    );
+    const separate = join(tempDir("caesar-separate-"), "sep.git");
+    git(root, "init", "-q", `--separate-git-dir=${separate}`);
+    git(root, "worktree", "add", "-q", "--detach", join(root, ".caesar", "wt", "t2"));
+    expect(pinnedWorktreeOf(join(root, ".caesar", "wt", "t2"))?.gitDir).toBe(
+      join(separate, "worktrees", "t2"),
+    );
+  });
+});

@@ -1,3 +1,4 @@
+import { messageOf } from "../../support/errors.js";
 import type { ProcessExit, SessionDriver, StreamOutcome } from "../adapter.js";
 
 /**
@@ -18,13 +19,27 @@ export function lazyDriver(
     return loaded;
   });
   // A client that cannot be loaded (caesar's files replaced under a running service) would leave the agent
-  // waiting for a first message forever: `failed` ends the session, and finish() reports why.
+  // waiting for a first message forever: `failed` ends the session, and finish() fails the run saying why.
   ready.catch(failed);
   return {
     stdout: (line) => (driver ? driver.stdout(line) : early.push({ stream: "stdout", line })),
     stderr: (line) => (driver ? driver.stderr?.(line) : early.push({ stream: "stderr", line })),
     async finish(exit: ProcessExit): Promise<StreamOutcome> {
-      return (await ready).finish(exit);
+      let loaded: SessionDriver;
+      try {
+        loaded = await ready;
+      } catch (error) {
+        // The agent never got its prompt: whatever its exit says, the run failed, and says why.
+        return {
+          failure: {
+            message: `caesar could not load its ACP client, so the agent was never given the task (${messageOf(error)}). caesar's files were replaced while its service ran (an upgrade or a rebuild): run the task again.`,
+            code: "agent_error",
+          },
+          processOutcome: "failed",
+          stdoutIsProtocol: true,
+        };
+      }
+      return loaded.finish(exit);
     },
   };
 }

@@ -49,7 +49,7 @@ describe("a session driver loaded when its agent starts", () => {
     expect(seen).toEqual(["out:early", "finish:3"]);
   });
 
-  it("ends the session at once when the driver cannot be loaded, and says why when the run finishes", async () => {
+  it("ends the session at once when the driver cannot be loaded, and fails the run saying why", async () => {
     const failures: unknown[] = [];
     const driver = lazyDriver(
       () => Promise.reject(new Error("no such module")),
@@ -59,6 +59,11 @@ describe("a session driver loaded when its agent starts", () => {
     await new Promise((resolve) => setImmediate(resolve));
     // The agent waits for a first message that will never come: the session is ended, not left hanging.
     expect(failures).toEqual([new Error("no such module")]);
-    await expect(driver.finish({ code: 0, signal: null })).rejects.toThrow("no such module");
+    // The agent exits 0 once its stdin closes: the run still failed, and says why.
+    const outcome = await driver.finish({ code: 0, signal: null });
+    expect(outcome.processOutcome).toBe("failed");
+    expect(outcome.failure?.message).toMatch(
+      /could not load its ACP client.*no such module.*run the task again/,
+    );
   });
 });
