@@ -28,10 +28,12 @@ export interface LedgerEntry {
   cost_usd: number;
 }
 
-/** One tool call of one of the tree's agents (`max_actions_per_hour`). */
+/** Tool calls of one of the tree's agents, counted at once (`max_actions_per_hour`). */
 export interface LedgerAction {
   task_id: string;
   at: string;
+  /** How many calls (1 when absent): a burst is counted in one write. */
+  count?: number | undefined;
 }
 
 export interface Ledger {
@@ -112,7 +114,9 @@ export function reserveIn(
 }
 
 function actionsInHour(ledger: Ledger, now: number): number {
-  return (ledger.actions ?? []).filter((action) => now - Date.parse(action.at) < HOUR).length;
+  return (ledger.actions ?? [])
+    .filter((action) => now - Date.parse(action.at) < HOUR)
+    .reduce((sum, action) => sum + (action.count ?? 1), 0);
 }
 
 /** What a tree's tool calls add up to once one more is counted. */
@@ -129,12 +133,18 @@ export interface ActionCount {
  * Count one tool call of a task's agent in its tree's ledger (a sliding hour, shared by a parent and its
  * bounded descendants). The call is counted whatever the answer: it was made.
  */
-export function recordActionIn(ledger: Ledger, taskId: string, max: number, now = Date.now()): ActionCount {
+export function recordActionIn(
+  ledger: Ledger,
+  taskId: string,
+  max: number,
+  now = Date.now(),
+  calls = 1,
+): ActionCount {
   ledger.actions = [
     ...(ledger.actions ?? []).filter((action) => now - Date.parse(action.at) < HOUR),
-    { task_id: taskId, at: new Date(now).toISOString() },
+    { task_id: taskId, at: new Date(now).toISOString(), ...(calls === 1 ? {} : { count: calls }) },
   ];
-  const made = ledger.actions.length;
+  const made = actionsInHour(ledger, now);
   return { tree: ledger.tree, made, max, exceeded: made > max };
 }
 
@@ -171,7 +181,9 @@ const LedgerSchema = z.object({
       cost_usd: z.number(),
     }),
   ),
-  actions: z.array(z.object({ task_id: z.string(), at: z.string() })).optional(),
+  actions: z
+    .array(z.object({ task_id: z.string(), at: z.string(), count: z.number().int().positive().optional() }))
+    .optional(),
 });
 
 /**
@@ -243,14 +255,15 @@ export async function reserveBudget(
   await withLedger(budgetsDir, tree, (ledger) => reserveIn(ledger, taskIds, limits, existing));
 }
 
-/** Count one tool call of `taskId`'s agent in its tree's file ledger, under the ledger's lock. */
+/** Count `calls` tool calls of `taskId`'s agent in its tree's file ledger, under the ledger's lock. */
 export async function recordAction(
   budgetsDir: string,
   tree: string,
   taskId: string,
   max: number,
+  calls = 1,
 ): Promise<ActionCount> {
-  return withLedger(budgetsDir, tree, (ledger) => recordActionIn(ledger, taskId, max));
+  return withLedger(budgetsDir, tree, (ledger) => recordActionIn(ledger, taskId, max, Date.now(), calls));
 }
 
 export async function cancelReservations(budgetsDir: string, tree: string, taskIds: string[]): Promise<void> {

@@ -14,7 +14,7 @@ export interface OverBudget {
 /**
  * Counts a task's agent's tool calls in its delegation tree's ledger (`max_actions_per_hour`, shared by a
  * parent and its bounded descendants over a sliding hour), as the agent's events show them: a `tool_use`
- * that starts is one call. The count is written in the background, one after another; once the tree has
+ * that starts is one call. The counts are written in the background, those seen meanwhile in one write; once the tree has
  * made more calls than it may, the listener is told, once, and the conductor stops the agent. A ledger
  * that cannot be written stops it too (fail closed).
  */
@@ -32,7 +32,11 @@ export function isToolCall(body: EventBody): boolean {
 export function makeActionMeter(plan: TaskPlan, taskId: string): ActionMeter {
   const max = plan.budget.max_actions_per_hour;
   const tree = plan.budget.tree ?? taskId;
-  let chain: Promise<void> = Promise.resolve();
+  // Calls seen and not yet written; one write at a time takes all of them (a burst is one write, not one
+  // read-and-rewrite of the ledger per call).
+  let pending = 0;
+  let writing: Promise<void> = Promise.resolve();
+  let busy = false;
   let over: OverBudget | undefined;
   let listener: ((over: OverBudget) => void) | undefined;
   const exceed = (reason: OverBudget) => {
@@ -40,13 +44,14 @@ export function makeActionMeter(plan: TaskPlan, taskId: string): ActionMeter {
     over = reason;
     listener?.(reason);
   };
-  return {
-    see(body) {
-      if (max === null || over || !isToolCall(body)) return;
-      chain = chain.then(async () => {
-        if (over) return;
+  const write = async () => {
+    busy = true;
+    try {
+      while (pending > 0 && !over) {
+        const calls = pending;
+        pending = 0;
         try {
-          const count = await recordAction(controlPaths(plan.root).budgets, tree, taskId, max);
+          const count = await recordAction(controlPaths(plan.root).budgets, tree, taskId, max!, calls);
           if (count.exceeded)
             exceed({
               code: "budget_actions",
@@ -58,12 +63,21 @@ export function makeActionMeter(plan: TaskPlan, taskId: string): ActionMeter {
             message: `its tool calls could not be counted: ${messageOf(error)}`,
           });
         }
-      });
+      }
+    } finally {
+      busy = false;
+    }
+  };
+  return {
+    see(body) {
+      if (max === null || over || !isToolCall(body)) return;
+      pending += 1;
+      if (!busy) writing = write();
     },
     onExceeded(next) {
       listener = next;
       if (over) next(over);
     },
-    idle: () => chain,
+    idle: () => writing,
   };
 }
