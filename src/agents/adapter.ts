@@ -92,6 +92,11 @@ export interface LaunchContext {
   extraDirs: string[];
   /** A private directory for this run's generated files (CLI config, schema files, last message). */
   runtimeDir: string;
+  /**
+   * The agent runs in caesar's OS sandbox: everything of the user's is read-only, so the CLI's own state
+   * (sessions, caches, helper binaries) gets a per-task home under `runtimeDir` (sandbox-home.ts).
+   */
+  sandboxed?: boolean;
   /** The environment the agent inherits, CAESAR_* included. Adapters add to it, never mutate it. */
   env: Readonly<Record<string, string>>;
   /**

@@ -38,11 +38,20 @@ export function sandboxCommand(
 ): SandboxedCommand {
   if (plan.sandbox.backend !== "bwrap") return { bin: command.bin, args: command.args, env };
   const profile = profileOf(plan, state, dir, env, command.bin, broker);
+  // The private /tmp, or a folder of it the adapter chose (codex: one that is no prefix of its home).
+  const tmp = privateTmpDir(env.TMPDIR);
+  if (tmp !== "/tmp") profile.tmpDirs = [tmp];
   return {
     bin: "bwrap",
     args: [...bwrapArgs(profile, command.cwd), command.bin, ...command.args],
-    env: { ...env, TMPDIR: "/tmp" },
+    env: { ...env, TMPDIR: tmp },
   };
+}
+
+/** TMPDIR inside: a plain folder of the private /tmp when the agent's environment names one, else /tmp. */
+function privateTmpDir(asked: string | undefined): string {
+  if (!asked || !/^\/tmp\/\.?[A-Za-z0-9_-]+$/.test(asked)) return "/tmp";
+  return asked;
 }
 
 export function profileOf(

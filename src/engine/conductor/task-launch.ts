@@ -77,6 +77,7 @@ export function makeLaunch(
     ...(plan.channel ? { channel: returnChannelFor(dir) } : {}),
     extraDirs: [dir],
     runtimeDir: join(dir, "runtime"),
+    ...(plan.sandbox.backend ? { sandboxed: true } : {}),
     env,
   };
 }
