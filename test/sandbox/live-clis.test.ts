@@ -19,6 +19,7 @@ const LIVE_TIMEOUT_MS = 320_000;
 /** Each CLI's per-task home, under the task's runtime folder (src/agents/sandbox-home.ts). */
 const HOMES: Record<string, string> = {
   codex: "codex-home",
+  claude: "claude-config",
 };
 
 const cleanup: string[] = [];
