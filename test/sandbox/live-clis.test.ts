@@ -20,6 +20,7 @@ const LIVE_TIMEOUT_MS = 320_000;
 const HOMES: Record<string, string> = {
   codex: "codex-home",
   claude: "claude-config",
+  gemini: "gemini-home/.gemini",
 };
 
 const cleanup: string[] = [];
