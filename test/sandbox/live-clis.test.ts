@@ -21,6 +21,7 @@ const HOMES: Record<string, string> = {
   codex: "codex-home",
   claude: "claude-config",
   gemini: "gemini-home/.gemini",
+  opencode: "opencode-home/data/opencode",
 };
 
 const cleanup: string[] = [];
