@@ -22,6 +22,7 @@ const HOMES: Record<string, string> = {
   claude: "claude-config",
   gemini: "gemini-home/.gemini",
   opencode: "opencode-home/data/opencode",
+  copilot: "copilot-home",
 };
 
 const cleanup: string[] = [];
