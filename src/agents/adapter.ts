@@ -97,6 +97,11 @@ export interface LaunchContext {
    * (sessions, caches, helper binaries) gets a per-task home under `runtimeDir` (sandbox-home.ts).
    */
   sandboxed?: boolean;
+  /**
+   * Under caesar's sandbox, a worktree task's registration in git (`<common>/worktrees/<name>`): where the
+   * agent's git writes HEAD, the index and its own objects (a CLI sandbox nested inside must allow it).
+   */
+  gitDir?: string;
   /** The environment the agent inherits, CAESAR_* included. Adapters add to it, never mutate it. */
   env: Readonly<Record<string, string>>;
   /**

@@ -72,13 +72,17 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
   // Under caesar's sandbox, which holds read-only in the kernel, a read-only task runs codex's own sandbox
   // as workspace-write too: its commands run (whatever they write is refused), their network still cut.
   if (launch.mode === "write" || launch.sandboxed) {
+    // Under caesar's sandbox its worktree's registration too: git writes HEAD, the index and its objects there.
+    const writable = [
+      ...launch.extraDirs,
+      ...(launch.gitDir && launch.mode === "write" ? [launch.gitDir] : []),
+    ];
     if (launch.resume) {
       args.push(...config("sandbox_mode", "workspace-write"));
-      if (launch.extraDirs.length > 0)
-        args.push(...config("sandbox_workspace_write.writable_roots", launch.extraDirs));
+      if (writable.length > 0) args.push(...config("sandbox_workspace_write.writable_roots", writable));
     } else args.push("-s", "workspace-write");
     args.push(...config("sandbox_workspace_write.network_access", launch.mode === "write" && launch.network));
-    if (!launch.resume) for (const dir of launch.extraDirs) args.push("--add-dir", dir);
+    if (!launch.resume) for (const dir of writable) args.push("--add-dir", dir);
   } else {
     // Read-only: the sandbox cuts writes and network alike; the report comes back through -o.
     args.push(...(launch.resume ? config("sandbox_mode", "read-only") : ["-s", "read-only"]));

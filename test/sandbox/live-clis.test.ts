@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { git } from "../helpers/repo.js";
 import { locate, standInForMissing } from "../helpers/system-deps.js";
 import {
   loopbackListener,
@@ -27,6 +28,9 @@ const HOMES: Record<string, string> = {
 
 const cleanup: string[] = [];
 
+const COMMIT_HELLO =
+  "echo OK > hello.txt && git add hello.txt && git -c user.email=a@example.com -c user.name=agent commit -qm hello";
+
 for (const cli of Object.keys(HOMES)) {
   describe(`${cli} under caesar's sandbox (live)`, () => {
     if (!locate(sandboxedCli(cli))) {
@@ -39,12 +43,14 @@ for (const cli of Object.keys(HOMES)) {
     });
 
     it(
-      "a write task writes its worktree; the CLI's own state goes to a home of the task's",
+      "a write task writes and commits in its worktree; the CLI's own state goes to a home of the task's",
       async () => {
-        const run = await runSandboxedCli(cli, "echo OK > hello.txt", ["--mode", "write"]);
+        const run = await runSandboxedCli(cli, COMMIT_HELLO, ["--mode", "write"]);
         cleanup.push(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         expect(readFileSync(join(run.worktree, "hello.txt"), "utf8")).toBe("OK\n");
+        // Its commit, adopted into the project's store (workspace/task-objects.ts).
+        expect(git(run.worktree, "log", "-1", "--format=%s")).toBe("hello");
         // Sessions, logs, databases: written in the task's home, which the sandbox binds writable.
         expect(writtenByCli(join(run.dir, "runtime", HOMES[cli]!))).not.toEqual([]);
       },

@@ -17,6 +17,9 @@ import { CHECKS_DIR } from "./checks.js";
  */
 const CAESAR_FILES = ["task.json", "plan.json", "raw.log", "conductor.log", CHECKS_DIR, "attempts"];
 
+/** The files of a worktree's registration that say where its repository and worktree are, and its config. */
+const REGISTRATION_PINS = ["commondir", "gitdir", "config.worktree"];
+
 export interface SandboxedCommand {
   bin: string;
   args: string[];
@@ -63,12 +66,17 @@ export function profileOf(
   broker?: string,
 ): SandboxProfile {
   const workspace = state.workspace;
+  const registration = state.worktree ? registrationOf(state.worktree) : null;
   const protectedInWorkspace =
     state.worktree === null
       ? [join(plan.repo_top ?? workspace, ".git"), join(plan.root, ".caesar")].filter((path) =>
           isInside(path, workspace),
         )
-      : [];
+      : // In its registration the agent's git writes HEAD, the index, logs and its objects folder
+        // (task-objects.ts); what tells git where the repository is stays read-only: caesar runs git there.
+        registration
+        ? REGISTRATION_PINS.map((name) => join(registration, name))
+        : [];
   const profile = makeProfile({
     mode: plan.mode,
     network: plan.network || !plan.sandbox.cuts_network,
@@ -76,7 +84,7 @@ export function profileOf(
     taskDir: dir,
     taskFiles: CAESAR_FILES.map((name) => join(dir, name)),
     controlDir: controlPaths(plan.root).dir,
-    worktreeGitDir: state.worktree ? registrationOf(state.worktree) : null,
+    worktreeGitDir: registration,
     protectedInWorkspace,
     extraWritable: [],
     // The user's credential folders, under the agent's home and under the account's own.
