@@ -228,6 +228,19 @@ export interface SessionDriver {
   finish(exit: ProcessExit): Promise<StreamOutcome>;
 }
 
+/**
+ * What the agent's CLI may write under caesar's OS sandbox beyond its workspace, task directory and private
+ * /tmp: its home of the task's (under the task's runtime folder) and the variables that point there, and
+ * whether its own sandbox stays on inside caesar's (`caesar doctor`; docs/adapters.md).
+ */
+export interface SandboxState {
+  /** The CLI's home of the task's, relative to the task directory (`runtime/codex-home`). */
+  home: string;
+  /** The variables that point the CLI there. */
+  variables: string[];
+  own: Capability<"nested" | "off" | "none">;
+}
+
 interface AdapterBase {
   /** The id users type (`--agent codex`). */
   id: string;
@@ -239,6 +252,8 @@ interface AdapterBase {
   /** `acp` for agents driven over the Agent Client Protocol; absent for the CLIs whose output is translated. */
   protocol?: "acp";
   capabilities: AgentCapabilities;
+  /** Its state under caesar's OS sandbox, for the CLIs that get a home of the task's (sandbox-home.ts). */
+  sandbox?: SandboxState;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
 }

@@ -53,6 +53,14 @@ export const claudeAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/claude-config",
+    variables: ["CLAUDE_CONFIG_DIR"],
+    own: {
+      value: "off",
+      why: "its optional sandbox is not used; in read-only tasks Bash is allowed, the kernel refusing its writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "claude", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildClaudeCommand,
   createTranslator: () => new ClaudeTranslator(),

@@ -52,6 +52,14 @@ export const codexAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/codex-home",
+    variables: ["CODEX_HOME", "TMPDIR=/tmp/.codex-tmp"],
+    own: {
+      value: "nested",
+      why: "its bubblewrap runs inside caesar's: it cuts its commands' network while codex reaches its model; the worktree's registration is one of its writable roots (commits)",
+    },
+  },
   detect: (env) => detectCli({ bin: "codex", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCodexCommand,
   createTranslator: (launch) => new CodexTranslator(lastMessagePath(launch), launch.resume !== undefined),

@@ -45,6 +45,14 @@ export const copilotAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/copilot-home",
+    variables: ["COPILOT_HOME"],
+    own: {
+      value: "off",
+      why: "--sandbox is not used; read-only tasks keep the shell, the kernel refusing its writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "copilot", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCopilotCommand,
   createTranslator: (launch) => new CopilotTranslator(usagePath(launch)),

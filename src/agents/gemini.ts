@@ -48,6 +48,14 @@ export const geminiAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/gemini-home",
+    variables: ["GEMINI_CLI_HOME"],
+    own: {
+      value: "off",
+      why: "its container sandbox is not used; read-only tasks run --yolo, the kernel refusing their writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "gemini", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildGeminiCommand,
   createTranslator: () => new GeminiTranslator(),

@@ -42,6 +42,14 @@ export const opencodeAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/opencode-home",
+    variables: ["XDG_CONFIG_HOME", "XDG_DATA_HOME"],
+    own: {
+      value: "none",
+      why: "no sandbox of its own; read-only tasks allow bash, the kernel refusing its writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "opencode", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildOpencodeCommand,
   createTranslator: () => new OpencodeTranslator(),
