@@ -49,7 +49,7 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   const { dir, plan, events, raw, launch, adapter, describe } = input;
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
-  await writeLaunchFiles(command);
+  await writeLaunchFiles(command, dir);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
