@@ -98,6 +98,16 @@ export interface LaunchContext {
   extraDirs: string[];
   /** A private directory for this run's generated files (CLI config, schema files, last message). */
   runtimeDir: string;
+  /**
+   * The agent runs in caesar's OS sandbox: everything of the user's is read-only, so the CLI's own state
+   * (sessions, caches, helper binaries) gets a per-task home under `runtimeDir` (sandbox-home.ts).
+   */
+  sandboxed?: boolean;
+  /**
+   * Under caesar's sandbox, a worktree task's registration in git (`<common>/worktrees/<name>`): where the
+   * agent's git writes HEAD, the index and its own objects (a CLI sandbox nested inside must allow it).
+   */
+  gitDir?: string;
   /** The environment the agent inherits, CAESAR_* included. Adapters add to it, never mutate it. */
   env: Readonly<Record<string, string>>;
   /**
@@ -234,6 +244,19 @@ export interface SessionDriver {
   finish(exit: ProcessExit): Promise<StreamOutcome>;
 }
 
+/**
+ * What the agent's CLI may write under caesar's OS sandbox beyond its workspace, task directory and private
+ * /tmp: its home of the task's (under the task's runtime folder) and the variables that point there, and
+ * whether its own sandbox stays on inside caesar's (`caesar doctor`; docs/adapters.md).
+ */
+export interface SandboxState {
+  /** The CLI's home of the task's, relative to the task directory (`runtime/codex-home`). */
+  home: string;
+  /** The variables that point the CLI there. */
+  variables: string[];
+  own: Capability<"nested" | "off" | "none">;
+}
+
 interface AdapterBase {
   /** The id users type (`--agent codex`). */
   id: string;
@@ -252,6 +275,8 @@ interface AdapterBase {
   extraMcpServers?: Capability<boolean>;
   /** Whether images can go with the brief (`LaunchContext.images`), and why. Absent: they cannot. */
   images?: Capability<boolean>;
+  /** Its state under caesar's OS sandbox, for the CLIs that get a home of the task's (sandbox-home.ts). */
+  sandbox?: SandboxState;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
   buildCommand(launch: LaunchContext): CommandLine;
 }

@@ -1,9 +1,11 @@
+import { dirname } from "node:path";
 import type { EventBody } from "../protocol/event.js";
 import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { nativeReportFrom, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
+import { type SandboxHome, sandboxHome, seedInto, userStateDir, withSandboxHome } from "./sandbox-home.js";
 import { int, list, num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StateTranslator } from "./stream-state.js";
 import { contentText, summarizeToolInput } from "./tool-summary.js";
@@ -51,6 +53,14 @@ export const claudeAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/claude-config",
+    variables: ["CLAUDE_CONFIG_DIR"],
+    own: {
+      value: "off",
+      why: "its optional sandbox is not used; in read-only tasks Bash is allowed, the kernel refusing its writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "claude", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildClaudeCommand,
   createTranslator: () => new ClaudeTranslator(),
@@ -70,6 +80,8 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
     // would also refuse the report file. `//path` is an absolute path in claude's rules.
     args.push("--permission-mode", "dontAsk");
     for (const dir of launch.extraDirs) allowed.push(`Write(/${dir}/**)`, `Edit(/${dir}/**)`);
+    // Under caesar's sandbox the kernel holds read-only: commands run, and whatever they write is refused.
+    if (launch.sandboxed) allowed.push("Bash");
   }
   if (launch.channel) {
     // The whole server: `mcp__<name>` allows each of its tools.
@@ -94,7 +106,7 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
   args.push("--json-schema", JSON.stringify(JSON.parse(schema.content)));
   // Options taking several values (--allowedTools, --add-dir, --mcp-config) would swallow the prompt.
   args.push(...launch.extraArgs, "--", prompt.text);
-  return {
+  const command: CommandLine = {
     bin: "claude",
     args,
     env: {},
@@ -102,6 +114,29 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
     files: prompt.files,
     display: displayCommand("claude", args),
   };
+  return launch.sandboxed ? withSandboxHome(command, claudeSandboxHome(launch)) : command;
+}
+
+/**
+ * Under caesar's sandbox: a CLAUDE_CONFIG_DIR of the task's (claude writes its sessions — which a
+ * continued session reads back — todos, shell snapshots and `.claude.json` there), with the user's
+ * credentials, settings and CLAUDE.md linked in and `.claude.json` copied (claude rewrites it as it runs).
+ * Without CLAUDE_CONFIG_DIR, the user's are `~/.claude/` and `~/.claude.json`. claude's own sandbox stays
+ * off, as outside: caesar's holds its files (docs/adapters.md).
+ */
+function claudeSandboxHome(launch: LaunchContext): SandboxHome {
+  const user = userStateDir(launch, "CLAUDE_CONFIG_DIR", ".claude");
+  const home = sandboxHome(launch, "claude-config", user, [
+    { name: ".credentials.json", how: "link" },
+    { name: "settings.json", how: "link" },
+    { name: "CLAUDE.md", how: "link" },
+    { name: ".claude.json", how: "copy" },
+  ]);
+  // Without CLAUDE_CONFIG_DIR, claude keeps .claude.json beside ~/.claude, not inside it.
+  if (!launch.env.CLAUDE_CONFIG_DIR)
+    seedInto(home, home.home, dirname(user), { name: ".claude.json", how: "copy" });
+  home.env.CLAUDE_CONFIG_DIR = home.home;
+  return home;
 }
 
 interface ToolCall {

@@ -5,6 +5,7 @@ import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js"
 import { displayCommand } from "./display.js";
 import { nativeReportFrom, readNativeOutput, reportSchemaFile } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
+import { sandboxHome, userStateDir, withSandboxHome } from "./sandbox-home.js";
 import { int, list, num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StateTranslator } from "./stream-state.js";
 import { tomlKey, tomlValue } from "./toml-value.js";
@@ -51,6 +52,14 @@ export const codexAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/codex-home",
+    variables: ["CODEX_HOME", "TMPDIR=/tmp/.codex-tmp"],
+    own: {
+      value: "nested",
+      why: "its bubblewrap runs inside caesar's: it cuts its commands' network while codex reaches its model; the worktree's registration is one of its writable roots (commits)",
+    },
+  },
   detect: (env) => detectCli({ bin: "codex", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCodexCommand,
   createTranslator: (launch) => new CodexTranslator(lastMessagePath(launch), launch.resume !== undefined),
@@ -68,14 +77,20 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
   const args = launch.resume
     ? ["exec", "resume", "--json", "--skip-git-repo-check"]
     : ["exec", "--json", "--skip-git-repo-check", "--color", "never"];
-  if (launch.mode === "write") {
+  // Under caesar's sandbox, which holds read-only in the kernel, a read-only task runs codex's own sandbox
+  // as workspace-write too: its commands run (whatever they write is refused), their network still cut.
+  if (launch.mode === "write" || launch.sandboxed) {
+    // Under caesar's sandbox its worktree's registration too: git writes HEAD, the index and its objects there.
+    const writable = [
+      ...launch.extraDirs,
+      ...(launch.gitDir && launch.mode === "write" ? [launch.gitDir] : []),
+    ];
     if (launch.resume) {
       args.push(...config("sandbox_mode", "workspace-write"));
-      if (launch.extraDirs.length > 0)
-        args.push(...config("sandbox_workspace_write.writable_roots", launch.extraDirs));
+      if (writable.length > 0) args.push(...config("sandbox_workspace_write.writable_roots", writable));
     } else args.push("-s", "workspace-write");
-    args.push(...config("sandbox_workspace_write.network_access", launch.network));
-    if (!launch.resume) for (const dir of launch.extraDirs) args.push("--add-dir", dir);
+    args.push(...config("sandbox_workspace_write.network_access", launch.mode === "write" && launch.network));
+    if (!launch.resume) for (const dir of writable) args.push("--add-dir", dir);
   } else {
     // Read-only: the sandbox cuts writes and network alike; the report comes back through -o.
     args.push(...(launch.resume ? config("sandbox_mode", "read-only") : ["-s", "read-only"]));
@@ -97,7 +112,7 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
     );
   }
   args.push(...launch.extraArgs, ...(launch.resume ? [launch.resume] : []), "--", prompt.text);
-  return {
+  const command: CommandLine = {
     bin: "codex",
     args,
     env: {},
@@ -106,7 +121,30 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
     outputs: [lastMessagePath(launch)],
     display: displayCommand("codex", args),
   };
+  return launch.sandboxed ? withSandboxHome(command, codexSandboxHome(launch)) : command;
 }
+
+/**
+ * Under caesar's sandbox: a CODEX_HOME of the task's (codex writes its sessions, logs, databases and the
+ * helper binaries its own bubblewrap sandbox runs there), with the user's config.toml, auth.json and
+ * AGENTS.md linked in (read-only inside). codex's own sandbox stays on, nested: it still cuts its
+ * commands' network while codex reaches its model (docs/adapters.md). codex refuses to make its helpers
+ * under its temporary directory: inside, TMPDIR is a folder of the private /tmp that holds no project.
+ */
+function codexSandboxHome(launch: LaunchContext) {
+  const user = userStateDir(launch, "CODEX_HOME", ".codex");
+  const home = sandboxHome(launch, "codex-home", user, [
+    { name: "config.toml", how: "link" },
+    { name: "auth.json", how: "link" },
+    { name: "AGENTS.md", how: "link" },
+  ]);
+  home.env.CODEX_HOME = home.home;
+  home.env.TMPDIR = CODEX_SANDBOX_TMPDIR;
+  return home;
+}
+
+/** The temporary directory codex gets inside caesar's sandbox (sandbox-run.ts makes it). */
+export const CODEX_SANDBOX_TMPDIR = "/tmp/.codex-tmp";
 
 /** Codex item types that are tool calls, and the tool name caesar shows for them. */
 function toolName(item: Record<string, unknown>): string | undefined {

@@ -5,6 +5,7 @@ import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { readNativeOutput } from "./native-report.js";
 import { promptArg } from "./prompt-arg.js";
+import { type SandboxHome, sandboxHome, userStateDir, withSandboxHome } from "./sandbox-home.js";
 import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
@@ -44,6 +45,14 @@ export const copilotAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/copilot-home",
+    variables: ["COPILOT_HOME"],
+    own: {
+      value: "off",
+      why: "--sandbox is not used; read-only tasks keep the shell, the kernel refusing its writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "copilot", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildCopilotCommand,
   createTranslator: (launch) => new CopilotTranslator(usagePath(launch)),
@@ -76,14 +85,16 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
   // (a denial takes precedence over an allowance).
   const args = ["--output-format", "json", "--no-auto-update", "--no-ask-user", "--allow-all-tools"];
   args.push("--usage-output-file", usagePath(launch));
-  if (launch.mode === "read-only") args.push("--deny-tool", "shell", "--deny-tool", "write");
+  // Under caesar's sandbox the kernel holds read-only: the shell runs, and whatever it writes is refused.
+  if (launch.mode === "read-only")
+    args.push(...(launch.sandboxed ? [] : ["--deny-tool", "shell"]), "--deny-tool", "write");
   for (const tool of launch.tools.excluded) args.push("--deny-tool", tool);
   if (launch.resume) args.push(`--resume=${launch.resume}`);
   if (launch.model) args.push("--model", launch.model);
   for (const dir of launch.extraDirs) args.push("--add-dir", dir);
   if (launch.channel) args.push(...copilotChannelArgs(launch.channel));
   args.push(...launch.extraArgs, `--prompt=${prompt.text}`);
-  return {
+  const command: CommandLine = {
     bin: "copilot",
     args,
     env: {},
@@ -92,6 +103,23 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
     outputs: [usagePath(launch)],
     display: displayCommand("copilot", args),
   };
+  return launch.sandboxed ? withSandboxHome(command, copilotSandboxHome(launch)) : command;
+}
+
+/**
+ * Under caesar's sandbox: a COPILOT_HOME of the task's (sessions, logs) with the user's config.json copied
+ * (copilot rewrites it) and mcp-config.json linked in; copilot unpacks its bundled packages into
+ * XDG_CACHE_HOME, per task too. Its own `--sandbox` stays off (it needs slirp4netns and iptables on the
+ * host): caesar's holds its files (docs/adapters.md).
+ */
+function copilotSandboxHome(launch: LaunchContext): SandboxHome {
+  const user = userStateDir(launch, "COPILOT_HOME", ".copilot");
+  const home = sandboxHome(launch, "copilot-home", user, [
+    { name: "config.json", how: "copy" },
+    { name: "mcp-config.json", how: "link" },
+  ]);
+  home.env.COPILOT_HOME = home.home;
+  return home;
 }
 
 export class CopilotTranslator extends StateTranslator {

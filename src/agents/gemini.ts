@@ -6,6 +6,7 @@ import type { CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
+import { sandboxHome } from "./sandbox-home.js";
 import { num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
@@ -47,6 +48,14 @@ export const geminiAdapter: LineAgentAdapter = {
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
   },
+  sandbox: {
+    home: "runtime/gemini-home",
+    variables: ["GEMINI_CLI_HOME"],
+    own: {
+      value: "off",
+      why: "its container sandbox is not used; read-only tasks run --yolo, the kernel refusing their writes",
+    },
+  },
   detect: (env) => detectCli({ bin: "gemini", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildGeminiCommand,
   createTranslator: () => new GeminiTranslator(),
@@ -73,27 +82,51 @@ function readSettings(path: string): Json {
   }
 }
 
-/** A per-run home whose `.gemini/settings.json` adds the channel server to the user's settings. */
-function channelHome(launch: LaunchContext): Pick<CommandLine, "files" | "links"> & { home: string } {
-  const channel = launch.channel!;
+/**
+ * The user's entries a home of the task's links to under caesar's sandbox: credentials and instructions,
+ * read-only inside. Not the rest (tmp/, history, projects.json…): gemini writes those, in the task's home.
+ */
+const SANDBOX_SEEDS = [
+  "oauth_creds.json",
+  "google_accounts.json",
+  "mcp-oauth-tokens.json",
+  ".env",
+  "GEMINI.md",
+];
+
+/**
+ * A per-run home whose `.gemini/settings.json` is the user's, with the channel server added when there is
+ * one. Outside a sandbox its other entries link to the user's own; inside caesar's, where the user's are
+ * read-only, only credentials and instructions are linked and gemini's state starts fresh there.
+ */
+function runHome(launch: LaunchContext): Pick<CommandLine, "files" | "links" | "env"> & { home: string } {
   const userHome = launch.env.GEMINI_CLI_HOME || launch.env.HOME || homedir();
   const userDir = join(userHome, ".gemini");
   const home = join(launch.runtimeDir, "gemini-home");
   const settings = readSettings(join(userDir, "settings.json"));
-  settings.mcpServers = {
-    ...rec(settings.mcpServers),
-    // trust: the tool is otherwise not even offered to the model outside --yolo.
-    [channel.name]: { command: channel.command, args: channel.args, env: channel.env, trust: true },
-  };
+  const channel = launch.channel;
+  if (channel) {
+    settings.mcpServers = {
+      ...rec(settings.mcpServers),
+      // trust: the tool is otherwise not even offered to the model outside --yolo.
+      [channel.name]: { command: channel.command, args: channel.args, env: channel.env, trust: true },
+    };
+  }
   let entries: string[] = [];
   try {
     entries = readdirSync(userDir).filter((name) => name !== "settings.json");
   } catch {
     // no user configuration yet
   }
+  if (launch.sandboxed) entries = entries.filter((name) => SANDBOX_SEEDS.includes(name));
+  const base = launch.sandboxed
+    ? sandboxHome(launch, "gemini-home", userDir, [])
+    : { env: {}, files: [], links: [] };
   return {
     home,
+    env: { ...base.env, GEMINI_CLI_HOME: home },
     files: [
+      ...base.files,
       { path: join(home, ".gemini", "settings.json"), content: `${JSON.stringify(settings, null, 2)}\n` },
     ],
     links: entries.map((name) => ({ path: join(home, ".gemini", name), target: join(userDir, name) })),
@@ -104,7 +137,9 @@ export function buildGeminiCommand(launch: LaunchContext): CommandLine {
   const prompt = promptArg(launch);
   const args = ["--output-format", "stream-json", "--skip-trust"];
   // --skip-trust: an untrusted folder silently downgrades --yolo to the default approval mode.
-  if (launch.mode === "write") args.push("--yolo");
+  // Read-only: plan mode removes the shell, unless caesar's sandbox holds read-only in the kernel, where
+  // commands run and whatever they write is refused.
+  if (launch.mode === "write" || launch.sandboxed) args.push("--yolo");
   else args.push("--approval-mode", "plan");
   if (launch.resume) args.push("--resume", launch.resume);
   if (launch.model) args.push("-m", launch.model);
@@ -117,9 +152,9 @@ export function buildGeminiCommand(launch: LaunchContext): CommandLine {
     files: [...prompt.files],
     display: "",
   };
-  if (launch.channel) {
-    const overlay = channelHome(launch);
-    command.env.GEMINI_CLI_HOME = overlay.home;
+  if (launch.channel || launch.sandboxed) {
+    const overlay = runHome(launch);
+    Object.assign(command.env, overlay.env);
     command.files!.push(...(overlay.files ?? []));
     command.links = overlay.links;
   }

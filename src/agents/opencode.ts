@@ -1,9 +1,10 @@
-import { relative } from "node:path";
+import { join, relative } from "node:path";
 import type { EventBody } from "../protocol/event.js";
 import type { CommandLine, LaunchContext, LineAgentAdapter } from "./adapter.js";
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
+import { type SandboxHome, sandboxHome, seedInto, userStateDir, withSandboxHome } from "./sandbox-home.js";
 import { int, num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
@@ -40,6 +41,14 @@ export const opencodeAdapter: LineAgentAdapter = {
     model: { value: true, why: "--model <provider/model>" },
     verifiedOn: VERIFIED,
     verifiedRange: { min: VERIFIED, max: VERIFIED },
+  },
+  sandbox: {
+    home: "runtime/opencode-home",
+    variables: ["XDG_CONFIG_HOME", "XDG_DATA_HOME"],
+    own: {
+      value: "none",
+      why: "no sandbox of its own; read-only tasks allow bash, the kernel refusing its writes",
+    },
   },
   detect: (env) => detectCli({ bin: "opencode", verifiedRange: { min: VERIFIED, max: VERIFIED } }, env),
   buildCommand: buildOpencodeCommand,
@@ -81,7 +90,9 @@ function permissionFor(launch: LaunchContext): Json {
       ];
     }),
   );
-  return { bash: "deny", edit: { "*": "deny", ...editable }, external_directory: outside };
+  // Under caesar's sandbox the kernel holds read-only: commands run, and whatever they write is refused.
+  const bash = launch.sandboxed ? "allow" : "deny";
+  return { bash, edit: { "*": "deny", ...editable }, external_directory: outside };
 }
 
 export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
@@ -114,7 +125,7 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
   if (launch.resume) args.push("--session", launch.resume);
   if (launch.model) args.push("--model", launch.model);
   args.push(...launch.extraArgs, "--", prompt.text);
-  return {
+  const command: CommandLine = {
     bin: "opencode",
     args,
     env: {
@@ -126,6 +137,29 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
     files: prompt.files,
     display: displayCommand("opencode", args),
   };
+  return launch.sandboxed ? withSandboxHome(command, opencodeSandboxHome(launch)) : command;
+}
+
+/**
+ * Under caesar's sandbox: the XDG folders opencode keeps everything in (its database, sessions, the npm
+ * cache of its plugins, a package.json it writes in its config folder) made per task, with the user's
+ * opencode.json(c), AGENTS.md and auth.json linked in (read-only inside). opencode has no sandbox of its
+ * own: caesar's holds its files (docs/adapters.md).
+ */
+function opencodeSandboxHome(launch: LaunchContext): SandboxHome {
+  const userConfig = join(userStateDir(launch, "XDG_CONFIG_HOME", ".config"), "opencode");
+  const userData = join(userStateDir(launch, "XDG_DATA_HOME", ".local/share"), "opencode");
+  const home = sandboxHome(launch, "opencode-home", userConfig, []);
+  const config = join(home.home, "config");
+  const data = join(home.home, "data");
+  for (const name of ["opencode.json", "opencode.jsonc", "AGENTS.md"])
+    seedInto(home, join(config, "opencode"), userConfig, { name, how: "link" });
+  seedInto(home, join(data, "opencode"), userData, { name: "auth.json", how: "link" });
+  home.env.XDG_CONFIG_HOME = config;
+  home.env.XDG_DATA_HOME = data;
+  home.files.push({ path: join(config, "opencode", ".caesar-sandbox-home"), content: "" });
+  home.files.push({ path: join(data, "opencode", ".caesar-sandbox-home"), content: "" });
+  return home;
 }
 
 const REJECTED = /rejected permission|prevents you from using|permission.*denied/i;

@@ -19,6 +19,8 @@ export interface AgentSummary {
   risk_profile: Sourced<string>;
   model: Sourced<string> | null;
   capabilities: AgentAdapter["capabilities"];
+  /** What its CLI writes under caesar's OS sandbox beyond its workspace and task directory; null: nothing. */
+  sandbox: AgentAdapter["sandbox"] | null;
 }
 
 /** What `agents list` and `doctor` say about each agent; detection runs in parallel. */
@@ -49,6 +51,7 @@ export async function summarizeAgents(
         risk_profile: settings.risk_profile,
         model: config.models[adapter.id] ?? null,
         capabilities: adapter.capabilities,
+        sandbox: adapter.sandbox ?? null,
       };
     }),
   );

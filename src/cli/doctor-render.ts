@@ -60,8 +60,34 @@ export function renderDoctor(result: DoctorResult): string {
     lines.push(`  mcp          ${String(caps.mcp.value).padEnd(10)} ${caps.mcp.why}`);
     lines.push(`  resume       ${String(caps.resume.value).padEnd(10)} ${caps.resume.why}`);
     lines.push(`  model        ${String(caps.model.value).padEnd(10)} ${caps.model.why}`);
+    lines.push(...describeAgentSandbox(agent, result.sandbox));
   }
   return lines.join("\n");
+}
+
+/**
+ * What an agent may write under caesar's sandbox: the same for every agent (its workspace, its task
+ * directory, a private /tmp), plus its CLI's home of the task's, and whether its own sandbox stays on.
+ */
+function describeAgentSandbox(agent: AgentSummary, sandbox: DoctorResult["sandbox"]): string[] {
+  const applies = sandbox.mode !== "off" && sandbox.backend !== null;
+  const when = applies ? "writable" : "writable once caesar's sandbox runs";
+  const own = agent.sandbox
+    ? [
+        `<task dir>/${agent.sandbox.home} (${agent.sandbox.variables.join(", ")})`,
+        "<task dir>/runtime/xdg (XDG_CACHE_HOME, XDG_STATE_HOME)",
+      ]
+    : [];
+  const writable = [
+    "its workspace (write tasks; a worktree's registration in git for its commits)",
+    "its task directory",
+    "a private /tmp",
+    ...own,
+  ];
+  const lines = [`  sandbox      ${when}: ${writable.join("; ")}`];
+  if (agent.sandbox)
+    lines.push(`  own sandbox  ${agent.sandbox.own.value.padEnd(10)} ${agent.sandbox.own.why}`);
+  return lines;
 }
 
 /** Where the tasks this command would start send their spans (docs/observability.md). */

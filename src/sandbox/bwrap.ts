@@ -45,6 +45,7 @@ export function bwrapArgs(profile: SandboxProfile, cwd: string, uid = insideUid(
     "/tmp",
   ];
   if (!profile.network) args.push("--unshare-net");
+  for (const path of profile.tmpDirs ?? []) args.push("--dir", path);
   // Mounts stack in this order: what stays visible under /tmp, what is writable, caesar's files over it,
   // then what is hidden (inside any of them), then the broker's folder (inside the hidden control folder).
   for (const path of profile.visible) args.push("--ro-bind", path, path);

@@ -23,6 +23,8 @@ export interface SandboxProfile {
   binds: { source: string; target: string }[];
   /** No network namespace of the host: no network at all, loopback included. */
   network: boolean;
+  /** Empty folders made in the private /tmp (the agent's TMPDIR when it is one there). */
+  tmpDirs?: string[];
 }
 
 export interface ProfileInput {

@@ -3,65 +3,13 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileS
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { probeBwrap } from "../../src/sandbox/bwrap.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import { git, makeRepo, readJson, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
-import { itWith, type Requirement } from "../helpers/system-deps.js";
+import { readJson, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
+import { itWith } from "../helpers/system-deps.js";
+import { BUBBLEWRAP, project, type RunJson, run, tryWrite } from "./probe-project.js";
 
 // Agents in an OS sandbox: each attack is tried by a real agent process under `[sandbox] mode =
 // "required"`, and — where that shows the attack is real — the same agent with the sandbox off succeeds.
-
-const BUBBLEWRAP: Requirement = {
-  what: "bubblewrap able to create a sandbox here",
-  install: "apt-get install bubblewrap (and allow unprivileged user namespaces)",
-  find: () => (probeBwrap().available ? "bwrap" : undefined),
-};
-
-interface RunJson {
-  task_id: string;
-  state: {
-    outcome: string;
-    report: { status: string; changes: { path: string }[]; findings: { title: string }[] };
-  };
-}
-
-/** A project whose agent `probe` is the given shell script; [sandbox] as asked. */
-function project(script: string, sandbox: "required" | "auto" | "off", extra = ""): string {
-  const root = makeRepo({ "README.md": "# project\n", "src/app.txt": "original\n" });
-  const agentDir = tempDir("caesar-sandbox-agent-");
-  const agent = join(agentDir, "probe.sh");
-  writeFileSync(
-    agent,
-    `#!/bin/sh\n${script}\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"probed"}' > "$CAESAR_REPORT_PATH"\n`,
-  );
-  chmodSync(agent, 0o755);
-  writeFiles(root, {
-    ".caesar/config.toml": `[sandbox]\nmode = "${sandbox}"\n${extra}\n[[agent]]\nid = "probe"\nbin = "${agent}"\n`,
-  });
-  git(root, "add", ".");
-  git(root, "commit", "-qm", "caesar config");
-  return root;
-}
-
-async function run(
-  root: string,
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<RunJson & { raw: string }> {
-  const result = await runCaesar(["run", "--json", "--agent", "probe", ...args, "probe"], {
-    cwd: root,
-    env,
-    timeoutMs: 120_000,
-  });
-  const body = parseJsonOutput<RunJson>(result);
-  return { ...body, raw: readFileSync(join(taskDir(root, body.task_id), "raw.log"), "utf8") };
-}
-
-/** `WROTE <path>` or `DENIED <path>` for each path, on stdout (raw.log). */
-const tryWrite = (paths: string[]) =>
-  paths
-    .map((path) => `(echo pwned > "${path}") 2>/dev/null && echo "WROTE ${path}" || echo "DENIED ${path}"`)
-    .join("\n");
 
 describe("agents in an OS sandbox (bubblewrap)", () => {
   itWith(

@@ -20,6 +20,7 @@ import type { Ending, EndingCause, EndingContext } from "./ending.js";
 import { findExecutable } from "./executable.js";
 import { agentOutputDir } from "./output-dir.js";
 import type { RawLog } from "./raw-log.js";
+import { prepareSandboxCommits } from "./sandbox-commits.js";
 import { sandboxCommand } from "./sandbox-run.js";
 
 /** How a task ended, in words, from its cause (ending.ts). */
@@ -49,7 +50,7 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   const { dir, plan, events, raw, launch, adapter, describe } = input;
   const command = adapter.buildCommand(launch);
   // Per-run files (CLI config, schema) and links (a CLI home overlay keeping the user's credentials).
-  await writeLaunchFiles(command);
+  await writeLaunchFiles(command, dir);
   if (command.materialised?.length) {
     await updateState(dir, (state) => ({
       ...state,
@@ -62,9 +63,11 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   const rawFrom = await raw.written();
   const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
   const output = makeOutput(input, deadlineAt);
+  const state = await readState(dir);
   const env: Record<string, string> = {
     ...launch.env,
     ...command.env,
+    ...(await prepareSandboxCommits(plan, state)),
     [TASK_TOKEN_ENV]: token,
     ...(input.broker ? { [BROKER_ENV]: input.broker } : {}),
   };
@@ -75,14 +78,7 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   // The program is looked up here, before its sandbox, so that a missing one is said as such.
   const found = findExecutable(command.bin, env.PATH ?? process.env.PATH ?? "", command.cwd);
   if (!found.ok) return failedToStart(found.error);
-  const sandboxed = sandboxCommand(
-    plan,
-    await readState(dir),
-    dir,
-    { ...command, bin: found.path },
-    env,
-    input.broker,
-  );
+  const sandboxed = sandboxCommand(plan, state, dir, { ...command, bin: found.path }, env, input.broker);
   const agent = await startAgentProcess({
     bin: sandboxed.bin,
     args: sandboxed.args,

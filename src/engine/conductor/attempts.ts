@@ -11,7 +11,7 @@ import { changedFiles, diffText } from "../../workspace/changes.js";
 import { snapshotTree } from "../../workspace/snapshot.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { TaskPlan } from "../store/task-plan.js";
-import { updateState } from "../store/task-store.js";
+import { readState, updateState } from "../store/task-store.js";
 import { checksNotRun, runChecks } from "./checks.js";
 import type { Ending } from "./ending.js";
 import type { FinishInput } from "./finish.js";
@@ -19,6 +19,7 @@ import { makeFollowUpPrompt, makeFreshBrief } from "./follow-up.js";
 import { agentOutputDir } from "./output-dir.js";
 import type { RawLog } from "./raw-log.js";
 import { CHANNEL_REPORT_FILE } from "./recover.js";
+import { adoptSandboxCommits } from "./sandbox-commits.js";
 import { pointerFindings } from "./worktree-pointer.js";
 
 /** How one run of the agent ended: it exited (or was stopped), or it could not start. */
@@ -200,6 +201,8 @@ async function checkTurn(
     return checksNotRun(plan.checks, "not run: the task's deadline had passed");
   // A check that runs git in the worktree must not run the agent's git configuration.
   findings.push(...(await pointerFindings(input.launch.task.workspace, dir)));
+  // What a sandboxed agent committed is in the project's store before anything is snapshotted.
+  findings.push(...(await adoptSandboxCommits(plan, await readState(dir))));
   // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.
   const before = await snapshotOf(input);
   const results = await runChecks({

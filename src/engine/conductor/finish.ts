@@ -20,6 +20,7 @@ import type { Ending } from "./ending.js";
 import { governanceFindings } from "./governance-findings.js";
 import { reconcile } from "./reconcile.js";
 import { recoverReport } from "./recover.js";
+import { adoptSandboxCommits } from "./sandbox-commits.js";
 import { pointerFindings } from "./worktree-pointer.js";
 
 export interface FinishInput {
@@ -154,6 +155,8 @@ async function observeChanges(state: TaskState, plan: TaskPlan, dir: string): Pr
   const top = state.worktree ?? plan.repo_top;
   if (!top || !state.start_tree) return undefined;
   const findings = state.worktree ? await pointerFindings(state.worktree, dir) : [];
+  // What a sandboxed agent committed is in the project's store before the snapshot (sandbox-commits.ts).
+  findings.push(...(await adoptSandboxCommits(plan, state)));
   // A fresh worktree starts at its base: when git sees it untouched, the end tree is the start tree.
   if (state.worktree && state.base_ref && (await isPristine(top, state.base_ref)))
     return { tree: state.start_tree, commit: null, changes: [], findings };

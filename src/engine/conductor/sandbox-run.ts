@@ -17,6 +17,9 @@ import { CHECKS_DIR } from "./checks.js";
  */
 const CAESAR_FILES = ["task.json", "plan.json", "raw.log", "conductor.log", CHECKS_DIR, "attempts"];
 
+/** The files of a worktree's registration that say where its repository and worktree are, and its config. */
+const REGISTRATION_PINS = ["commondir", "gitdir", "config.worktree"];
+
 export interface SandboxedCommand {
   bin: string;
   args: string[];
@@ -38,11 +41,20 @@ export function sandboxCommand(
 ): SandboxedCommand {
   if (plan.sandbox.backend !== "bwrap") return { bin: command.bin, args: command.args, env };
   const profile = profileOf(plan, state, dir, env, command.bin, broker);
+  // The private /tmp, or a folder of it the adapter chose (codex: one that is no prefix of its home).
+  const tmp = privateTmpDir(env.TMPDIR);
+  if (tmp !== "/tmp") profile.tmpDirs = [tmp];
   return {
     bin: "bwrap",
     args: [...bwrapArgs(profile, command.cwd), command.bin, ...command.args],
-    env: { ...env, TMPDIR: "/tmp" },
+    env: { ...env, TMPDIR: tmp },
   };
+}
+
+/** TMPDIR inside: a plain folder of the private /tmp when the agent's environment names one, else /tmp. */
+function privateTmpDir(asked: string | undefined): string {
+  if (!asked || !/^\/tmp\/\.?[A-Za-z0-9_-]+$/.test(asked)) return "/tmp";
+  return asked;
 }
 
 export function profileOf(
@@ -54,12 +66,17 @@ export function profileOf(
   broker?: string,
 ): SandboxProfile {
   const workspace = state.workspace;
+  const registration = state.worktree ? registrationOf(state.worktree) : null;
   const protectedInWorkspace =
     state.worktree === null
       ? [join(plan.repo_top ?? workspace, ".git"), join(plan.root, ".caesar")].filter((path) =>
           isInside(path, workspace),
         )
-      : [];
+      : // In its registration the agent's git writes HEAD, the index, logs and its objects folder
+        // (task-objects.ts); what tells git where the repository is stays read-only: caesar runs git there.
+        registration
+        ? REGISTRATION_PINS.map((name) => join(registration, name))
+        : [];
   const profile = makeProfile({
     mode: plan.mode,
     network: plan.network || !plan.sandbox.cuts_network,
@@ -67,7 +84,7 @@ export function profileOf(
     taskDir: dir,
     taskFiles: CAESAR_FILES.map((name) => join(dir, name)),
     controlDir: controlPaths(plan.root).dir,
-    worktreeGitDir: state.worktree ? registrationOf(state.worktree) : null,
+    worktreeGitDir: registration,
     protectedInWorkspace,
     extraWritable: [],
     // The user's credential folders, under the agent's home and under the account's own.

@@ -4,6 +4,7 @@ import type { Task } from "../../protocol/task.js";
 import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
 import { formatTraceparent } from "../../support/telemetry/trace-context.js";
+import { taskGitOf } from "../../workspace/task-objects.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
@@ -79,8 +80,20 @@ export function makeLaunch(
     ...(plan.images.length > 0 ? { images: plan.images } : {}),
     extraDirs: [dir],
     runtimeDir: join(dir, "runtime"),
+    ...(plan.sandbox.backend ? { sandboxed: true, ...sandboxGitDir(task) } : {}),
     env,
   };
+}
+
+/** A sandboxed worktree task's registration in git, where its commits go (workspace/task-objects.ts). */
+function sandboxGitDir(task: Task): { gitDir?: string } {
+  if (task.isolation !== "worktree") return {};
+  try {
+    const registration = taskGitOf(task.workspace)?.registration;
+    return registration ? { gitDir: registration } : {};
+  } catch {
+    return {};
+  }
 }
 
 /**

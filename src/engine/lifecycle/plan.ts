@@ -179,8 +179,9 @@ async function planRequest(
     request.network ??
     role?.network ??
     (inherited && !inherited.network ? "off" : config.policy.network.value);
-  // An agent caesar could not otherwise confine (network "open": a custom program, the reference agent) has
-  // its network cut by the sandbox itself; the five CLIs keep their own control, as they need their model's host.
+  // An agent caesar could not otherwise confine (network "open": a custom program, the reference agent, and
+  // claude, gemini, opencode and copilot) has its network cut by the sandbox itself — a CLI's model with it,
+  // until a relay to its model's host exists (docs/adapters.md); codex cuts its commands' network itself.
   const sandboxCutsNetwork = sandbox.backend !== null && adapter.capabilities.network.value === "open";
   const capabilities: AgentCapabilities = sandboxCutsNetwork
     ? {

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { makeRepo, tempDir } from "../helpers/repo.js";
+
+// `caesar doctor` says, per agent, what its CLI may write under caesar's OS sandbox.
+
+interface DoctorJson {
+  sandbox: { backend: string | null };
+  agents: {
+    id: string;
+    sandbox: { home: string; variables: string[]; own: { value: string } } | null;
+  }[];
+}
+
+describe("caesar doctor: the sandbox per agent", () => {
+  it("names each CLI's home of the task's and whether its own sandbox stays on; other agents get none", async () => {
+    const root = makeRepo({ "README.md": "# x\n", ".caesar/config.toml": '[sandbox]\nmode = "auto"\n' });
+    const env = { HOME: tempDir(), XDG_CONFIG_HOME: tempDir() };
+    const json = parseJsonOutput<DoctorJson>(await runCaesar(["doctor", "--json"], { cwd: root, env }));
+    const of = (id: string) => json.agents.find((agent) => agent.id === id)?.sandbox;
+    expect(of("codex")).toMatchObject({ home: "runtime/codex-home", own: { value: "nested" } });
+    expect(of("codex")?.variables).toContain("CODEX_HOME");
+    expect(of("claude")).toMatchObject({ home: "runtime/claude-config", variables: ["CLAUDE_CONFIG_DIR"] });
+    expect(of("gemini")).toMatchObject({ home: "runtime/gemini-home", variables: ["GEMINI_CLI_HOME"] });
+    expect(of("opencode")).toMatchObject({ home: "runtime/opencode-home", own: { value: "none" } });
+    expect(of("copilot")).toMatchObject({ home: "runtime/copilot-home", variables: ["COPILOT_HOME"] });
+    expect(of("reference")).toBeNull();
+
+    const text = await runCaesar(["doctor"], { cwd: root, env });
+    expect(text.code).toBe(0);
+    const writable = json.sandbox.backend ? "writable:" : "writable once caesar's sandbox runs:";
+    expect(text.stdout).toContain(
+      `sandbox      ${writable} its workspace (write tasks; a worktree's registration in git for its commits); its task directory; a private /tmp; <task dir>/runtime/codex-home (CODEX_HOME, TMPDIR=/tmp/.codex-tmp)`,
+    );
+    expect(text.stdout).toMatch(/own sandbox {2}nested +its bubblewrap runs inside caesar's/);
+  });
+});

@@ -1,0 +1,114 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { git } from "../helpers/repo.js";
+import { locate, standInForMissing } from "../helpers/system-deps.js";
+import {
+  loopbackListener,
+  runSandboxedCli,
+  sandboxedCli,
+  tryConnect,
+  writtenByCli,
+} from "./live-clis-helper.js";
+
+// The five agent CLIs under caesar's OS sandbox (`[sandbox] mode = "required"`), each against
+// `caesar mock-model`: a write task succeeds (the CLI keeps its state in a home of the task's), a read-only
+// task's write is refused by the kernel, and a task with network "off" has no network.
+
+const LIVE_TIMEOUT_MS = 320_000;
+
+/** Each CLI's per-task home, under the task's runtime folder (src/agents/sandbox-home.ts). */
+const HOMES: Record<string, string> = {
+  codex: "codex-home",
+  claude: "claude-config",
+  gemini: "gemini-home/.gemini",
+  opencode: "opencode-home/data/opencode",
+  copilot: "copilot-home",
+};
+
+const cleanup: string[] = [];
+
+const COMMIT_HELLO =
+  "echo OK > hello.txt && git add hello.txt && git -c user.email=a@example.com -c user.name=agent commit -qm hello";
+
+for (const cli of Object.keys(HOMES)) {
+  describe(`${cli} under caesar's sandbox (live)`, () => {
+    if (!locate(sandboxedCli(cli))) {
+      standInForMissing(sandboxedCli(cli));
+      return;
+    }
+    afterEach(() => {
+      if (process.env.CAESAR_KEEP_LIVE === "1") return;
+      for (const dir of cleanup.splice(0)) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it(
+      "a write task writes and commits in its worktree; the CLI's own state goes to a home of the task's",
+      async () => {
+        const run = await runSandboxedCli(cli, COMMIT_HELLO, ["--mode", "write"]);
+        cleanup.push(run.root);
+        expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
+        expect(readFileSync(join(run.worktree, "hello.txt"), "utf8")).toBe("OK\n");
+        // Its commit, adopted into the project's store (workspace/task-objects.ts).
+        expect(git(run.worktree, "log", "-1", "--format=%s")).toBe("hello");
+        // Sessions, logs, databases: written in the task's home, which the sandbox binds writable.
+        expect(writtenByCli(join(run.dir, "runtime", HOMES[cli]!))).not.toEqual([]);
+      },
+      LIVE_TIMEOUT_MS,
+    );
+
+    it(
+      "a read-only task's write is refused by the kernel, whatever the CLI's own policy lets through",
+      async () => {
+        const run = await runSandboxedCli(cli, "echo pwned > ro.txt; echo pwned >> README.md", [
+          "--mode",
+          "read-only",
+        ]);
+        cleanup.push(run.root);
+        // The CLI started, ran the command and reported: the sandbox did not merely keep it from starting.
+        expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
+        const workspace = run.worktree || run.root;
+        expect(existsSync(join(workspace, "ro.txt"))).toBe(false);
+        expect(readFileSync(join(workspace, "README.md"), "utf8")).toBe("# sandboxed\n");
+        expect(readFileSync(join(run.root, "README.md"), "utf8")).toBe("# sandboxed\n");
+        // The command ran, and the kernel said no (EROFS), not the CLI.
+        // codex's stream hides a command its sandbox saw fail (it takes it for a denied escalation): what
+        // the model was sent says it.
+        expect(`${run.output}${run.sent}`, run.sent.slice(-4000)).toMatch(/Read-only file system/);
+      },
+      LIVE_TIMEOUT_MS,
+    );
+
+    it(
+      cli === "codex"
+        ? "network off: codex's own sandbox (nested) cuts its commands' network while codex reaches its model"
+        : "network off: no network at all, loopback included — not even the model on the host's loopback",
+      async () => {
+        const listener = await loopbackListener();
+        try {
+          // A CLI that cannot reach its model retries for minutes (gemini): the task's own deadline ends it.
+          const run = await runSandboxedCli(cli, tryConnect(listener.port), [
+            "--mode",
+            "write",
+            "--network",
+            "off",
+            "--timeout",
+            "90s",
+          ]);
+          cleanup.push(run.root);
+          expect(listener.connections()).toBe(0);
+          if (cli === "codex") {
+            expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
+            expect(run.output).toContain('"output_summary":"NET-CLOSED"');
+          } else {
+            expect(run.requests).toBe(0);
+            expect(run.outcome).not.toBe("succeeded");
+          }
+        } finally {
+          await listener.close();
+        }
+      },
+      LIVE_TIMEOUT_MS,
+    );
+  });
+}
