@@ -1,5 +1,5 @@
 import { OutcomeSchema, PhaseSchema } from "../engine/store/state.js";
-import { TaskPlanSchema } from "../engine/store/task-plan.js";
+import { DEFAULT_RETRY, RetryPolicySchema, TaskPlanSchema } from "../engine/store/task-plan.js";
 import { NormalizedReportSchema, ReportStatusSchema } from "../protocol/report.js";
 import * as z from "../support/zod.js";
 
@@ -23,6 +23,8 @@ export const TaskMessageSchema = z.object({
   plan: TaskPlanSchema,
   on_worker_loss: z.enum(["retry", "fail"]),
   max_attempts: z.number().int().positive(),
+  /** Transient failures: run again (absent from an older submitter's message: the defaults). */
+  retry: RetryPolicySchema.default(DEFAULT_RETRY),
 });
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
@@ -51,6 +53,23 @@ export const FinalSchema = z.object({
 export type Final = z.infer<typeof FinalSchema>;
 
 /**
+ * One attempt at a task, as its claim remembers it: the worker, when it began and ended, and how —
+ * `running`, an outcome (`succeeded`, `failed`, `cancelled`, `timed_out`), `retried` (a transient failure:
+ * the task went back to the queue), `handed_back` (the worker's own fault) or `lost` (the worker stopped
+ * answering) — with why, for all but `running` and `succeeded`.
+ */
+export const AttemptRecordSchema = z.object({
+  attempt: z.number().int().positive(),
+  worker: z.string(),
+  host: z.string(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  outcome: z.string(),
+  reason: z.string().nullable(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
+/**
  * A task's claim (`caesar-claims`, key = task id). The entry's KV revision is the fencing token: a worker
  * acts for the task only while the claim still has the revision it wrote.
  */
@@ -68,6 +87,8 @@ export const ClaimSchema = z.object({
   handed_back: z
     .array(z.object({ worker: z.string(), attempt: z.number().int(), at: z.string(), reason: z.string() }))
     .default([]),
+  /** Every attempt so far, the current one last (attempt history across workers). */
+  history: z.array(AttemptRecordSchema).default([]),
   final: FinalSchema.nullable().default(null),
 });
 export type Claim = z.infer<typeof ClaimSchema>;

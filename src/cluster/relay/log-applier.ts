@@ -28,6 +28,8 @@ export class LogApplier {
     private readonly id: string,
     private readonly dir: string,
     private readonly events: EventWriter,
+    /** How an earlier attempt ended, as the claim says (undefined: not known here yet). */
+    private readonly previousEnd?: (attempt: number) => string | undefined,
   ) {
     this.progress = loadProgress(dir);
     this.skip = alreadyWritten(dir, this.progress);
@@ -61,9 +63,10 @@ export class LogApplier {
     this.progress.attempt = attempt;
     this.progress.counter = 0;
     if (previous > 0) {
+      const why = this.previousEnd?.(previous);
       await this.writeEvent({
         type: "progress",
-        message: `attempt ${attempt} on worker ${worker}: the previous worker was lost`,
+        message: `attempt ${attempt} on worker ${worker}: ${why ?? "the previous worker was lost"}`,
       });
     }
   }

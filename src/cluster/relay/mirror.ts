@@ -46,7 +46,13 @@ export class TaskMirror {
     private readonly log: (line: string) => void,
   ) {
     this.events = new EventWriter(taskPaths(dir).events, id);
-    this.applier = new LogApplier(id, dir, this.events);
+    this.applier = new LogApplier(id, dir, this.events, (attempt) => {
+      const entry = this.claim?.history.find((record) => record.attempt === attempt);
+      if (entry?.outcome === "retried") return `attempt ${attempt} failed transiently (${entry.reason})`;
+      if (entry?.outcome === "handed_back")
+        return `worker ${entry.worker} handed the task back (${entry.reason})`;
+      return undefined;
+    });
     // Every wait of the mirror listens to this one signal.
     setMaxListeners(1_000, this.stop.signal);
   }
@@ -193,19 +199,26 @@ export class TaskMirror {
 
   private async onClaim(claim: Claim, plan: TaskPlan): Promise<void> {
     if (this.claim && claim.attempt < this.claim.attempt) return;
-    const changedWorker = this.claim?.worker.id !== claim.worker.id || this.claim?.attempt !== claim.attempt;
+    const changed =
+      this.claim?.worker.id !== claim.worker.id ||
+      this.claim?.attempt !== claim.attempt ||
+      this.claim?.state !== claim.state ||
+      this.claim?.history.length !== claim.history.length;
     this.claim = claim;
-    if (changedWorker) {
+    if (changed) {
       await updateState(this.dir, (state) =>
         state.phase === "finished" || !state.remote
           ? undefined
           : {
               ...state,
+              // Back in the queue (retried after a transient failure, or handed back): waiting again.
+              phase: claim.state === "released" ? "queued" : state.phase,
               remote: {
                 ...state.remote,
                 worker: { id: claim.worker.id, host: claim.worker.host },
                 attempt: claim.attempt,
                 lost: claim.lost,
+                attempts: claim.history,
               },
             },
       );

@@ -38,7 +38,7 @@ export interface WorkerContext {
  */
 export function remotePlanFor(
   context: WorkerContext,
-  policy: { on_worker_loss: "retry" | "fail"; max_attempts: number },
+  policy: { on_worker_loss: "retry" | "fail"; max_attempts: number; retry: RemotePlan["retry"] },
 ): RemotePlan {
   return {
     ...context.access,
@@ -46,6 +46,7 @@ export function remotePlanFor(
     queue: context.queueOverride,
     on_worker_loss: policy.on_worker_loss,
     max_attempts: policy.max_attempts,
+    retry: policy.retry,
     heartbeat_ms: context.heartbeatMs,
     replicas: context.replicas,
   };

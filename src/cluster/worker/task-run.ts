@@ -24,6 +24,7 @@ import { HeldTask, retrying } from "./held-task.js";
 import { clearEarlierAttempt, localIdFor } from "./local-store.js";
 import { ackFor, emptyFinal, finalOf, publishFinal, pushResultFenced } from "./publish-final.js";
 import { TaskPublisher } from "./publisher.js";
+import { retryLater, transientRetry, withAttempts } from "./retry.js";
 import { workerSandbox } from "./worker-sandbox.js";
 
 /**
@@ -227,6 +228,13 @@ async function runAttempt(
   const logSeq = await outbox.flush();
   const state = await readState(dir);
   const final = finalOf(state, logSeq);
+  const retry = transientRetry(message.retry, claim, final);
+  if (retry && (await retryLater(context, task, claim, token, final, retry.delayMs))) {
+    // The next attempt starts afresh from the starting point: this one's worktree has nothing to keep.
+    if (state.worktree)
+      await removeWorktree(context.top, state.worktree, state.branch).catch(() => undefined);
+    return;
+  }
   if (state.result_commit) {
     const pushed = await pushResultFenced(context, id, state.result_commit, token);
     if (pushed === "fenced") return;
@@ -245,7 +253,7 @@ async function runAttempt(
       };
     }
   }
-  if (await publishFinal(context, task, claim, token, final)) {
+  if (await publishFinal(context, task, claim, token, withAttempts(claim, final))) {
     // Its result is on the remote: the worktree has nothing left that anyone needs.
     if (state.worktree && (final.result_commit || state.end_tree === state.start_tree))
       await removeWorktree(context.top, state.worktree, state.branch).catch(() => undefined);

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type EffectiveConfig, layerPaths, type Sourced } from "../../config/effective.js";
 import { parseDuration } from "../../support/duration.js";
 import { UsageError } from "../../support/errors.js";
-import type { RemotePlan } from "../store/task-plan.js";
+import { DEFAULT_RETRY, type RemotePlan } from "../store/task-plan.js";
 
 /** `--on local`: run here even when `[cluster] nats` is set. */
 export const ON_LOCAL = "local";
@@ -47,6 +47,13 @@ export function resolveRemote(
     queue: c.queue.value,
     on_worker_loss: c.on_worker_loss.value,
     max_attempts: c.max_attempts.value,
+    retry: {
+      attempts: c.retry.value.attempts ?? DEFAULT_RETRY.attempts,
+      backoff_ms: c.retry.value.backoff
+        ? parseDuration(c.retry.value.backoff, "[cluster] retry.backoff")
+        : DEFAULT_RETRY.backoff_ms,
+      on: c.retry.value.on ?? DEFAULT_RETRY.on,
+    },
     heartbeat_ms: parseDuration(c.heartbeat_timeout.value, "[cluster] heartbeat_timeout"),
     replicas: c.replicas.value,
   };

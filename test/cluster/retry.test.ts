@@ -1,0 +1,166 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lockHolder } from "../../src/support/lock.js";
+import { isProcessAlive } from "../../src/support/process.js";
+import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import {
+  cloneOf,
+  eventually,
+  freePort,
+  makeSharedRemote,
+  NatsServer,
+  requireNatsServer,
+  tempDir,
+  type WorkerProcess,
+  workerIn,
+} from "../helpers/cluster.js";
+import { FIXTURE_BIN } from "../helpers/repo.js";
+
+const NATS_SERVER = requireNatsServer();
+const MINUTE = 60_000;
+
+interface Attempt {
+  attempt: number;
+  worker: string;
+  started_at: string;
+  ended_at: string | null;
+  outcome: string;
+  reason: string | null;
+}
+interface RetriedState {
+  phase: string;
+  outcome: string | null;
+  error: { code: string; message: string } | null;
+  remote: { attempts: Attempt[] } | null;
+}
+
+describe.skipIf(!NATS_SERVER)("[cluster] retry: transient failures run again", () => {
+  let lab: string;
+  let server: NatsServer;
+  let submitter: string;
+  let home: string;
+  let flaky: string;
+  const workers: WorkerProcess[] = [];
+
+  const caesar = (args: string[]): Promise<CliResult> =>
+    runCaesar(args, {
+      cwd: submitter,
+      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
+      timeoutMs: 2 * MINUTE,
+    });
+  const logs = () =>
+    workers.map((w) => `--- ${w.name}\n${readFileSync(w.logPath, "utf8").slice(-3000)}`).join("\n");
+  const stateOf = (id: string) =>
+    JSON.parse(readFileSync(join(submitter, ".caesar", "tasks", id, "state.json"), "utf8")) as RetriedState;
+  /** What the agent's runs for a task were, in order ("failed", "succeeded"). */
+  const runsOf = (id: string) => readFileSync(join(flaky, id), "utf8").trim().split("\n");
+  const submit = async (agent: string) => {
+    const sent = await caesar(["run", "--on", server.url, "--agent", agent, "--detach", "--json", "go"]);
+    expect(sent.code, sent.stderr).toBe(0);
+    return parseJsonOutput<{ task_id: string }>(sent).task_id;
+  };
+  const finished = async (id: string) => {
+    await eventually(
+      () => stateOf(id).phase === "finished",
+      4 * MINUTE,
+      () => `${id} to finish: ${JSON.stringify(stateOf(id))}\n${logs()}`,
+    );
+    return stateOf(id);
+  };
+
+  beforeAll(async () => {
+    lab = tempDir("caesar-cluster-retry-");
+    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
+    await server.start();
+    flaky = join(lab, "flaky");
+    mkdirSync(flaky, { recursive: true });
+    const agent = (id: string, env: string) =>
+      [
+        "[[agent]]",
+        `id = "${id}"`,
+        'protocol = "acp"',
+        `bin = "${join(FIXTURE_BIN, "flaky-acp.sh")}"`,
+        `env = { FLAKY_DIR = "${flaky}"${env} }`,
+        "",
+      ].join("\n");
+    const remote = makeSharedRemote(
+      lab,
+      [
+        "[cluster]",
+        'heartbeat_timeout = "6s"',
+        'retry = { attempts = 2, backoff = "1s" }',
+        "",
+        agent("flaky", ""),
+        agent("broken", ', FLAKY_ALWAYS = "1", FLAKY_ERROR = "the prompt is malformed"'),
+        agent("down", ', FLAKY_ALWAYS = "1"'),
+      ].join("\n"),
+    );
+    submitter = cloneOf(remote, join(lab, "submitter"));
+    home = join(lab, "home");
+    mkdirSync(home, { recursive: true });
+    for (const name of ["w1", "w2"]) {
+      const worker = workerIn(lab, remote, name, ["--on", server.url, "--agents", "flaky,broken,down"]);
+      workers.push(worker);
+      await worker.start();
+    }
+  }, 3 * MINUTE);
+
+  afterAll(async () => {
+    await Promise.all(workers.map((worker) => worker.stop()));
+    const relay = submitter && lockHolder(join(submitter, ".caesar", "state", "relay.lock"));
+    if (relay && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
+    await server?.stop();
+  }, 2 * MINUTE);
+
+  it(
+    "runs a task whose provider failed with a 503 again, and it succeeds once, its attempts recorded",
+    async () => {
+      const id = await submit("flaky");
+      const state = await finished(id);
+      expect(`${state.outcome}/${state.error?.code ?? ""}`, logs()).toBe("succeeded/");
+      expect(runsOf(id)).toEqual(["failed", "succeeded"]);
+      const attempts = state.remote?.attempts ?? [];
+      expect(attempts.map((a) => `${a.attempt}:${a.outcome}`)).toEqual(["1:retried", "2:succeeded"]);
+      expect(attempts[0]?.reason).toMatch(/^model_error: .*503 Service Unavailable/);
+      expect(attempts.every((a) => a.ended_at !== null && ["w1", "w2"].includes(a.worker))).toBe(true);
+      // `caesar status` shows the history; the events say why the second attempt ran.
+      const status = await caesar(["status", id]);
+      expect(status.stdout).toMatch(/attempt 1\s+w[12] .*retried: model_error/);
+      expect(status.stdout).toMatch(/attempt 2\s+w[12] .*succeeded/);
+      const events = readFileSync(join(submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8");
+      expect(events).toContain("attempt 1 failed transiently (model_error");
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "does not run a task again when its failure is not transient",
+    async () => {
+      const id = await submit("broken");
+      const state = await finished(id);
+      expect(state.outcome).toBe("failed");
+      expect(state.error?.code).not.toMatch(/^(rate_limited|model_unreachable|model_error)$/);
+      expect(state.error?.message).toContain("the prompt is malformed");
+      expect(runsOf(id)).toEqual(["failed"]);
+      expect(state.remote?.attempts.map((a) => a.outcome)).toEqual(["failed"]);
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "finishes failed after the last attempt, saying how many were made and why each failed",
+    async () => {
+      const id = await submit("down");
+      const state = await finished(id);
+      expect(state.outcome).toBe("failed");
+      expect(state.error?.code).toBe("model_error");
+      expect(state.error?.message).toMatch(
+        /^Failed after 2 attempts \(attempt 1 on w[12]: model_error: .*503/,
+      );
+      expect(runsOf(id)).toEqual(["failed", "failed"]);
+      expect(state.remote?.attempts.map((a) => a.outcome)).toEqual(["retried", "failed"]);
+    },
+    6 * MINUTE,
+  );
+});
