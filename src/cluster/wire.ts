@@ -125,6 +125,26 @@ export const WorkerRecordSchema = z.object({
 });
 export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
 
+/**
+ * A queue message a worker dropped (terminated: it is never delivered again) or refused (finished failed
+ * without running): what it was, when, who, and why (`caesar-dropped`, key = its stream sequence).
+ */
+export const DroppedMessageSchema = z.object({
+  seq: z.number().int().nonnegative(),
+  subject: z.string(),
+  at: z.string(),
+  worker: z.string(),
+  /** The task it named, when it could be read. */
+  task_id: z.string().nullable(),
+  /** `dropped` (never delivered again) or `refused` (the task finished failed, nothing ran). */
+  action: z.enum(["dropped", "refused"]),
+  reason: z.string(),
+  /** Its size, and its first bytes (as text, for a look: it is untrusted). */
+  bytes: z.number().int().nonnegative(),
+  preview: z.string(),
+});
+export type DroppedMessage = z.infer<typeof DroppedMessageSchema>;
+
 /** A cancel request (`caesar-control`, `<task>.cancel`). */
 export const CancelRecordSchema = z.object({ at: z.string(), by: z.string() });
 

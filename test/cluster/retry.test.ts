@@ -130,6 +130,15 @@ describe.skipIf(!NATS_SERVER)("[cluster] retry: transient failures run again", (
       expect(status.stdout).toMatch(/attempt 2\s+w[12] .*succeeded/);
       const events = readFileSync(join(submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8");
       expect(events).toContain("attempt 1 failed transiently (model_error");
+      // `caesar cluster status` lists it among the tasks that ended in the last hour, with its attempts.
+      const pool = parseJsonOutput<{ tasks: { id: string; state: string; attempts: Attempt[] }[] }>(
+        await caesar(["cluster", "status", "--on", server.url, "--json"]),
+      );
+      const listed = pool.tasks.find((task) => task.id === id);
+      expect(listed?.state).toBe("finished");
+      expect(listed?.attempts.map((a) => a.outcome)).toEqual(["retried", "succeeded"]);
+      const text = await caesar(["cluster", "status", "--on", server.url]);
+      expect(text.stdout).toMatch(new RegExp(`${id} {2}succeeded\n {4}1 {2}w[12] .* retried: model_error`));
     },
     6 * MINUTE,
   );

@@ -37,6 +37,8 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
   let home: string;
   let worker: WorkerProcess;
   let cluster: Cluster;
+  /** The queue subject the nap tasks travel on (learnt from the first test's real submission). */
+  let napSubject = "";
 
   const caesar = (args: string[]): Promise<CliResult> =>
     runCaesar(args, {
@@ -108,6 +110,7 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       sub.unsubscribe();
       const original = seen.find((m) => JSON.parse(new TextDecoder().decode(m.data)).task_id === id);
       expect(original).toBeDefined();
+      napSubject = original!.subject;
 
       // The same message, as anyone on the subject could forge it: setup and a check of its own.
       const marker = join(lab, "pwned");
@@ -163,5 +166,51 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       expect(argsFinal!.error?.message).toContain("--mcp-config");
     },
     5 * MINUTE,
+  );
+
+  it(
+    "lists the messages its workers dropped or refused in cluster status: what, when, who, why",
+    async () => {
+      expect(napSubject).toMatch(/^caesar\.tasks\./);
+      // Not JSON (with a terminal escape in it), and JSON that is no task.
+      await cluster.js.publish(napSubject, "\u001b[31mnot json at all");
+      await cluster.js.publish(
+        napSubject,
+        JSON.stringify({ protocol: "caesar.cluster.task/v9", task_id: "t_x" }),
+      );
+      type Status = {
+        dropped: {
+          seq: number;
+          action: string;
+          task_id: string | null;
+          reason: string;
+          preview: string;
+          worker: string;
+        }[];
+      };
+      let status: Status = { dropped: [] };
+      const deadline = Date.now() + MINUTE;
+      while (status.dropped.filter((d) => d.action === "dropped").length < 2 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        status = parseJsonOutput<Status>(await caesar(["cluster", "status", "--on", server.url, "--json"]));
+      }
+      const dropped = status.dropped.filter((d) => d.action === "dropped");
+      expect(dropped.map((d) => d.reason).sort(), readFileSync(worker.logPath, "utf8")).toEqual([
+        "not JSON",
+        expect.stringMatching(/^not a caesar\.cluster\.task\/v1 task message \(protocol: /),
+      ]);
+      expect(dropped.every((d) => d.worker === "w1" && !d.preview.includes("\u001b"))).toBe(true);
+      // The forged messages of the first test: refused, each with its task and its reason.
+      const refused = status.dropped.filter((d) => d.action === "refused");
+      expect(refused.map((d) => d.task_id).sort()).toEqual(["t_00000000deadbeef", "t_00000000feedface"]);
+      expect(refused.every((d) => d.reason.startsWith("untrusted_command: "))).toBe(true);
+      const text = await caesar(["cluster", "status", "--on", server.url]);
+      expect(text.stdout).toContain("Messages dropped or refused by workers");
+      expect(text.stdout).toMatch(
+        /w1 {2}refused t_00000000deadbeef {2}caesar\.tasks\.\S+: untrusted_command/,
+      );
+      expect(text.stdout).not.toContain("\u001b");
+    },
+    3 * MINUTE,
   );
 });

@@ -23,6 +23,8 @@ export interface WorkerContext {
   config: EffectiveConfig;
   claims: KV;
   control: KV;
+  /** Where the queue messages it drops or refuses are recorded (`caesar cluster status` lists them). */
+  dropped: KV;
   /** The NATS server's time now (this worker's registry record refreshed, and when the server stored it). */
   serverNow(): Promise<number>;
   log(line: string): void;

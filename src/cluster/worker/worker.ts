@@ -10,7 +10,14 @@ import { flushTelemetry } from "../../support/telemetry/spans.js";
 import { gitOut } from "../../workspace/git.js";
 import { claimsBucket } from "../claims.js";
 import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
-import { CONTROL_BUCKET, queueNameOf, TASKS_STREAM, WORKERS_BUCKET, workerIdOf } from "../names.js";
+import {
+  CONTROL_BUCKET,
+  DROPPED_BUCKET,
+  queueNameOf,
+  TASKS_STREAM,
+  WORKERS_BUCKET,
+  workerIdOf,
+} from "../names.js";
 import { serverTimeOf } from "../server-clock.js";
 import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
 import { encode, type WorkerRecord } from "../wire.js";
@@ -129,6 +136,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       config: options.config,
       claims: await claimsBucket(cluster),
       control: await cluster.bucket(CONTROL_BUCKET),
+      dropped: await cluster.bucket(DROPPED_BUCKET),
       serverNow: () => serverTimeOf(workers, id, encode(record(options.drain.aborted))),
       log,
       onHeldChange: () => void register?.(),
