@@ -33,7 +33,6 @@ export async function recordDropped(
 
 /** Control characters out: a terminal shows what came from the network as text, never as escape sequences. */
 function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is removed
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
 }
 

@@ -47,6 +47,28 @@ export const clusterCommand: CommandDefinition = {
         }
       }),
     );
+    for (const pin of [true, false]) {
+      withCommonOptions(
+        cluster
+          .command(pin ? "pin" : "unpin")
+          .description(
+            pin
+              ? "keep a remote task's result on the git remote past [cluster] keep_results"
+              : "let a pinned result be pruned again after [cluster] keep_results",
+          )
+          .argument("<id>", "task id (or a unique prefix)"),
+      ).action(
+        handle(async (ctx, id) => {
+          const { pinResult } = await import("../../cluster/pin.js");
+          const pinned = await pinResult(ctx.root, String(id), pin);
+          ctx.out.result(pinned, () =>
+            pin
+              ? `Pinned: ${pinned.ref} on ${pinned.remote} keeps the result of ${pinned.id} (${pinned.commit.slice(0, 12)}).`
+              : `Unpinned: the result of ${pinned.id} is pruned once older than [cluster] keep_results.`,
+          );
+        }),
+      );
+    }
     // Internal: the relay of a project's remote tasks, started by front ends (docs/cluster.md).
     cluster
       .command("relay", { hidden: true })

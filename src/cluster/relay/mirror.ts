@@ -11,6 +11,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { messageOf } from "../../support/errors.js";
 import { readClaim } from "../claims.js";
 import type { Cluster } from "../connection.js";
+import { deleteStart } from "../git-refs.js";
 import { CLAIMS_BUCKET, CONTROL_BUCKET, LOG_STREAM, logFilter } from "../names.js";
 import { sendToQueue } from "../submit.js";
 import { type Claim, ClaimSchema, decode } from "../wire.js";
@@ -104,6 +105,9 @@ export class TaskMirror {
           "cancelled",
           this.events,
         );
+        // Its starting point may have been pushed before the queue was out of reach: no worker fetches it.
+        const top = plan.repo_top ?? plan.root;
+        if (plan.remote) await deleteStart(top, plan.remote.git_remote, this.id).catch(() => undefined);
         return false;
       }
       try {
