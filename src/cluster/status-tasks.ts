@@ -4,6 +4,8 @@ import { type AttemptRecord, ClaimSchema, decode } from "./wire.js";
 /** Finished tasks `cluster status` lists: those that ended in the last hour, the latest few. */
 const RECENT_MS = 3_600_000;
 const RECENT_LISTED = 20;
+/** The longest a status waits for the claims' values. */
+const WATCH_LIMIT_MS = 10_000;
 
 /** A task as `caesar cluster status` shows it: where it is, and every attempt across workers. */
 export interface TaskView {
@@ -25,7 +27,10 @@ export async function readTaskViews(claims: KV, now: number): Promise<TaskView[]
   if ((await claims.status()).values === 0) return [];
   const inFlight: TaskView[] = [];
   const recent: TaskView[] = [];
-  const watch = await claims.watch({ ignoreDeletes: true });
+  // Deletes too: the last of the initial values may be one, and it is the one that says they are all here.
+  const watch = await claims.watch();
+  // Values that expired between the count and the watch would leave it waiting: never more than this.
+  const guard = setTimeout(() => watch.stop(), WATCH_LIMIT_MS);
   try {
     for await (const entry of watch) {
       const claim = entry.operation === "PUT" ? decode(ClaimSchema, entry.value) : undefined;
@@ -44,6 +49,7 @@ export async function readTaskViews(claims: KV, now: number): Promise<TaskView[]
       if (!entry.delta) break;
     }
   } finally {
+    clearTimeout(guard);
     watch.stop();
   }
   const newest = (a: TaskView, b: TaskView) => b.updated_at.localeCompare(a.updated_at);
