@@ -1,23 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lockHolder } from "../../src/support/lock.js";
-import { isProcessAlive } from "../../src/support/process.js";
-import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { parseJsonOutput } from "../helpers/cli.js";
 import {
-  cloneOf,
   eventually,
   fixtureAgents,
-  freePort,
-  makeSharedRemote,
-  NatsServer,
   readState,
   requireNatsServer,
-  tempDir,
   type WorkerProcess,
-  workerIn,
 } from "../helpers/cluster.js";
+import { ClusterLab } from "../helpers/cluster-lab.js";
 import { git } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer();
@@ -26,23 +19,14 @@ const MINUTE = 60_000;
 // Result refs on the shared remote are pruned by workers after [cluster] keep_results, unless applied or
 // pinned; start refs go once their task ended, whoever deletes them.
 describe.skipIf(!NATS_SERVER)("refs/caesar/ on the shared remote", () => {
-  let lab: string;
-  let server: NatsServer;
-  let remote: string;
-  let submitter: string;
-  let home: string;
+  let lab: ClusterLab;
   let worker: WorkerProcess;
 
-  const caesar = (args: string[]): Promise<CliResult> =>
-    runCaesar(args, {
-      cwd: submitter,
-      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
-      timeoutMs: 2 * MINUTE,
-    });
+  const caesar = (args: string[]) => lab.caesar(args);
   /** The remote's refs/caesar/*, by name. */
   const remoteRefs = () =>
     execFileSync("git", ["for-each-ref", "--format=%(refname)", "refs/caesar/"], {
-      cwd: remote,
+      cwd: lab.remote,
       encoding: "utf8",
     })
       .split("\n")
@@ -60,26 +44,15 @@ describe.skipIf(!NATS_SERVER)("refs/caesar/ on the shared remote", () => {
   };
 
   beforeAll(async () => {
-    lab = tempDir("caesar-cluster-results-");
-    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
-    await server.start();
-    remote = makeSharedRemote(
-      lab,
-      ["[cluster]", 'keep_results = "1s"', "", fixtureAgents(join(lab, "runs.log"))].join("\n"),
-    );
-    submitter = cloneOf(remote, join(lab, "submitter"));
-    home = join(lab, "home");
-    mkdirSync(home, { recursive: true });
-    worker = workerIn(lab, remote, "w1", ["--on", server.url, "--agents", "nap"]);
-    await worker.start();
+    lab = await ClusterLab.start(NATS_SERVER!, {
+      name: "results",
+      config: (dir) =>
+        ["[cluster]", 'keep_results = "1s"', "", fixtureAgents(join(dir, "runs.log"))].join("\n"),
+    });
+    worker = await lab.worker("w1", ["--agents", "nap"]);
   }, 2 * MINUTE);
 
-  afterAll(async () => {
-    await worker?.stop();
-    const relay = submitter && lockHolder(join(submitter, ".caesar", "state", "relay.lock"));
-    if (relay && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
-    await server?.stop();
-  }, 2 * MINUTE);
+  afterAll(() => lab?.stop(), 2 * MINUTE);
 
   it(
     "prunes a result older than keep_results, keeps one applied and one pinned until unpinned, and removes start refs of ended tasks",
@@ -89,7 +62,7 @@ describe.skipIf(!NATS_SERVER)("refs/caesar/ on the shared remote", () => {
         const sent = await caesar([
           "run",
           "--on",
-          server.url,
+          lab.url,
           "--agent",
           "nap",
           "--detach",
@@ -100,12 +73,12 @@ describe.skipIf(!NATS_SERVER)("refs/caesar/ on the shared remote", () => {
         ids.push(parseJsonOutput<{ task_id: string }>(sent).task_id);
       }
       await eventually(
-        () => ids.every((id) => readState(submitter, id).phase === "finished"),
+        () => ids.every((id) => readState(lab.submitter, id).phase === "finished"),
         3 * MINUTE,
         () => `every task to finish\n${readFileSync(worker.logPath, "utf8")}`,
       );
       const [applied, pinned, plain] = ids as [string, string, string];
-      expect(ids.map((id) => readState(submitter, id).outcome)).toEqual([
+      expect(ids.map((id) => readState(lab.submitter, id).outcome)).toEqual([
         "succeeded",
         "succeeded",
         "succeeded",
@@ -116,10 +89,10 @@ describe.skipIf(!NATS_SERVER)("refs/caesar/ on the shared remote", () => {
       expect(pin.code, pin.stderr).toBe(0);
       expect(parseJsonOutput<{ ref: string }>(pin).ref).toBe(`refs/caesar/keep/${pinned}`);
       // As if a submitter never came back to delete it: a start ref of a task that ended.
-      const plainResult = readState(submitter, plain).result_commit!;
-      git(submitter, "push", "--quiet", "origin", `${plainResult}:refs/caesar/start/${plain}`);
+      const plainResult = readState(lab.submitter, plain).result_commit!;
+      git(lab.submitter, "push", "--quiet", "origin", `${plainResult}:refs/caesar/start/${plain}`);
       // A ref under refs/caesar/tasks/ that is no cluster task's: not caesar's to judge.
-      git(submitter, "push", "--quiet", "origin", `${plainResult}:refs/caesar/tasks/mine`);
+      git(lab.submitter, "push", "--quiet", "origin", `${plainResult}:refs/caesar/tasks/mine`);
       expect(remoteRefs()).toEqual(
         [
           `refs/caesar/keep/${applied}`,

@@ -1,20 +1,9 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lockHolder } from "../../src/support/lock.js";
-import { isProcessAlive } from "../../src/support/process.js";
-import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import {
-  cloneOf,
-  eventually,
-  freePort,
-  makeSharedRemote,
-  NatsServer,
-  requireNatsServer,
-  tempDir,
-  type WorkerProcess,
-  workerIn,
-} from "../helpers/cluster.js";
+import { parseJsonOutput } from "../helpers/cli.js";
+import { eventually, requireNatsServer } from "../helpers/cluster.js";
+import { ClusterLab } from "../helpers/cluster-lab.js";
 import { FIXTURE_BIN } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer();
@@ -36,27 +25,18 @@ interface RetriedState {
 }
 
 describe.skipIf(!NATS_SERVER)("[cluster] retry: transient failures run again", () => {
-  let lab: string;
-  let server: NatsServer;
-  let submitter: string;
-  let home: string;
+  let lab: ClusterLab;
   let flaky: string;
-  const workers: WorkerProcess[] = [];
 
-  const caesar = (args: string[]): Promise<CliResult> =>
-    runCaesar(args, {
-      cwd: submitter,
-      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
-      timeoutMs: 2 * MINUTE,
-    });
-  const logs = () =>
-    workers.map((w) => `--- ${w.name}\n${readFileSync(w.logPath, "utf8").slice(-3000)}`).join("\n");
+  const caesar = (args: string[]) => lab.caesar(args);
   const stateOf = (id: string) =>
-    JSON.parse(readFileSync(join(submitter, ".caesar", "tasks", id, "state.json"), "utf8")) as RetriedState;
+    JSON.parse(
+      readFileSync(join(lab.submitter, ".caesar", "tasks", id, "state.json"), "utf8"),
+    ) as RetriedState;
   /** What the agent's runs for a task were, in order ("failed", "succeeded"). */
   const runsOf = (id: string) => readFileSync(join(flaky, id), "utf8").trim().split("\n");
   const submit = async (agent: string) => {
-    const sent = await caesar(["run", "--on", server.url, "--agent", agent, "--detach", "--json", "go"]);
+    const sent = await caesar(["run", "--on", lab.url, "--agent", agent, "--detach", "--json", "go"]);
     expect(sent.code, sent.stderr).toBe(0);
     return parseJsonOutput<{ task_id: string }>(sent).task_id;
   };
@@ -64,61 +44,48 @@ describe.skipIf(!NATS_SERVER)("[cluster] retry: transient failures run again", (
     await eventually(
       () => stateOf(id).phase === "finished",
       4 * MINUTE,
-      () => `${id} to finish: ${JSON.stringify(stateOf(id))}\n${logs()}`,
+      () => `${id} to finish: ${JSON.stringify(stateOf(id))}\n${lab.logs()}`,
     );
     return stateOf(id);
   };
 
   beforeAll(async () => {
-    lab = tempDir("caesar-cluster-retry-");
-    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
-    await server.start();
-    flaky = join(lab, "flaky");
-    mkdirSync(flaky, { recursive: true });
-    const agent = (id: string, env: string) =>
-      [
-        "[[agent]]",
-        `id = "${id}"`,
-        'protocol = "acp"',
-        `bin = "${join(FIXTURE_BIN, "flaky-acp.sh")}"`,
-        `env = { FLAKY_DIR = "${flaky}"${env} }`,
-        "",
-      ].join("\n");
-    const remote = makeSharedRemote(
-      lab,
-      [
-        "[cluster]",
-        'heartbeat_timeout = "6s"',
-        'retry = { attempts = 2, backoff = "1s" }',
-        "",
-        agent("flaky", ""),
-        agent("broken", ', FLAKY_ALWAYS = "1", FLAKY_ERROR = "the prompt is malformed"'),
-        agent("down", ', FLAKY_ALWAYS = "1"'),
-      ].join("\n"),
-    );
-    submitter = cloneOf(remote, join(lab, "submitter"));
-    home = join(lab, "home");
-    mkdirSync(home, { recursive: true });
-    for (const name of ["w1", "w2"]) {
-      const worker = workerIn(lab, remote, name, ["--on", server.url, "--agents", "flaky,broken,down"]);
-      workers.push(worker);
-      await worker.start();
-    }
+    lab = await ClusterLab.start(NATS_SERVER!, {
+      name: "retry",
+      config: (dir) => {
+        flaky = join(dir, "flaky");
+        mkdirSync(flaky, { recursive: true });
+        const agent = (id: string, env: string) =>
+          [
+            "[[agent]]",
+            `id = "${id}"`,
+            'protocol = "acp"',
+            `bin = "${join(FIXTURE_BIN, "flaky-acp.sh")}"`,
+            `env = { FLAKY_DIR = "${flaky}"${env} }`,
+            "",
+          ].join("\n");
+        return [
+          "[cluster]",
+          'heartbeat_timeout = "6s"',
+          'retry = { attempts = 2, backoff = "1s" }',
+          "",
+          agent("flaky", ""),
+          agent("broken", ', FLAKY_ALWAYS = "1", FLAKY_ERROR = "the prompt is malformed"'),
+          agent("down", ', FLAKY_ALWAYS = "1"'),
+        ].join("\n");
+      },
+    });
+    for (const name of ["w1", "w2"]) await lab.worker(name, ["--agents", "flaky,broken,down"]);
   }, 3 * MINUTE);
 
-  afterAll(async () => {
-    await Promise.all(workers.map((worker) => worker.stop()));
-    const relay = submitter && lockHolder(join(submitter, ".caesar", "state", "relay.lock"));
-    if (relay && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
-    await server?.stop();
-  }, 2 * MINUTE);
+  afterAll(() => lab?.stop(), 2 * MINUTE);
 
   it(
     "runs a task whose provider failed with a 503 again, and it succeeds once, its attempts recorded",
     async () => {
       const id = await submit("flaky");
       const state = await finished(id);
-      expect(`${state.outcome}/${state.error?.code ?? ""}`, logs()).toBe("succeeded/");
+      expect(`${state.outcome}/${state.error?.code ?? ""}`, lab.logs()).toBe("succeeded/");
       expect(runsOf(id)).toEqual(["failed", "succeeded"]);
       const attempts = state.remote?.attempts ?? [];
       expect(attempts.map((a) => `${a.attempt}:${a.outcome}`)).toEqual(["1:retried", "2:succeeded"]);
@@ -128,16 +95,16 @@ describe.skipIf(!NATS_SERVER)("[cluster] retry: transient failures run again", (
       const status = await caesar(["status", id]);
       expect(status.stdout).toMatch(/attempt 1\s+w[12] .*retried: model_error/);
       expect(status.stdout).toMatch(/attempt 2\s+w[12] .*succeeded/);
-      const events = readFileSync(join(submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8");
+      const events = readFileSync(join(lab.submitter, ".caesar", "tasks", id, "events.jsonl"), "utf8");
       expect(events).toContain("attempt 1 failed transiently (model_error");
       // `caesar cluster status` lists it among the tasks that ended in the last hour, with its attempts.
       const pool = parseJsonOutput<{ tasks: { id: string; state: string; attempts: Attempt[] }[] }>(
-        await caesar(["cluster", "status", "--on", server.url, "--json"]),
+        await caesar(["cluster", "status", "--on", lab.url, "--json"]),
       );
       const listed = pool.tasks.find((task) => task.id === id);
       expect(listed?.state).toBe("finished");
       expect(listed?.attempts.map((a) => a.outcome)).toEqual(["retried", "succeeded"]);
-      const text = await caesar(["cluster", "status", "--on", server.url]);
+      const text = await caesar(["cluster", "status", "--on", lab.url]);
       expect(text.stdout).toMatch(new RegExp(`${id} {2}succeeded\n {4}1 {2}w[12] .* retried: model_error`));
     },
     6 * MINUTE,
