@@ -138,7 +138,7 @@ export const ClusterSchema = z.strictObject({
         .array(z.string().regex(/^[a-z][a-z0-9_]*$/, "an error code, e.g. rate_limited"))
         .optional()
         .describe(
-          "The error codes that count as transient (default: rate_limited, model_unreachable, model_error).",
+          "The error codes that count as transient (default: rate_limited, model_unreachable, model_error); each must be a code of docs/errors.md.",
         ),
     })
     .optional()

@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type EffectiveConfig, layerPaths, type Sourced } from "../../config/effective.js";
 import { parseDuration } from "../../support/duration.js";
+import { isErrorCode } from "../../support/error-catalogue.js";
 import { UsageError } from "../../support/errors.js";
 import { DEFAULT_RETRY, type RemotePlan } from "../store/task-plan.js";
 
@@ -52,11 +53,30 @@ export function resolveRemote(
       backoff_ms: c.retry.value.backoff
         ? parseDuration(c.retry.value.backoff, "[cluster] retry.backoff")
         : DEFAULT_RETRY.backoff_ms,
-      on: c.retry.value.on ?? DEFAULT_RETRY.on,
+      on: retryCodes(c.retry.value.on),
     },
     heartbeat_ms: parseDuration(c.heartbeat_timeout.value, "[cluster] heartbeat_timeout"),
     replicas: c.replicas.value,
   };
+}
+
+/**
+ * The error codes `[cluster] retry.on` names, each one caesar gives a failure: a misspelt code would
+ * silently never match, and the failure it meant would never be retried.
+ */
+function retryCodes(on: string[] | undefined): string[] {
+  if (on === undefined) return DEFAULT_RETRY.on;
+  const unknown = on.filter((code) => !isErrorCode(code));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      "config_invalid",
+      `[cluster] retry.on names unknown error codes: ${unknown.join(", ")}.`,
+      {
+        detail: `Name codes a task's failure has (docs/errors.md), e.g. ${DEFAULT_RETRY.on.join(", ")}.`,
+      },
+    );
+  }
+  return on;
 }
 
 /**
