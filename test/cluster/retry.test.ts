@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseJsonOutput } from "../helpers/cli.js";
@@ -136,6 +136,32 @@ describe.skipIf(!NATS_SERVER)("[cluster] retry: transient failures run again", (
       );
       expect(runsOf(id)).toEqual(["failed", "failed"]);
       expect(state.remote?.attempts.map((a) => a.outcome)).toEqual(["retried", "failed"]);
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "shows a task waiting for its next attempt as queued, and a cancel then ends it at once: nothing runs again",
+    async () => {
+      // This submitter waits ten minutes before a retry: the task sits in the queue, released.
+      const local = join(lab.submitter, ".caesar", "config.local.toml");
+      writeFileSync(local, '[cluster]\nretry = { attempts = 2, backoff = "10m" }\n');
+      try {
+        const id = await submit("flaky");
+        await eventually(
+          () => stateOf(id).phase === "queued" && stateOf(id).remote?.attempts[0]?.outcome === "retried",
+          3 * MINUTE,
+          () => `${id} to wait for its second attempt: ${JSON.stringify(stateOf(id))}\n${lab.logs()}`,
+        );
+        const cancelled = await caesar(["cancel", id, "--json"]);
+        expect(cancelled.code, cancelled.stderr).toBe(0);
+        const state = await finished(id);
+        expect(state.outcome).toBe("cancelled");
+        expect(state.error?.code).toBe("cancelled_in_queue");
+        expect(runsOf(id)).toEqual(["failed"]);
+      } finally {
+        rmSync(local, { force: true });
+      }
     },
     6 * MINUTE,
   );

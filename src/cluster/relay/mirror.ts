@@ -47,13 +47,19 @@ export class TaskMirror {
     private readonly log: (line: string) => void,
   ) {
     this.events = new EventWriter(taskPaths(dir).events, id);
-    this.applier = new LogApplier(id, dir, this.events, (attempt) => {
-      const entry = this.claim?.history.find((record) => record.attempt === attempt);
-      if (entry?.outcome === "retried") return `attempt ${attempt} failed transiently (${entry.reason})`;
-      if (entry?.outcome === "handed_back")
-        return `worker ${entry.worker} handed the task back (${entry.reason})`;
-      return undefined;
-    });
+    this.applier = new LogApplier(
+      id,
+      dir,
+      this.events,
+      (attempt) => {
+        const entry = this.claim?.history.find((record) => record.attempt === attempt);
+        if (entry?.outcome === "retried") return `attempt ${attempt} failed transiently (${entry.reason})`;
+        if (entry?.outcome === "handed_back")
+          return `worker ${entry.worker} handed the task back (${entry.reason})`;
+        return undefined;
+      },
+      (attempt) => this.claim?.state === "released" && this.claim.attempt === attempt,
+    );
     // Every wait of the mirror listens to this one signal.
     setMaxListeners(1_000, this.stop.signal);
   }
