@@ -2,7 +2,15 @@ import type { KV } from "@nats-io/kv";
 import { isCasConflict, liveEntry } from "./cas.js";
 import type { Cluster } from "./connection.js";
 import { CLAIMS_BUCKET } from "./names.js";
-import { type Claim, ClaimSchema, decode, encode, type Final, type WorkerRef } from "./wire.js";
+import {
+  type AttemptRecord,
+  type Claim,
+  ClaimSchema,
+  decode,
+  encode,
+  type Final,
+  type WorkerRef,
+} from "./wire.js";
 
 /**
  * Who runs a task, decided with compare-and-set on its claim (`caesar-claims`, key = task id). The
@@ -67,13 +75,21 @@ export async function takeClaim(
         claimed_at: now,
         lost: [],
         handed_back: [],
+        history: [begun(1, me, now)],
         final: null,
       };
     } else if (current.state === "finished") return { kind: "finished", claim: current };
     else if (current.msg_seq !== msgSeq) return { kind: "duplicate", claim: current };
     else if (current.state === "released") {
       // Handed back by a worker that could not prepare it: no one was lost, a new attempt starts.
-      next = { ...current, state: "running", attempt: current.attempt + 1, worker: me, claimed_at: now };
+      next = {
+        ...current,
+        state: "running",
+        attempt: current.attempt + 1,
+        worker: me,
+        claimed_at: now,
+        history: [...current.history, begun(current.attempt + 1, me, now)],
+      };
     } else {
       next = {
         ...current,
@@ -81,6 +97,16 @@ export async function takeClaim(
         worker: me,
         claimed_at: now,
         lost: [...current.lost, { worker: current.worker.id, attempt: current.attempt, at: now }],
+        history: [
+          ...ended(
+            current.history,
+            current.attempt,
+            "lost",
+            `worker ${current.worker.id} stopped answering`,
+            now,
+          ),
+          begun(current.attempt + 1, me, now),
+        ],
       };
     }
     try {
@@ -102,9 +128,21 @@ export async function takeClaim(
  * starts a new attempt without counting this one as lost. Only with our token: false when another
  * worker took it over meanwhile.
  */
-export async function releaseClaim(kv: KV, claim: Claim, token: number, reason: string): Promise<boolean> {
-  const entry = { worker: claim.worker.id, attempt: claim.attempt, at: new Date().toISOString(), reason };
-  const released: Claim = { ...claim, state: "released", handed_back: [...claim.handed_back, entry] };
+export async function releaseClaim(
+  kv: KV,
+  claim: Claim,
+  token: number,
+  reason: string,
+  why: "handed_back" | "retried" = "handed_back",
+): Promise<boolean> {
+  const at = new Date().toISOString();
+  const entry = { worker: claim.worker.id, attempt: claim.attempt, at, reason };
+  const released: Claim = {
+    ...claim,
+    state: "released",
+    handed_back: why === "handed_back" ? [...claim.handed_back, entry] : claim.handed_back,
+    history: ended(claim.history, claim.attempt, why, reason, at),
+  };
   try {
     await kv.update(claim.task_id, encode(released), token);
     return true;
@@ -126,10 +164,40 @@ export async function holdsClaim(kv: KV, taskId: string, token: number): Promise
  */
 export async function finishClaim(kv: KV, claim: Claim, token: number, final: Final): Promise<boolean> {
   try {
-    await kv.update(claim.task_id, encode({ ...claim, state: "finished", final }), token);
+    const reason = final.error ? `${final.error.code}: ${final.error.message.split("\n")[0]}` : null;
+    const history = ended(claim.history, claim.attempt, final.outcome, reason, final.finished_at);
+    await kv.update(claim.task_id, encode({ ...claim, state: "finished", history, final }), token);
     return true;
   } catch (error) {
     if (isCasConflict(error)) return false;
     throw error;
   }
+}
+
+function begun(attempt: number, me: WorkerRef, at: string): AttemptRecord {
+  return {
+    attempt,
+    worker: me.id,
+    host: me.host,
+    started_at: at,
+    ended_at: null,
+    outcome: "running",
+    reason: null,
+  };
+}
+
+/** The history with attempt `attempt` ended (how, why); the oldest entries go past 100 attempts. */
+function ended(
+  history: AttemptRecord[],
+  attempt: number,
+  outcome: string,
+  reason: string | null,
+  at: string,
+): AttemptRecord[] {
+  const next = history.map((entry) =>
+    entry.attempt === attempt && entry.ended_at === null
+      ? { ...entry, ended_at: at, outcome, reason: reason === null ? null : reason.slice(0, 500) }
+      : entry,
+  );
+  return next.slice(-99);
 }

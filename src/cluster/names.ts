@@ -16,6 +16,8 @@ export const CLAIMS_BUCKET = "caesar-claims";
 export const CONTROL_BUCKET = "caesar-control";
 /** Each worker's record (agents, capacity, load), refreshed every few seconds. */
 export const WORKERS_BUCKET = "caesar-workers";
+/** Queue messages a worker dropped or refused (undecodable, wrong subject, refused by its policy), key = stream seq. */
+export const DROPPED_BUCKET = "caesar-dropped";
 /** The delegation trees' budget ledgers, `<queue>.<tree>`. */
 export const BUDGETS_BUCKET = "caesar-budgets";
 /** The key of `caesar-budgets` written to read the server's time (no dot: never a `<queue>.<tree>`). */

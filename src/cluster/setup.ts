@@ -12,6 +12,7 @@ import {
   CLAIMS_BUCKET,
   CONTROL_BUCKET,
   consumerName,
+  DROPPED_BUCKET,
   LOG_STREAM,
   TASKS_STREAM,
   taskSubject,
@@ -49,6 +50,7 @@ export async function ensureInfrastructure(cluster: Cluster, replicas = 1): Prom
   await ensureBucket(cluster, CONTROL_BUCKET, 7 * DAY_MS, replicas);
   await ensureBucket(cluster, WORKERS_BUCKET, DAY_MS, replicas);
   await ensureBucket(cluster, BUDGETS_BUCKET, 2 * DAY_MS, replicas);
+  await ensureBucket(cluster, DROPPED_BUCKET, 7 * DAY_MS, replicas);
 }
 
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }) {

@@ -2,18 +2,21 @@ import type { KV } from "@nats-io/kv";
 import { liveEntry } from "./cas.js";
 import { readClaim } from "./claims.js";
 import type { Cluster } from "./connection.js";
+import { readDropped } from "./dropped.js";
 import {
   BUDGETS_BUCKET,
   CLAIMS_BUCKET,
   CLOCK_KEY,
   consumerName,
+  DROPPED_BUCKET,
   queueSubjects,
   TASKS_STREAM,
   WORKERS_BUCKET,
 } from "./names.js";
 import { serverTimeOf } from "./server-clock.js";
 import { isNotFound } from "./setup.js";
-import { decode, type WorkerRecord, WorkerRecordSchema } from "./wire.js";
+import { readTaskViews, type TaskView } from "./status-tasks.js";
+import { type DroppedMessage, decode, type WorkerRecord, WorkerRecordSchema } from "./wire.js";
 
 /** Registry periods without a refresh after which a worker counts as lost (as the workers judge it: holder.ts). */
 export const LOST_AFTER_PERIODS = 3;
@@ -48,6 +51,10 @@ export interface ClusterStatus {
   workers: WorkerView[];
   queue_depth: QueueDepth[];
   tasks_per_worker: Record<string, string[]>;
+  /** Tasks in flight and those finished in the last hour, each with its attempts across workers. */
+  tasks: TaskView[];
+  /** Queue messages workers dropped (undecodable, wrong subject, duplicate) or refused, newest first. */
+  dropped: DroppedMessage[];
 }
 
 /**
@@ -64,16 +71,36 @@ export async function readClusterStatus(cluster: Cluster, queue: string): Promis
   const registry = await openIfExists(cluster, WORKERS_BUCKET);
   const tasksStream = await streamExists(cluster, TASKS_STREAM);
   if (!registry && !tasksStream)
-    return { ...base, ready: false, workers: [], queue_depth: [], tasks_per_worker: {} };
-  const workers = registry ? await readWorkers(cluster, registry) : [];
+    return {
+      ...base,
+      ready: false,
+      workers: [],
+      queue_depth: [],
+      tasks_per_worker: {},
+      tasks: [],
+      dropped: [],
+    };
+  const now = await serverNowOf(cluster);
+  const workers = registry ? await readWorkers(cluster, registry, now) : [];
   const depth = tasksStream ? await readDepth(cluster, queue, workers) : [];
   const tasksPerWorker: Record<string, string[]> = {};
   for (const worker of workers) tasksPerWorker[worker.id] = worker.running;
-  return { ...base, ready: true, workers, queue_depth: depth, tasks_per_worker: tasksPerWorker };
+  const claims = await openIfExists(cluster, CLAIMS_BUCKET);
+  const tasks = claims ? await readTaskViews(claims, now) : [];
+  const droppedBucket = await openIfExists(cluster, DROPPED_BUCKET);
+  const dropped = droppedBucket ? await readDropped(droppedBucket) : [];
+  return {
+    ...base,
+    ready: true,
+    workers,
+    queue_depth: depth,
+    tasks_per_worker: tasksPerWorker,
+    tasks,
+    dropped,
+  };
 }
 
-async function readWorkers(cluster: Cluster, registry: KV): Promise<WorkerView[]> {
-  const now = await serverNowOf(cluster);
+async function readWorkers(cluster: Cluster, registry: KV, now: number): Promise<WorkerView[]> {
   const claims = await openIfExists(cluster, CLAIMS_BUCKET);
   const keys: string[] = [];
   for await (const key of await registry.keys()) keys.push(key);

@@ -65,6 +65,7 @@ export async function submitRemoteTasks(
       worktree: null,
       branch: null,
       lost: [],
+      attempts: [],
     };
     const created = await createTasks(plans, {
       makeId: () => makeTaskId(8),
@@ -123,6 +124,7 @@ async function sendOnce(cluster: Cluster, record: Pick<TaskRecord, "id" | "dir">
     plan: { ...plan, root: "", repo_top: null, remote: null },
     on_worker_loss: remote.on_worker_loss,
     max_attempts: remote.max_attempts,
+    retry: remote.retry,
   };
   // The task id is the message id: sending again (after a lost reply) stores it once.
   const ack = await cluster.js.publish(taskSubject(state.remote.queue, plan.agent), encode(message), {

@@ -1,5 +1,5 @@
 import { OutcomeSchema, PhaseSchema } from "../engine/store/state.js";
-import { TaskPlanSchema } from "../engine/store/task-plan.js";
+import { DEFAULT_RETRY, RetryPolicySchema, TaskPlanSchema } from "../engine/store/task-plan.js";
 import { NormalizedReportSchema, ReportStatusSchema } from "../protocol/report.js";
 import * as z from "../support/zod.js";
 
@@ -23,6 +23,8 @@ export const TaskMessageSchema = z.object({
   plan: TaskPlanSchema,
   on_worker_loss: z.enum(["retry", "fail"]),
   max_attempts: z.number().int().positive(),
+  /** Transient failures: run again (absent from an older submitter's message: the defaults). */
+  retry: RetryPolicySchema.default(DEFAULT_RETRY),
 });
 export type TaskMessage = z.infer<typeof TaskMessageSchema>;
 
@@ -51,6 +53,23 @@ export const FinalSchema = z.object({
 export type Final = z.infer<typeof FinalSchema>;
 
 /**
+ * One attempt at a task, as its claim remembers it: the worker, when it began and ended, and how —
+ * `running`, an outcome (`succeeded`, `failed`, `cancelled`, `timed_out`), `retried` (a transient failure:
+ * the task went back to the queue), `handed_back` (the worker's own fault) or `lost` (the worker stopped
+ * answering) — with why, for all but `running` and `succeeded`.
+ */
+export const AttemptRecordSchema = z.object({
+  attempt: z.number().int().positive(),
+  worker: z.string(),
+  host: z.string(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  outcome: z.string(),
+  reason: z.string().nullable(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
+/**
  * A task's claim (`caesar-claims`, key = task id). The entry's KV revision is the fencing token: a worker
  * acts for the task only while the claim still has the revision it wrote.
  */
@@ -68,6 +87,8 @@ export const ClaimSchema = z.object({
   handed_back: z
     .array(z.object({ worker: z.string(), attempt: z.number().int(), at: z.string(), reason: z.string() }))
     .default([]),
+  /** Every attempt so far, the current one last (attempt history across workers). */
+  history: z.array(AttemptRecordSchema).default([]),
   final: FinalSchema.nullable().default(null),
 });
 export type Claim = z.infer<typeof ClaimSchema>;
@@ -103,6 +124,26 @@ export const WorkerRecordSchema = z.object({
   quarantined: z.object({ at: z.string(), reason: z.string() }).nullable().default(null),
 });
 export type WorkerRecord = z.infer<typeof WorkerRecordSchema>;
+
+/**
+ * A queue message a worker dropped (terminated: it is never delivered again) or refused (finished failed
+ * without running): what it was, when, who, and why (`caesar-dropped`, key = its stream sequence).
+ */
+export const DroppedMessageSchema = z.object({
+  seq: z.number().int().nonnegative(),
+  subject: z.string(),
+  at: z.string(),
+  worker: z.string(),
+  /** The task it named, when it could be read. */
+  task_id: z.string().nullable(),
+  /** `dropped` (never delivered again) or `refused` (the task finished failed, nothing ran). */
+  action: z.enum(["dropped", "refused"]),
+  reason: z.string(),
+  /** Its size, and its first bytes (as text, for a look: it is untrusted). */
+  bytes: z.number().int().nonnegative(),
+  preview: z.string(),
+});
+export type DroppedMessage = z.infer<typeof DroppedMessageSchema>;
 
 /** A cancel request (`caesar-control`, `<task>.cancel`). */
 export const CancelRecordSchema = z.object({ at: z.string(), by: z.string() });

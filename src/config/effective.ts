@@ -65,6 +65,8 @@ export const CLUSTER_DEFAULTS = {
   on_worker_loss: "retry" as "retry" | "fail",
   max_attempts: 3,
   heartbeat_timeout: "30s",
+  retry: {} as { attempts?: number; backoff?: string; on?: string[] },
+  keep_results: "30d",
   replicas: 1,
   queue: null as string | null,
 };

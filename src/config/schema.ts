@@ -128,6 +128,36 @@ export const ClusterSchema = z.strictObject({
   heartbeat_timeout: durationText
     .optional()
     .describe("A worker silent this long loses its tasks (default 30s; the queue's ack wait)."),
+  retry: z
+    .strictObject({
+      attempts: z
+        .number()
+        .int()
+        .min(1)
+        .max(10)
+        .optional()
+        .describe("Attempts in all for a task whose failure is transient (default 3; 1: never retried)."),
+      backoff: durationText
+        .optional()
+        .describe(
+          "Wait before the second attempt, doubled before each next one, at most 5 minutes (default 10s).",
+        ),
+      on: z
+        .array(z.string().regex(/^[a-z][a-z0-9_]*$/, "an error code, e.g. rate_limited"))
+        .optional()
+        .describe(
+          "The error codes that count as transient (default: rate_limited, model_unreachable, model_error); each must be a code of docs/errors.md.",
+        ),
+    })
+    .optional()
+    .describe(
+      "Transient failures (the model provider's 5xx, rate limits, an unreachable provider): run the task again.",
+    ),
+  keep_results: durationText
+    .optional()
+    .describe(
+      "How long result refs (refs/caesar/tasks/<id>) stay on the remote after their task ended, unless applied or pinned (default 30d).",
+    ),
   replicas: z
     .number()
     .int()

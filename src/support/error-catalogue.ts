@@ -540,6 +540,8 @@ export const ERRORS = {
   no_cluster: { area: "cluster", exit: 2, http: 422 },
   /** The task is not a remote task. */
   not_remote: { area: "cluster", exit: 1, http: 422 },
+  /** The result could not be pinned or unpinned on the cluster's git remote (`refs/caesar/keep/<id>`). */
+  pin_failed: { area: "cluster", exit: 1, http: 422 },
   /** The cluster's queue cannot be named from the repository: set `[cluster] queue`. */
   queue_unknown: { area: "cluster", exit: 2, http: 422 },
   /** A worker refused the task by its own policy (an agent it does not serve, a depth or path it denies). */

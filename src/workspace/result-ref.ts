@@ -6,6 +6,47 @@ export function resultRefName(taskId: string): string {
 }
 
 /**
+ * A cluster task's result kept on the shared remote whatever `[cluster] keep_results` says: applied, or
+ * pinned (`caesar cluster pin`). Workers prune `refs/caesar/tasks/<id>` only where this ref is absent.
+ */
+export function keepRefName(taskId: string): string {
+  return `refs/caesar/keep/${taskId}`;
+}
+
+/** Mark a result kept on `remote` (its commit under `refs/caesar/keep/<id>`): the git error, or undefined. */
+export async function pushKeepRef(
+  top: string,
+  remote: string,
+  taskId: string,
+  commit: string,
+): Promise<string | undefined> {
+  const pushed = await git(
+    top,
+    ["push", "--quiet", "--no-verify", remote, `${commit}:${keepRefName(taskId)}`],
+    {
+      allowFailure: true,
+    },
+  );
+  return pushed.code === 0
+    ? undefined
+    : (pushed.stderr || pushed.stdout).trim() || `git push exited ${pushed.code}`;
+}
+
+/** Let the result be pruned again: the git error, or undefined. */
+export async function deleteKeepRef(
+  top: string,
+  remote: string,
+  taskId: string,
+): Promise<string | undefined> {
+  const pushed = await git(top, ["push", "--quiet", "--no-verify", remote, `:${keepRefName(taskId)}`], {
+    allowFailure: true,
+  });
+  return pushed.code === 0
+    ? undefined
+    : (pushed.stderr || pushed.stdout).trim() || `git push exited ${pushed.code}`;
+}
+
+/**
  * Keep a task's result as a commit (its end tree on top of its base) under `refs/caesar/tasks/<id>`, so
  * `caesar diff` and `caesar apply` still work after its worktree is gone, and no `git gc` prunes it.
  */

@@ -59,6 +59,7 @@ function message(plan: Partial<TaskMessage["plan"]> = {}): TaskMessage {
     },
     on_worker_loss: "retry",
     max_attempts: 3,
+    retry: { attempts: 3, backoff_ms: 10_000, on: ["model_error"] },
   };
 }
 

@@ -1,21 +1,16 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { CAESAR_BIN, parseJsonOutput } from "../helpers/cli.js";
 import {
-  cloneOf,
   completedRuns,
   eventually,
   fixtureAgents,
-  freePort,
-  makeSharedRemote,
-  NatsServer,
   readStates,
   requireNatsServer,
-  tempDir,
   type WorkerProcess,
-  workerIn,
 } from "../helpers/cluster.js";
+import { ClusterLab } from "../helpers/cluster-lab.js";
 
 const NATS_SERVER = requireNatsServer();
 const MINUTE = 60_000;
@@ -23,56 +18,33 @@ const MINUTE = 60_000;
 // One worker: a remote task's child, sent to the cluster by that worker, comes back to the same worker,
 // whose record of running it names the worker's own process as its conductor.
 describe.skipIf(!NATS_SERVER)("a cancel cascading to a child run by the same worker", () => {
-  let lab: string;
-  let server: NatsServer;
-  let submitter: string;
-  let home: string;
+  let lab: ClusterLab;
   let runs: string;
   let worker: WorkerProcess;
-  const caesar = (args: string[]) =>
-    runCaesar(args, {
-      cwd: submitter,
-      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
-      timeoutMs: 2 * MINUTE,
-    });
+  const caesar = (args: string[]) => lab.caesar(args);
 
   beforeAll(async () => {
-    lab = tempDir("caesar-self-cancel-");
-    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
-    await server.start();
-    runs = join(lab, "runs.log");
-    const remote = makeSharedRemote(
-      lab,
-      [
-        "[cluster]",
-        'heartbeat_timeout = "6s"',
-        "",
-        fixtureAgents(runs),
-        '[[agent]]\nid = "delegator"',
-        `bin = "${join(import.meta.dirname, "../fixtures/bin/delegator.mjs")}"`,
-        `args = ["{{prompt}}"]\nenv = { CAESAR_BIN = "${CAESAR_BIN}" }\n`,
-        "[risk_profiles.default]",
-        'delegation_policy = { mode = "allow" }',
-      ].join("\n"),
-    );
-    submitter = cloneOf(remote, join(lab, "submitter"));
-    home = join(lab, "home");
-    mkdirSync(home, { recursive: true });
-    worker = workerIn(lab, remote, "w1", [
-      "--on",
-      server.url,
-      "--agents",
-      "long,delegator",
-      "--max-parallel",
-      "4",
-    ]);
-    await worker.start();
+    lab = await ClusterLab.start(NATS_SERVER!, {
+      name: "self-cancel",
+      config: (dir) => {
+        runs = join(dir, "runs.log");
+        return [
+          "[cluster]",
+          'heartbeat_timeout = "6s"',
+          "",
+          fixtureAgents(runs),
+          '[[agent]]\nid = "delegator"',
+          `bin = "${join(import.meta.dirname, "../fixtures/bin/delegator.mjs")}"`,
+          `args = ["{{prompt}}"]\nenv = { CAESAR_BIN = "${CAESAR_BIN}" }\n`,
+          "[risk_profiles.default]",
+          'delegation_policy = { mode = "allow" }',
+        ].join("\n");
+      },
+    });
+    worker = await lab.worker("w1", ["--agents", "long,delegator", "--max-parallel", "4"]);
   }, 5 * MINUTE);
 
-  afterAll(async () => {
-    await worker?.stop();
-    await server?.stop();
-  }, 2 * MINUTE);
+  afterAll(() => lab?.stop(), 2 * MINUTE);
 
   it(
     "cancels the child through the cluster and never signals the worker itself",
@@ -84,7 +56,7 @@ describe.skipIf(!NATS_SERVER)("a cancel cascading to a child run by the same wor
       const sent = await caesar([
         "run",
         "--on",
-        server.url,
+        lab.url,
         "--agent",
         "delegator",
         "--detach",

@@ -1,55 +1,31 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { lockHolder } from "../../src/support/lock.js";
-import { isProcessAlive } from "../../src/support/process.js";
-import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import {
-  cloneOf,
-  eventually,
-  fixtureAgents,
-  freePort,
-  makeSharedRemote,
-  NatsServer,
-  readState,
-  requireNatsServer,
-  tempDir,
-} from "../helpers/cluster.js";
+import { parseJsonOutput } from "../helpers/cli.js";
+import { eventually, fixtureAgents, readState, requireNatsServer } from "../helpers/cluster.js";
+import { ClusterLab } from "../helpers/cluster-lab.js";
 import { git } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer();
 const MINUTE = 60_000;
 
 describe.skipIf(!NATS_SERVER)("a task's starting point on the git remote", () => {
-  let server: NatsServer | undefined;
-  let submitter = "";
-  afterAll(async () => {
-    const relay = submitter ? lockHolder(join(submitter, ".caesar", "state", "relay.lock")) : undefined;
-    if (relay !== undefined && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
-    await server?.stop();
-  });
+  let lab: ClusterLab | undefined;
+  afterAll(() => lab?.stop(), 2 * MINUTE);
 
   it(
     "leaves the remote when the task is cancelled in the queue",
     async () => {
-      const lab = tempDir("caesar-start-ref-");
-      server = new NatsServer(NATS_SERVER!, await freePort(), lab);
-      await server.start();
-      const remote = makeSharedRemote(lab, fixtureAgents(join(lab, "runs.log")));
-      submitter = cloneOf(remote, join(lab, "submitter"));
-      const home = join(lab, "home");
-      mkdirSync(home, { recursive: true });
-      const caesar = (args: string[]) =>
-        runCaesar(args, {
-          cwd: submitter,
-          env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
-          timeoutMs: 2 * MINUTE,
-        });
+      lab = await ClusterLab.start(NATS_SERVER!, {
+        name: "start-ref",
+        config: (dir) => fixtureAgents(join(dir, "runs.log")),
+      });
+      const { remote, submitter } = lab;
+      const caesar = (args: string[]) => lab!.caesar(args);
       // No worker serves it: it waits in the queue.
       const sent = await caesar([
         "run",
         "--on",
-        server.url,
+        lab.url,
         "--agent",
         "nap",
         "--detach",

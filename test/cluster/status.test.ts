@@ -1,72 +1,38 @@
-import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readClaim } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
 import { CLAIMS_BUCKET } from "../../src/cluster/names.js";
 import { type ClusterStatus, readClusterStatus } from "../../src/cluster/status.js";
-import { lockHolder } from "../../src/support/lock.js";
-import { isProcessAlive } from "../../src/support/process.js";
-import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
-import {
-  accessTo,
-  cloneOf,
-  eventually,
-  fixtureAgents,
-  freePort,
-  makeSharedRemote,
-  NatsServer,
-  readState,
-  requireNatsServer,
-  tempDir,
-  type WorkerProcess,
-  workerIn,
-} from "../helpers/cluster.js";
+import { parseJsonOutput } from "../helpers/cli.js";
+import { accessTo, eventually, fixtureAgents, readState, requireNatsServer } from "../helpers/cluster.js";
+import { ClusterLab } from "../helpers/cluster-lab.js";
 import { git } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer();
 const MINUTE = 60_000;
 
 describe.skipIf(!NATS_SERVER)("caesar cluster status", () => {
-  let lab: string;
-  let server: NatsServer;
-  let remote: string;
-  let submitter: string;
-  let home: string;
-  const workers: WorkerProcess[] = [];
+  let lab: ClusterLab;
 
-  const caesar = (args: string[]): Promise<CliResult> =>
-    runCaesar(args, {
-      cwd: submitter,
-      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
-      timeoutMs: 2 * MINUTE,
-    });
-  const logs = () =>
-    workers.map((w) => `--- ${w.name}\n${readFileSync(w.logPath, "utf8").slice(-2000)}`).join("\n");
+  const caesar = (args: string[]) => lab.caesar(args);
+  const logs = () => lab.logs();
 
   beforeAll(async () => {
-    lab = tempDir("caesar-cluster-status-");
-    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
-    await server.start();
-    const config = ["[cluster]", 'heartbeat_timeout = "6s"', "", fixtureAgents(join(lab, "runs.log"))];
-    remote = makeSharedRemote(lab, config.join("\n"));
-    submitter = cloneOf(remote, join(lab, "submitter"));
-    home = join(lab, "home");
-    mkdirSync(home, { recursive: true });
+    lab = await ClusterLab.start(NATS_SERVER!, {
+      name: "status",
+      config: (dir) =>
+        ["[cluster]", 'heartbeat_timeout = "6s"', "", fixtureAgents(join(dir, "runs.log"))].join("\n"),
+    });
   }, 2 * MINUTE);
 
-  afterAll(async () => {
-    await Promise.all(workers.map((worker) => worker.stop()));
-    const relay = lockHolder(join(submitter, ".caesar", "state", "relay.lock"));
-    if (relay !== undefined && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
-    await server?.stop();
-  }, 2 * MINUTE);
+  afterAll(() => lab?.stop(), 2 * MINUTE);
 
   it("says there is no queue and no worker yet on a server caesar never used, and creates nothing", async () => {
-    const text = await caesar(["cluster", "status", "--on", server.url]);
+    const text = await caesar(["cluster", "status", "--on", lab.url]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain("No queue and no worker yet");
-    const json = await caesar(["cluster", "status", "--on", server.url, "--json"]);
+    const json = await caesar(["cluster", "status", "--on", lab.url, "--json"]);
     expect(json.code, json.stderr).toBe(0);
     expect(parseJsonOutput<ClusterStatus>(json)).toMatchObject({
       ready: false,
@@ -75,17 +41,15 @@ describe.skipIf(!NATS_SERVER)("caesar cluster status", () => {
     });
     // Still nothing there: a status is no set-up.
     expect(
-      parseJsonOutput<ClusterStatus>(await caesar(["cluster", "status", "--on", server.url, "--json"])).ready,
+      parseJsonOutput<ClusterStatus>(await caesar(["cluster", "status", "--on", lab.url, "--json"])).ready,
     ).toBe(false);
   });
 
   it(
     "lists a task on its worker as soon as it is claimed, marks a killed worker lost without the task another took over, reaps it, and its clone's stale worktrees are swept",
     async () => {
-      const w1 = workerIn(lab, remote, "w1", ["--on", server.url, "--agents", "long", "--max-parallel", "4"]);
-      workers.push(w1);
-      await w1.start();
-      const cluster: Cluster = await connectCluster(accessTo(server.url), "status test");
+      const w1 = await lab.worker("w1", ["--agents", "long", "--max-parallel", "4"]);
+      const cluster: Cluster = await connectCluster(accessTo(lab.url), "status test");
       try {
         const claims = await cluster.bucket(CLAIMS_BUCKET);
         const queue = w1.ready!.queue;
@@ -97,7 +61,7 @@ describe.skipIf(!NATS_SERVER)("caesar cluster status", () => {
           const sent = await caesar([
             "run",
             "--on",
-            server.url,
+            lab.url,
             "--agent",
             "long",
             "--detach",
@@ -136,25 +100,16 @@ describe.skipIf(!NATS_SERVER)("caesar cluster status", () => {
         }
         expect(lost!.workers.find((w) => w.id === "w1")).toMatchObject({ condition: "lost", stale: true });
         expect(lost!.workers.find((w) => w.id === "w1")!.running.sort()).toEqual([...ids].sort());
-        const text = await caesar(["cluster", "status", "--on", server.url]);
+        const text = await caesar(["cluster", "status", "--on", lab.url]);
         expect(text.stdout).toMatch(/w1 .*lost/);
 
         // Another worker takes them over: the lost one is no longer listed with them.
-        const w2 = workerIn(lab, remote, "w2", [
-          "--on",
-          server.url,
-          "--agents",
-          "long",
-          "--max-parallel",
-          "4",
-        ]);
-        workers.push(w2);
-        await w2.start();
+        await lab.worker("w2", ["--agents", "long", "--max-parallel", "4"]);
         await eventually(
-          () => ids.every((id) => readState(submitter, id).remote?.worker?.id === "w2"),
+          () => ids.every((id) => readState(lab.submitter, id).remote?.worker?.id === "w2"),
           3 * MINUTE,
           () =>
-            `the tasks to run on w2: ${ids.map((id) => JSON.stringify(readState(submitter, id).remote))}\n${logs()}`,
+            `the tasks to run on w2: ${ids.map((id) => JSON.stringify(readState(lab.submitter, id).remote))}\n${logs()}`,
         );
         let after: ClusterStatus | undefined;
         const takenBy = Date.now() + MINUTE;

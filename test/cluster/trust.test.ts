@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { headers } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,23 +6,16 @@ import { readClaim } from "../../src/cluster/claims.js";
 import { type Cluster, connectCluster } from "../../src/cluster/connection.js";
 import { CLAIMS_BUCKET } from "../../src/cluster/names.js";
 import type { TaskMessage } from "../../src/cluster/wire.js";
-import { lockHolder } from "../../src/support/lock.js";
-import { isProcessAlive } from "../../src/support/process.js";
-import { type CliResult, parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { parseJsonOutput } from "../helpers/cli.js";
 import {
   accessTo,
-  cloneOf,
   eventually,
   fixtureAgents,
-  freePort,
-  makeSharedRemote,
-  NatsServer,
   readState,
   requireNatsServer,
-  tempDir,
   type WorkerProcess,
-  workerIn,
 } from "../helpers/cluster.js";
+import { ClusterLab } from "../helpers/cluster-lab.js";
 import { git } from "../helpers/repo.js";
 
 const NATS_SERVER = requireNatsServer();
@@ -31,47 +24,34 @@ const MINUTE = 60_000;
 // Anyone who can publish on a queue's subject can put a task there: the commands it carries run on a
 // worker only when the worker's own configuration has them.
 describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
-  let lab: string;
-  let server: NatsServer;
-  let submitter: string;
-  let home: string;
+  let lab: ClusterLab;
   let worker: WorkerProcess;
   let cluster: Cluster;
+  /** The queue subject the nap tasks travel on (learnt from the first test's real submission). */
+  let napSubject = "";
 
-  const caesar = (args: string[]): Promise<CliResult> =>
-    runCaesar(args, {
-      cwd: submitter,
-      env: { HOME: home, XDG_CONFIG_HOME: join(home, ".config") },
-      timeoutMs: 2 * MINUTE,
-    });
+  const caesar = (args: string[]) => lab.caesar(args);
 
   beforeAll(async () => {
-    lab = tempDir("caesar-cluster-trust-");
-    server = new NatsServer(NATS_SERVER!, await freePort(), lab);
-    await server.start();
-    const config = [
-      fixtureAgents(join(lab, "runs.log")),
-      // The one check this repository's workers run: a role lists it.
-      "[[role]]",
-      'name = "checked"',
-      'checks = ["test -f README.md"]',
-      "",
-    ].join("\n");
-    const remote = makeSharedRemote(lab, config);
-    submitter = cloneOf(remote, join(lab, "submitter"));
-    home = join(lab, "home");
-    mkdirSync(home, { recursive: true });
-    worker = workerIn(lab, remote, "w1", ["--on", server.url, "--agents", "nap"]);
-    await worker.start();
-    cluster = await connectCluster(accessTo(server.url), "trust test");
+    lab = await ClusterLab.start(NATS_SERVER!, {
+      name: "trust",
+      config: (dir) =>
+        [
+          fixtureAgents(join(dir, "runs.log")),
+          // The one check this repository's workers run: a role lists it.
+          "[[role]]",
+          'name = "checked"',
+          'checks = ["test -f README.md"]',
+          "",
+        ].join("\n"),
+    });
+    worker = await lab.worker("w1", ["--agents", "nap"]);
+    cluster = await connectCluster(accessTo(lab.url), "trust test");
   }, 2 * MINUTE);
 
   afterAll(async () => {
     await cluster?.close();
-    await worker?.stop();
-    const relay = lockHolder(join(submitter, ".caesar", "state", "relay.lock"));
-    if (relay !== undefined && isProcessAlive(relay.pid)) process.kill(relay.pid, "SIGTERM");
-    await server?.stop();
+    await lab?.stop();
   }, 2 * MINUTE);
 
   it(
@@ -87,7 +67,7 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       const sent = await caesar([
         "run",
         "--on",
-        server.url,
+        lab.url,
         "--agent",
         "nap",
         "--check",
@@ -99,18 +79,19 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       expect(sent.code, sent.stderr).toBe(0);
       const id = parseJsonOutput<{ task_id: string }>(sent).task_id;
       await eventually(
-        () => readState(submitter, id).phase === "finished",
+        () => readState(lab.submitter, id).phase === "finished",
         2 * MINUTE,
         () =>
-          `${id} to finish: ${JSON.stringify(readState(submitter, id))}\n${readFileSync(worker.logPath, "utf8")}`,
+          `${id} to finish: ${JSON.stringify(readState(lab.submitter, id))}\n${readFileSync(worker.logPath, "utf8")}`,
       );
-      expect(readState(submitter, id)).toMatchObject({ outcome: "succeeded", error: null });
+      expect(readState(lab.submitter, id)).toMatchObject({ outcome: "succeeded", error: null });
       sub.unsubscribe();
       const original = seen.find((m) => JSON.parse(new TextDecoder().decode(m.data)).task_id === id);
       expect(original).toBeDefined();
+      napSubject = original!.subject;
 
       // The same message, as anyone on the subject could forge it: setup and a check of its own.
-      const marker = join(lab, "pwned");
+      const marker = join(lab.dir, "pwned");
       const forged = JSON.parse(new TextDecoder().decode(original!.data)) as TaskMessage;
       const forgedId = "t_00000000deadbeef";
       forged.task_id = forgedId;
@@ -121,7 +102,7 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       ];
       // Its starting point is on the remote, as a real submitter's would be: only the worker's check stops it.
       forged.start.ref = `refs/caesar/start/${forgedId}`;
-      git(submitter, "push", "--quiet", "origin", `${forged.start.commit}:${forged.start.ref}`);
+      git(lab.submitter, "push", "--quiet", "origin", `${forged.start.commit}:${forged.start.ref}`);
       const h = headers();
       h.set("Nats-Msg-Id", forgedId);
       await cluster.js.publish(original!.subject, JSON.stringify(forged), { headers: h });
@@ -148,7 +129,7 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       withArgs.task_id = argsId;
       withArgs.plan.extra_args = ["--mcp-config", '{"mcpServers":{"x":{"command":"sh"}}}'];
       withArgs.start.ref = `refs/caesar/start/${argsId}`;
-      git(submitter, "push", "--quiet", "origin", `${withArgs.start.commit}:${withArgs.start.ref}`);
+      git(lab.submitter, "push", "--quiet", "origin", `${withArgs.start.commit}:${withArgs.start.ref}`);
       const h2 = headers();
       h2.set("Nats-Msg-Id", argsId);
       await cluster.js.publish(original!.subject, JSON.stringify(withArgs), { headers: h2 });
@@ -163,5 +144,51 @@ describe.skipIf(!NATS_SERVER)("commands a queue message carries", () => {
       expect(argsFinal!.error?.message).toContain("--mcp-config");
     },
     5 * MINUTE,
+  );
+
+  it(
+    "lists the messages its workers dropped or refused in cluster status: what, when, who, why",
+    async () => {
+      expect(napSubject).toMatch(/^caesar\.tasks\./);
+      // Not JSON (with a terminal escape in it), and JSON that is no task.
+      await cluster.js.publish(napSubject, "\u001b[31mnot json at all");
+      await cluster.js.publish(
+        napSubject,
+        JSON.stringify({ protocol: "caesar.cluster.task/v9", task_id: "t_x" }),
+      );
+      type Status = {
+        dropped: {
+          seq: number;
+          action: string;
+          task_id: string | null;
+          reason: string;
+          preview: string;
+          worker: string;
+        }[];
+      };
+      let status: Status = { dropped: [] };
+      const deadline = Date.now() + MINUTE;
+      while (status.dropped.filter((d) => d.action === "dropped").length < 2 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        status = parseJsonOutput<Status>(await caesar(["cluster", "status", "--on", lab.url, "--json"]));
+      }
+      const dropped = status.dropped.filter((d) => d.action === "dropped");
+      expect(dropped.map((d) => d.reason).sort(), readFileSync(worker.logPath, "utf8")).toEqual([
+        "not JSON",
+        expect.stringMatching(/^not a caesar\.cluster\.task\/v1 task message \(protocol: /),
+      ]);
+      expect(dropped.every((d) => d.worker === "w1" && !d.preview.includes("\u001b"))).toBe(true);
+      // The forged messages of the first test: refused, each with its task and its reason.
+      const refused = status.dropped.filter((d) => d.action === "refused");
+      expect(refused.map((d) => d.task_id).sort()).toEqual(["t_00000000deadbeef", "t_00000000feedface"]);
+      expect(refused.every((d) => d.reason.startsWith("untrusted_command: "))).toBe(true);
+      const text = await caesar(["cluster", "status", "--on", lab.url]);
+      expect(text.stdout).toContain("Messages dropped or refused by workers");
+      expect(text.stdout).toMatch(
+        /w1 {2}refused t_00000000deadbeef {2}caesar\.tasks\.\S+: untrusted_command/,
+      );
+      expect(text.stdout).not.toContain("\u001b");
+    },
+    3 * MINUTE,
   );
 });

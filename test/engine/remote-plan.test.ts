@@ -52,6 +52,32 @@ describe("where a task runs: --on, [cluster], the parent's cluster", () => {
     expect(resolveRemote("nats://other:4222", none, "/p", parent)?.servers).toEqual(["nats://other:4222"]);
   });
 
+  it("resolves [cluster] retry with its defaults, and refuses an error code caesar never gives", () => {
+    const nats = "nats://a:4222";
+    expect(resolveRemote(undefined, config([["project", { cluster: { nats } }]]), "/p", null)?.retry).toEqual(
+      {
+        attempts: 3,
+        backoff_ms: 10_000,
+        on: ["rate_limited", "model_unreachable", "model_error"],
+      },
+    );
+    const tuned = config([
+      ["project", { cluster: { nats, retry: { attempts: 5, backoff: "1m", on: ["timed_out"] } } }],
+    ]);
+    expect(resolveRemote(undefined, tuned, "/p", null)?.retry).toEqual({
+      attempts: 5,
+      backoff_ms: 60_000,
+      on: ["timed_out"],
+    });
+    const misspelt = config([["project", { cluster: { nats, retry: { on: ["rate_limit"] } } }]]);
+    expect(() => resolveRemote(undefined, misspelt, "/p", null)).toThrow(
+      expect.objectContaining({
+        code: "config_invalid",
+        message: expect.stringContaining("unknown error codes: rate_limit"),
+      }),
+    );
+  });
+
   it("refuses URLs that are not NATS, and credentials written into a URL", () => {
     expect(() => resolveRemote("http://a:4222", none, "/p", null)).toThrow(/not nats:\/\/ or tls:\/\//);
     expect(() => resolveRemote("nats://user:secret@a:4222", none, "/p", null)).toThrow(

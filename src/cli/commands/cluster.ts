@@ -47,6 +47,28 @@ export const clusterCommand: CommandDefinition = {
         }
       }),
     );
+    for (const pin of [true, false]) {
+      withCommonOptions(
+        cluster
+          .command(pin ? "pin" : "unpin")
+          .description(
+            pin
+              ? "keep a remote task's result on the git remote past [cluster] keep_results"
+              : "let a pinned result be pruned again after [cluster] keep_results",
+          )
+          .argument("<id>", "task id (or a unique prefix)"),
+      ).action(
+        handle(async (ctx, id) => {
+          const { pinResult } = await import("../../cluster/pin.js");
+          const pinned = await pinResult(ctx.root, String(id), pin);
+          ctx.out.result(pinned, () =>
+            pin
+              ? `Pinned: ${pinned.ref} on ${pinned.remote} keeps the result of ${pinned.id} (${pinned.commit.slice(0, 12)}).`
+              : `Unpinned: the result of ${pinned.id} is pruned once older than [cluster] keep_results.`,
+          );
+        }),
+      );
+    }
     // Internal: the relay of a project's remote tasks, started by front ends (docs/cluster.md).
     cluster
       .command("relay", { hidden: true })
@@ -134,7 +156,39 @@ function renderClusterStatus(status: ClusterStatus): string {
       lines.push(`  ${worker}: ${ids.join(", ")}${lost ? " (worker lost: to be run again elsewhere)" : ""}`);
     }
   }
+  if (status.tasks.length > 0) {
+    lines.push("", "Tasks in flight, and ended in the last hour (attempts across workers):");
+    for (const task of status.tasks) {
+      const where =
+        task.state === "finished"
+          ? (task.outcome ?? "finished")
+          : task.state === "released"
+            ? "back in the queue"
+            : "running";
+      lines.push(`  ${task.id}  ${where}`);
+      for (const attempt of task.attempts) {
+        const reason = attempt.reason ? `: ${clip(attempt.reason, 100)}` : "";
+        const span = `${attempt.started_at}${attempt.ended_at ? ` → ${attempt.ended_at}` : ""}`;
+        lines.push(
+          `    ${attempt.attempt}  ${attempt.worker}  ${span}  ${attempt.outcome.replace(/_/g, " ")}${reason}`,
+        );
+      }
+    }
+  }
+  if (status.dropped.length > 0) {
+    lines.push("", "Messages dropped or refused by workers (latest first; kept 7 days):");
+    for (const d of status.dropped) {
+      lines.push(
+        `  seq ${d.seq}  ${d.at}  ${d.worker}  ${d.action}${d.task_id ? ` ${d.task_id}` : ""}  ${d.subject}: ${clip(d.reason, 160)}`,
+      );
+    }
+  }
   return lines.join("\n");
+}
+
+function clip(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ");
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 function conditionText(worker: WorkerView): string {

@@ -102,7 +102,21 @@ export function renderStatus(
         ? `${worker.id}${worker.host ? ` (${worker.host})` : ""}${state.remote.attempt > 1 ? ` ${m.sep} attempt ${state.remote.attempt}` : ""}`
         : `none yet ${m.sep} in the queue of ${state.remote.servers}`,
     );
-    for (const lost of state.remote.lost) row("lost", `${lost.worker} (attempt ${lost.attempt}, ${lost.at})`);
+    const attempts = state.remote.attempts;
+    // Every attempt across workers, once there was more than one (or the one there was ended badly).
+    if (attempts.length > 1 || attempts.some((entry) => !["running", "succeeded"].includes(entry.outcome))) {
+      for (const entry of attempts) {
+        const span = `${entry.started_at}${entry.ended_at ? ` → ${entry.ended_at}` : ""}`;
+        const how = `${entry.outcome.replace(/_/g, " ")}${entry.reason ? `: ${entry.reason}` : ""}`;
+        row(
+          `attempt ${entry.attempt}`,
+          `${entry.worker}${entry.host ? ` (${entry.host})` : ""} ${m.sep} ${span} ${m.sep} ${how}`,
+        );
+      }
+    } else {
+      for (const lost of state.remote.lost)
+        row("lost", `${lost.worker} (attempt ${lost.attempt}, ${lost.at})`);
+    }
     row("on worker", state.remote.worktree);
   }
   row("workspace", state.remote ? null : state.workspace);

@@ -6,12 +6,13 @@ import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState } from "../../engine/store/task-store.js";
 import { isValidQuestionId } from "../../protocol/ids.js";
 import { taskPaths } from "../../protocol/task-dir.js";
+import { messageOf } from "../../support/errors.js";
 import { isCasConflict } from "../cas.js";
-import { readClaim } from "../claims.js";
+import { finishClaim, readClaim } from "../claims.js";
 import type { Cluster } from "../connection.js";
 import { deleteStart } from "../git-refs.js";
 import { answerKey, CLAIMS_BUCKET, cancelKey, TASKS_STREAM } from "../names.js";
-import { encode } from "../wire.js";
+import { type Claim, encode, type Final } from "../wire.js";
 import { finishHere } from "./finish-here.js";
 
 /** What happens here to a remote task — a cancel, an answer — carried to its worker through `caesar-control`. */
@@ -40,7 +41,17 @@ export class Carrier {
     this.log(`[relay] ${this.id}: cancel sent`);
     // Nobody took it yet: take it out of the queue, and end it here.
     const claims = await this.cluster.bucket(CLAIMS_BUCKET);
-    if (claimed || (await readClaim(claims, this.id))) return false;
+    const current = await readClaim(claims, this.id);
+    // Back in the queue, waiting for its next attempt (a retry's backoff, a hand-back): ended in its claim
+    // now — no worker runs it again, and the one that gets the message only acks it.
+    if (
+      current?.claim.state === "released" &&
+      (await this.endReleased(claims, current.claim, current.revision))
+    ) {
+      const seq = state.remote?.queue_seq;
+      if (seq) await this.cluster.jsm.streams.deleteMessage(TASKS_STREAM, seq, false).catch(() => false);
+    }
+    if (claimed || current) return false;
     const seq = state.remote?.queue_seq;
     const removed = seq
       ? await this.cluster.jsm.streams.deleteMessage(TASKS_STREAM, seq, false).catch(() => false)
@@ -63,6 +74,39 @@ export class Carrier {
       return true;
     }
     return false;
+  }
+
+  /** Finish a released claim as cancelled (only if it did not change since it was read). */
+  private async endReleased(claims: KV, claim: Claim, revision: number): Promise<boolean> {
+    const at = new Date().toISOString();
+    const final: Final = {
+      outcome: "cancelled",
+      exit: null,
+      report_status: null,
+      report: null,
+      error: {
+        code: "cancelled_in_queue",
+        message: `Cancelled while back in the cluster's queue after attempt ${claim.attempt}: no worker runs it again.`,
+      },
+      started_at: null,
+      finished_at: at,
+      deadline_at: null,
+      command: null,
+      base_ref: null,
+      start_tree: null,
+      end_tree: null,
+      result_commit: null,
+      log_seq: 0,
+    };
+    try {
+      // False: a worker took it meanwhile; the cancel reaches it through caesar-control.
+      const ended = await finishClaim(claims, claim, revision, final);
+      if (ended) this.log(`[relay] ${this.id}: cancelled while waiting for attempt ${claim.attempt + 1}`);
+      return ended;
+    } catch (error) {
+      this.log(`[relay] ${this.id}: could not end its released claim: ${messageOf(error)}`);
+      return false;
+    }
   }
 
   /** Answers written here go to the worker, each once (the first one there is the one it gets). */

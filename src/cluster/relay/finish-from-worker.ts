@@ -59,6 +59,7 @@ export async function finishFromWorker(input: WorkerFinishInput): Promise<void> 
     worker: { id: claim.worker.id, host: claim.worker.host },
     attempt: claim.attempt,
     lost: claim.lost,
+    attempts: claim.history,
   };
   if (final.report === null) {
     await finishHere(

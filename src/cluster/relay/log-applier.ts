@@ -28,6 +28,10 @@ export class LogApplier {
     private readonly id: string,
     private readonly dir: string,
     private readonly events: EventWriter,
+    /** How an earlier attempt ended, as the claim says (undefined: not known here yet). */
+    private readonly previousEnd?: (attempt: number) => string | undefined,
+    /** Is this attempt back in the queue (retried, handed back), as the claim says? */
+    private readonly released?: (attempt: number) => boolean,
   ) {
     this.progress = loadProgress(dir);
     this.skip = alreadyWritten(dir, this.progress);
@@ -61,9 +65,10 @@ export class LogApplier {
     this.progress.attempt = attempt;
     this.progress.counter = 0;
     if (previous > 0) {
+      const why = this.previousEnd?.(previous);
       await this.writeEvent({
         type: "progress",
-        message: `attempt ${attempt} on worker ${worker}: the previous worker was lost`,
+        message: `attempt ${attempt} on worker ${worker}: ${why ?? "the previous worker was lost"}`,
       });
     }
   }
@@ -112,8 +117,14 @@ export class LogApplier {
       if (state.phase === "finished" || !state.remote) return undefined;
       return {
         ...state,
-        // The final state is written from the claim, never from a snapshot.
-        phase: snapshot.phase === "finished" ? "finishing" : snapshot.phase,
+        // The final state is written from the claim, never from a snapshot; an attempt that ended and
+        // went back to the queue (its claim released, perhaps before its last snapshot got here) waits there.
+        phase:
+          snapshot.phase !== "finished"
+            ? snapshot.phase
+            : this.released?.(this.progress.attempt)
+              ? "queued"
+              : "finishing",
         started_at: snapshot.started_at,
         deadline_at: snapshot.deadline_at,
         command: snapshot.command,

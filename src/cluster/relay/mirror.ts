@@ -11,6 +11,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { messageOf } from "../../support/errors.js";
 import { readClaim } from "../claims.js";
 import type { Cluster } from "../connection.js";
+import { deleteStart } from "../git-refs.js";
 import { CLAIMS_BUCKET, CONTROL_BUCKET, LOG_STREAM, logFilter } from "../names.js";
 import { sendToQueue } from "../submit.js";
 import { type Claim, ClaimSchema, decode } from "../wire.js";
@@ -46,7 +47,19 @@ export class TaskMirror {
     private readonly log: (line: string) => void,
   ) {
     this.events = new EventWriter(taskPaths(dir).events, id);
-    this.applier = new LogApplier(id, dir, this.events);
+    this.applier = new LogApplier(
+      id,
+      dir,
+      this.events,
+      (attempt) => {
+        const entry = this.claim?.history.find((record) => record.attempt === attempt);
+        if (entry?.outcome === "retried") return `attempt ${attempt} failed transiently (${entry.reason})`;
+        if (entry?.outcome === "handed_back")
+          return `worker ${entry.worker} handed the task back (${entry.reason})`;
+        return undefined;
+      },
+      (attempt) => this.claim?.state === "released" && this.claim.attempt === attempt,
+    );
     // Every wait of the mirror listens to this one signal.
     setMaxListeners(1_000, this.stop.signal);
   }
@@ -98,6 +111,9 @@ export class TaskMirror {
           "cancelled",
           this.events,
         );
+        // Its starting point may have been pushed before the queue was out of reach: no worker fetches it.
+        const top = plan.repo_top ?? plan.root;
+        if (plan.remote) await deleteStart(top, plan.remote.git_remote, this.id).catch(() => undefined);
         return false;
       }
       try {
@@ -193,19 +209,26 @@ export class TaskMirror {
 
   private async onClaim(claim: Claim, plan: TaskPlan): Promise<void> {
     if (this.claim && claim.attempt < this.claim.attempt) return;
-    const changedWorker = this.claim?.worker.id !== claim.worker.id || this.claim?.attempt !== claim.attempt;
+    const changed =
+      this.claim?.worker.id !== claim.worker.id ||
+      this.claim?.attempt !== claim.attempt ||
+      this.claim?.state !== claim.state ||
+      this.claim?.history.length !== claim.history.length;
     this.claim = claim;
-    if (changedWorker) {
+    if (changed) {
       await updateState(this.dir, (state) =>
         state.phase === "finished" || !state.remote
           ? undefined
           : {
               ...state,
+              // Back in the queue (retried after a transient failure, or handed back): waiting again.
+              phase: claim.state === "released" ? "queued" : state.phase,
               remote: {
                 ...state.remote,
                 worker: { id: claim.worker.id, host: claim.worker.host },
                 attempt: claim.attempt,
                 lost: claim.lost,
+                attempts: claim.history,
               },
             },
       );

@@ -23,6 +23,8 @@ export interface WorkerContext {
   config: EffectiveConfig;
   claims: KV;
   control: KV;
+  /** Where the queue messages it drops or refuses are recorded (`caesar cluster status` lists them). */
+  dropped: KV;
   /** The NATS server's time now (this worker's registry record refreshed, and when the server stored it). */
   serverNow(): Promise<number>;
   log(line: string): void;
@@ -38,7 +40,7 @@ export interface WorkerContext {
  */
 export function remotePlanFor(
   context: WorkerContext,
-  policy: { on_worker_loss: "retry" | "fail"; max_attempts: number },
+  policy: { on_worker_loss: "retry" | "fail"; max_attempts: number; retry: RemotePlan["retry"] },
 ): RemotePlan {
   return {
     ...context.access,
@@ -46,6 +48,7 @@ export function remotePlanFor(
     queue: context.queueOverride,
     on_worker_loss: policy.on_worker_loss,
     max_attempts: policy.max_attempts,
+    retry: policy.retry,
     heartbeat_ms: context.heartbeatMs,
     replicas: context.replicas,
   };

@@ -11,6 +11,7 @@ import { recordProcess } from "../../support/process.js";
 import { resultRefName } from "../../workspace/result-ref.js";
 import { removeWorktree } from "../../workspace/worktree.js";
 import { holdsClaim, takeClaim } from "../claims.js";
+import { recordDropped, whyInvalid } from "../dropped.js";
 import { fetchStart } from "../git-refs.js";
 import { isHolderAlive } from "../holder.js";
 import { cancelKey, WORKERS_BUCKET } from "../names.js";
@@ -24,6 +25,7 @@ import { HeldTask, retrying } from "./held-task.js";
 import { clearEarlierAttempt, localIdFor } from "./local-store.js";
 import { ackFor, emptyFinal, finalOf, publishFinal, pushResultFenced } from "./publish-final.js";
 import { TaskPublisher } from "./publisher.js";
+import { retryLater, transientRetry, withAttempts } from "./retry.js";
 import { workerSandbox } from "./worker-sandbox.js";
 
 /**
@@ -39,17 +41,19 @@ export async function handleDelivery(
 ): Promise<void> {
   const message = decode(TaskMessageSchema, msg.data);
   if (!message) {
-    context.log(`[worker] dropped an invalid task message (stream seq ${msg.seq})`);
+    const why = whyInvalid(msg.data);
+    context.log(`[worker] dropped an invalid task message (stream seq ${msg.seq}): ${why}`);
     msg.term();
+    await dropped(context, msg, null, "dropped", why);
     return;
   }
   const id = message.task_id;
   // Published on one agent's subject for another agent: not a task this queue's workers take.
   if (subjectAgent(msg.subject) !== message.plan.agent) {
-    context.log(
-      `[worker] dropped task ${id}: published for ${subjectAgent(msg.subject)}, planned for ${message.plan.agent}`,
-    );
+    const why = `published for agent ${subjectAgent(msg.subject)}, planned for ${message.plan.agent}`;
+    context.log(`[worker] dropped task ${id}: ${why}`);
     msg.term();
+    await dropped(context, msg, id, "dropped", why);
     return;
   }
   const running = held.get(id);
@@ -86,8 +90,16 @@ export async function handleDelivery(
     // Claimed: `cluster status` (which trusts a record's tasks only as far as their claims) shows it now.
     context.onHeldChange();
     if (decision.kind === "finished") await ackFor(context, task, id);
-    else if (decision.kind === "duplicate") task.msg.term();
-    else if (decision.kind === "give-up")
+    else if (decision.kind === "duplicate") {
+      task.msg.term();
+      await dropped(
+        context,
+        msg,
+        id,
+        "dropped",
+        `a second message for task ${id}, whose claim is another message's (stream seq ${decision.claim.msg_seq})`,
+      );
+    } else if (decision.kind === "give-up")
       await giveUp(context, task, message, decision.claim, decision.token);
     else await runAttempt(context, message, task, decision.claim, decision.token);
   } catch (error) {
@@ -124,11 +136,13 @@ async function runAttempt(
   const refusal = refusalOf(message, context.agents, context.config, context.me.id);
   if (refusal) {
     await publishFinal(context, task, claim, token, { ...emptyFinal("failed"), error: refusal });
+    await dropped(context, task.msg, id, "refused", `${refusal.code}: ${refusal.message}`);
     return;
   }
   const confined = workerSandbox(message.plan, context.config, context.root, context.me.id);
   if ("refusal" in confined) {
     await publishFinal(context, task, claim, token, { ...emptyFinal("failed"), error: confined.refusal });
+    await dropped(context, task.msg, id, "refused", `${confined.refusal.code}: ${confined.refusal.message}`);
     return;
   }
   const plan: TaskPlan = {
@@ -227,6 +241,13 @@ async function runAttempt(
   const logSeq = await outbox.flush();
   const state = await readState(dir);
   const final = finalOf(state, logSeq);
+  const retry = transientRetry(message.retry, claim, final);
+  if (retry && (await retryLater(context, task, claim, token, final, retry.delayMs))) {
+    // The next attempt starts afresh from the starting point: this one's worktree has nothing to keep.
+    if (state.worktree)
+      await removeWorktree(context.top, state.worktree, state.branch).catch(() => undefined);
+    return;
+  }
   if (state.result_commit) {
     const pushed = await pushResultFenced(context, id, state.result_commit, token);
     if (pushed === "fenced") return;
@@ -245,11 +266,24 @@ async function runAttempt(
       };
     }
   }
-  if (await publishFinal(context, task, claim, token, final)) {
+  if (await publishFinal(context, task, claim, token, withAttempts(claim, final))) {
     // Its result is on the remote: the worktree has nothing left that anyone needs.
     if (state.worktree && (final.result_commit || state.end_tree === state.start_tree))
       await removeWorktree(context.top, state.worktree, state.branch).catch(() => undefined);
   }
+}
+
+/** Record a message this worker dropped or refused, for `cluster status` (best effort). */
+async function dropped(
+  context: WorkerContext,
+  msg: JsMsg,
+  taskId: string | null,
+  action: "dropped" | "refused",
+  reason: string,
+): Promise<void> {
+  await recordDropped(context.dropped, msg, { worker: context.me.id, taskId, action, reason }).catch(
+    (error) => context.log(`[worker] could not record the ${action} message ${msg.seq}: ${messageOf(error)}`),
+  );
 }
 
 /** The task's workers were lost and the policy says stop: finish it failed, saying so. */

@@ -5,12 +5,20 @@ import type { EffectiveConfig } from "../../config/effective.js";
 import { recoverTask } from "../../engine/lifecycle/recover.js";
 import { loadAllTasks } from "../../engine/store/task-store.js";
 import { admissionOf } from "../../policy/admission.js";
+import { parseDuration } from "../../support/duration.js";
 import { CaesarError, messageOf, UsageError } from "../../support/errors.js";
 import { flushTelemetry } from "../../support/telemetry/spans.js";
 import { gitOut } from "../../workspace/git.js";
 import { claimsBucket } from "../claims.js";
 import { type Cluster, type ClusterAccess, connectCluster } from "../connection.js";
-import { CONTROL_BUCKET, queueNameOf, TASKS_STREAM, WORKERS_BUCKET, workerIdOf } from "../names.js";
+import {
+  CONTROL_BUCKET,
+  DROPPED_BUCKET,
+  queueNameOf,
+  TASKS_STREAM,
+  WORKERS_BUCKET,
+  workerIdOf,
+} from "../names.js";
 import { serverTimeOf } from "../server-clock.js";
 import { ensureAgentConsumer, ensureInfrastructure } from "../setup.js";
 import { encode, type WorkerRecord } from "../wire.js";
@@ -19,6 +27,7 @@ import type { WorkerContext } from "./context.js";
 import { WorkerHealth } from "./health.js";
 import type { HeldTask } from "./held-task.js";
 import { eitherOf, pauseUnless, within } from "./pause.js";
+import { pruneRemoteRefs } from "./prune.js";
 import { reapLostWorkers } from "./reaper.js";
 import { checkWorkerHealth } from "./self-check.js";
 import { sweepForeignAttempts } from "./sweep.js";
@@ -47,6 +56,8 @@ export interface WorkerOptions {
 /** How long one pull waits for a task before it lets another agent's puller have the capacity. */
 const PULL_EXPIRES_MS = 5_000;
 const REGISTRY_EVERY_MS = 5_000;
+/** The remote's refs/caesar/ are pruned at start and once an hour (720 refreshes of 5 s). */
+const PRUNE_EVERY_REFRESHES = 720;
 /** How long a stopping worker waits for the server to take its goodbye (its record's removal, a drain). */
 const STOP_GRACE_MS = 3_000;
 
@@ -69,6 +80,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     });
   });
   const queue = await queueNameOf(top, head, options.queueOverride);
+  const keepResultsMs = parseDuration(options.config.cluster.keep_results.value, "[cluster] keep_results");
   const id = workerIdOf(hostname(), process.pid, options.name);
   const me = { id, host: hostname(), pid: process.pid };
 
@@ -129,6 +141,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       config: options.config,
       claims: await claimsBucket(cluster),
       control: await cluster.bucket(CONTROL_BUCKET),
+      dropped: await cluster.bucket(DROPPED_BUCKET),
       serverNow: () => serverTimeOf(workers, id, encode(record(options.drain.aborted))),
       log,
       onHeldChange: () => void register?.(),
@@ -138,6 +151,17 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await sweepForeignAttempts(context, new Set(held.keys())).catch((error) =>
       log(`[worker] sweeping worktrees: ${messageOf(error)}`),
     );
+    // The shared remote's refs/caesar/: results kept past [cluster] keep_results, start refs of ended tasks.
+    const prune = () =>
+      pruneRemoteRefs(context, keepResultsMs)
+        .then(({ results, starts }) => {
+          if (results.length + starts.length > 0)
+            log(
+              `[worker] pruned ${results.length} result ref(s) and ${starts.length} start ref(s) from ${options.gitRemote}`,
+            );
+        })
+        .catch((error) => log(`[worker] pruning ${options.gitRemote}: ${messageOf(error)}`));
+    await prune();
     const consumers: { agent: string; consumer: Consumer }[] = [];
     for (const agent of agents) {
       const name = await ensureAgentConsumer(cluster, queue, agent, options.heartbeatMs);
@@ -152,6 +176,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         void reapLostWorkers(workers, context.claims, context.serverNow, log).catch(() => undefined);
         void sweepForeignAttempts(context, new Set(held.keys())).catch(() => undefined);
       }
+      if (refreshes % PRUNE_EVERY_REFRESHES === 0) void prune();
     }, REGISTRY_EVERY_MS);
     // Back from a server restart: say at once that this worker and its tasks are alive, before the queue's
     // ack wait hands them to others.

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { CaesarError, messageOf } from "../../support/errors.js";
 import { recordSpan } from "../../support/telemetry/spans.js";
+import { pushKeepRef } from "../../workspace/result-ref.js";
 import { hasSeparateResult } from "../store/state.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import type { TaskRecord } from "../store/task-store.js";
@@ -104,6 +105,9 @@ export async function applyTask(
       ...current,
       applied: { at: new Date().toISOString(), by: options.by, head: applied.head, files: applied.files },
     }));
+    // A cluster task's result, once applied, is kept on the shared remote: no worker prunes it.
+    if (state.remote && state.result_commit)
+      await pushKeepRef(top, state.remote.git_remote, record.id, state.result_commit).catch(() => undefined);
     return { id: record.id, files: applied.files, head: applied.head, top };
   });
 }

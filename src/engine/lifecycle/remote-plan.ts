@@ -2,8 +2,9 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type EffectiveConfig, layerPaths, type Sourced } from "../../config/effective.js";
 import { parseDuration } from "../../support/duration.js";
+import { isErrorCode } from "../../support/error-catalogue.js";
 import { UsageError } from "../../support/errors.js";
-import type { RemotePlan } from "../store/task-plan.js";
+import { DEFAULT_RETRY, type RemotePlan } from "../store/task-plan.js";
 
 /** `--on local`: run here even when `[cluster] nats` is set. */
 export const ON_LOCAL = "local";
@@ -47,9 +48,35 @@ export function resolveRemote(
     queue: c.queue.value,
     on_worker_loss: c.on_worker_loss.value,
     max_attempts: c.max_attempts.value,
+    retry: {
+      attempts: c.retry.value.attempts ?? DEFAULT_RETRY.attempts,
+      backoff_ms: c.retry.value.backoff
+        ? parseDuration(c.retry.value.backoff, "[cluster] retry.backoff")
+        : DEFAULT_RETRY.backoff_ms,
+      on: retryCodes(c.retry.value.on),
+    },
     heartbeat_ms: parseDuration(c.heartbeat_timeout.value, "[cluster] heartbeat_timeout"),
     replicas: c.replicas.value,
   };
+}
+
+/**
+ * The error codes `[cluster] retry.on` names, each one caesar gives a failure: a misspelt code would
+ * silently never match, and the failure it meant would never be retried.
+ */
+function retryCodes(on: string[] | undefined): string[] {
+  if (on === undefined) return DEFAULT_RETRY.on;
+  const unknown = on.filter((code) => !isErrorCode(code));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      "config_invalid",
+      `[cluster] retry.on names unknown error codes: ${unknown.join(", ")}.`,
+      {
+        detail: `Name codes a task's failure has (docs/errors.md), e.g. ${DEFAULT_RETRY.on.join(", ")}.`,
+      },
+    );
+  }
+  return on;
 }
 
 /**

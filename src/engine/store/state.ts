@@ -59,6 +59,23 @@ export const RemoteStateSchema = z.object({
   branch: z.string().nullable().default(null),
   /** Workers lost while they ran the task. */
   lost: z.array(z.object({ worker: z.string(), attempt: z.number().int(), at: z.string() })).default([]),
+  /**
+   * Every attempt across workers, as the task's claim records it: worker, start, end, and how it ended
+   * (running, an outcome, retried, handed_back, lost) with why.
+   */
+  attempts: z
+    .array(
+      z.object({
+        attempt: z.number().int(),
+        worker: z.string(),
+        host: z.string(),
+        started_at: z.string(),
+        ended_at: z.string().nullable(),
+        outcome: z.string(),
+        reason: z.string().nullable(),
+      }),
+    )
+    .default([]),
 });
 export type RemoteState = z.infer<typeof RemoteStateSchema>;
 

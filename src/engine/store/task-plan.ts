@@ -21,6 +21,21 @@ export const PLAN_FILE = "plan.json";
  * to reach them — paths only, never secrets), the git remote every machine reaches, and what happens when
  * a worker is lost. Resolved from `--on` or `[cluster]` (docs/cluster.md).
  */
+/** `[cluster] retry`, resolved: a failure with one of `on` codes runs again, `attempts` in all. */
+export const RetryPolicySchema = z.object({
+  attempts: z.number().int().min(1).max(10),
+  backoff_ms: z.number().int().positive(),
+  on: z.array(z.string()),
+});
+export type RetryPolicy = z.infer<typeof RetryPolicySchema>;
+
+/** The provider's transient failures, as the adapters classify them (src/agents/failure.ts). */
+export const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 3,
+  backoff_ms: 10_000,
+  on: ["rate_limited", "model_unreachable", "model_error"],
+};
+
 export const RemotePlanSchema = z.object({
   servers: z.array(z.string().min(1)).min(1),
   credentials: z.string().nullable().default(null),
@@ -35,6 +50,8 @@ export const RemotePlanSchema = z.object({
   queue: z.string().nullable().default(null),
   on_worker_loss: z.enum(["retry", "fail"]).default("retry"),
   max_attempts: z.number().int().positive().default(3),
+  /** Transient failures run again: attempts in all, the first wait (doubled each time), the codes (docs/cluster.md). */
+  retry: RetryPolicySchema.default(DEFAULT_RETRY),
   heartbeat_ms: z.number().int().positive().default(30_000),
   replicas: z.number().int().positive().default(1),
 });
