@@ -250,14 +250,19 @@ try {
   await waitFor(() => held.every((id) => stateOf(id).phase === "running"), `${CONCURRENT} tasks running`);
   const busy = await sampledRss(big.child.pid);
   const perTask = (busy - idle) / CONCURRENT;
-  // A local task of the same agent, for comparison: its conductor's peak, as its conductor.log says.
-  const localId = JSON.parse(
-    run(submitter, ["run", "--on", "local", "--json", "--agent", "noop", "one local"]).stdout,
-  ).task_id;
-  const conductorLog = readFileSync(join(submitter, ".caesar", "tasks", localId, "conductor.log"), "utf8");
-  const conductorKiB = Number(/max RSS (\d+) KiB/.exec(conductorLog)?.[1] ?? Number.NaN);
+  // A local task of the same agent, for comparison: the peak of the project's conductor service, which
+  // conducts every local task (as a worker does the cluster's).
+  run(submitter, ["run", "--on", "local", "--json", "--agent", "noop", "one local"]);
+  const commonDir = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], {
+    cwd: submitter,
+    encoding: "utf8",
+  }).trim();
+  const service = JSON.parse(readFileSync(join(commonDir, "caesar", "service", "service.json"), "utf8"));
+  const serviceKiB = Number(
+    /^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${service.pid}/status`, "utf8"))?.[1],
+  );
   console.log(
-    `memory      worker idle ${(idle / MiB).toFixed(1)} MiB · with ${CONCURRENT} tasks running ${(busy / MiB).toFixed(1)} MiB · ${(perTask / MiB).toFixed(2)} MiB per running task (target <= 15) · a local task's own conductor: ${(conductorKiB / 1024).toFixed(1)} MiB`,
+    `memory      worker idle ${(idle / MiB).toFixed(1)} MiB · with ${CONCURRENT} tasks running ${(busy / MiB).toFixed(1)} MiB · ${(perTask / MiB).toFixed(2)} MiB per running task (target <= 15) · this project's local conductor service: ${(serviceKiB / 1024).toFixed(1)} MiB at its peak`,
   );
   // 4. Cancel: from the request recorded here to the agent's process gone on the worker.
   const latencies = [];

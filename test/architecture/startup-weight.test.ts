@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 /**
  * What a front end loads before it needs it costs every command its start-up time and memory (bench/run.mjs):
  * a `caesar run` must not load, statically, the ACP SDK (about 12 MiB and 50 ms, needed only when an ACP
- * agent runs), the end of a task (the service's), or cancellation (a race's). Checked on the bundle's graph
+ * agent runs), the end of a task (the service's), cancellation (a race's), or the measuring of text for a
+ * terminal (string-width: about 4 MiB and 30 ms, for the commands that draw tables). Checked on the bundle's graph
  * as `npm run build` makes it: static imports only, from the CLI's entry and `caesar run`'s module.
  */
 async function staticClosure(entries: string[]): Promise<Set<string>> {
@@ -33,10 +34,11 @@ async function staticClosure(entries: string[]): Promise<Set<string>> {
 }
 
 describe("what `caesar run` loads before its task starts", () => {
-  it("leaves out the ACP SDK, the end of a task and cancellation", async () => {
+  it("leaves out the ACP SDK, the end of a task, cancellation and the measuring of text", async () => {
     const closure = [...(await staticClosure(["src/cli/main.ts", "src/cli/run/run-task.ts"]))];
     expect(closure).toContain("src/engine/lifecycle/plan.ts");
-    expect(closure.filter((path) => path.includes("@agentclientprotocol/sdk"))).toEqual([]);
+    for (const library of ["@agentclientprotocol/sdk", "string-width", "wrap-ansi"])
+      expect(closure.filter((path) => path.includes(`node_modules/${library}/`))).toEqual([]);
     for (const heavy of [
       "src/engine/conductor/finish.ts",
       "src/engine/lifecycle/cancel.ts",
