@@ -1,4 +1,9 @@
-import { OutcomeSchema, PhaseSchema } from "../engine/store/state.js";
+import {
+  type AttemptRecord,
+  AttemptRecordSchema,
+  OutcomeSchema,
+  PhaseSchema,
+} from "../engine/store/state.js";
 import { DEFAULT_RETRY, RetryPolicySchema, TaskPlanSchema } from "../engine/store/task-plan.js";
 import { NormalizedReportSchema, ReportStatusSchema } from "../protocol/report.js";
 import * as z from "../support/zod.js";
@@ -52,22 +57,8 @@ export const FinalSchema = z.object({
 });
 export type Final = z.infer<typeof FinalSchema>;
 
-/**
- * One attempt at a task, as its claim remembers it: the worker, when it began and ended, and how —
- * `running`, an outcome (`succeeded`, `failed`, `cancelled`, `timed_out`), `retried` (a transient failure:
- * the task went back to the queue), `handed_back` (the worker's own fault) or `lost` (the worker stopped
- * answering) — with why, for all but `running` and `succeeded`.
- */
-export const AttemptRecordSchema = z.object({
-  attempt: z.number().int().positive(),
-  worker: z.string(),
-  host: z.string(),
-  started_at: z.string(),
-  ended_at: z.string().nullable(),
-  outcome: z.string(),
-  reason: z.string().nullable(),
-});
-export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+/** One attempt at a task, as its claim remembers it (the record is the task state's: engine/store/state.ts). */
+export { type AttemptRecord, AttemptRecordSchema };
 
 /**
  * A task's claim (`caesar-claims`, key = task id). The entry's KV revision is the fencing token: a worker

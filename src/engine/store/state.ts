@@ -28,6 +28,22 @@ export const SlotHolderSchema = z.object({ task_id: z.string(), pid: z.number().
 export type SlotHolder = z.infer<typeof SlotHolderSchema>;
 
 /**
+ * One attempt of a remote task, as its claim in the cluster records it (cluster/wire.ts): worker, host,
+ * start, end, and how it ended — `running`, an outcome, `retried`, `handed_back` (the worker's own fault)
+ * or `lost` (the worker stopped answering) — with why, for all but `running` and `succeeded`.
+ */
+export const AttemptRecordSchema = z.object({
+  attempt: z.number().int().positive(),
+  worker: z.string(),
+  host: z.string(),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  outcome: z.string(),
+  reason: z.string().nullable(),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
+/**
  * A task sent to a pool of workers, as this machine follows it: the relay (engine/conductor/relay.ts)
  * mirrors what the worker publishes into the task directory, so every front end reads it like any task.
  */
@@ -63,19 +79,7 @@ export const RemoteStateSchema = z.object({
    * Every attempt across workers, as the task's claim records it: worker, start, end, and how it ended
    * (running, an outcome, retried, handed_back, lost) with why.
    */
-  attempts: z
-    .array(
-      z.object({
-        attempt: z.number().int(),
-        worker: z.string(),
-        host: z.string(),
-        started_at: z.string(),
-        ended_at: z.string().nullable(),
-        outcome: z.string(),
-        reason: z.string().nullable(),
-      }),
-    )
-    .default([]),
+  attempts: z.array(AttemptRecordSchema).default([]),
 });
 export type RemoteState = z.infer<typeof RemoteStateSchema>;
 
