@@ -152,6 +152,12 @@ describe("a test run with a suite that needs a program", () => {
     expect(run.output).not.toContain("skipped: needs");
   }, 150_000);
 
+  it("names each need once in its summary, a suite's that includes another's too", () => {
+    expect(leftOutSummary(["a Chromium", "the CLIs", "the CLIs and bubblewrap", "root and setpriv"])).toBe(
+      "npm test left out the suites that need a Chromium, the CLIs, bubblewrap and root and setpriv; npm run test:all runs them (the README says what it installs)",
+    );
+  });
+
   it("npm run test:all (the full tier) runs a full-tier suite", async () => {
     const run = await testRun({
       CAESAR_TEST_TIER: "all",

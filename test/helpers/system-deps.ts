@@ -193,7 +193,17 @@ export function leftOutLine(requirement: Requirement): string {
 
 /** The one line `npm test` ends with when it left suites out: what they need, and how to run them. */
 export function leftOutSummary(whats: readonly string[]): string {
-  return `npm test left out the suites that need ${whats.join(", ")}; npm run test:all runs them (the README says what it installs)`;
+  // A suite may need what another needs and more ("the pinned agent CLIs … and bubblewrap …"): named once.
+  const needs = [
+    ...new Set(
+      whats.map((what) => {
+        const also = whats.find((other) => other !== what && what.startsWith(`${other} and `));
+        return also ? what.slice(`${also} and `.length) : what;
+      }),
+    ),
+  ];
+  const list = needs.length > 1 ? `${needs.slice(0, -1).join(", ")} and ${needs.at(-1)}` : (needs[0] ?? "");
+  return `npm test left out the suites that need ${list}; npm run test:all runs them (the README says what it installs)`;
 }
 
 /**
