@@ -103,6 +103,10 @@ describe.skipIf(!NATS_SERVER)("refs/caesar/ on the shared remote", () => {
         ].sort(),
       );
 
+      // keep_results is 1 s: let it pass since the last task ended (the server's clock is this machine's), or a
+      // quick machine restarts the worker before any result is old enough to go.
+      const lastEnd = Math.max(...ids.map((id) => Date.parse(readState(lab.submitter, id).finished_at!)));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, lastEnd + 2_000 - Date.now())));
       await restartWorker();
       expect(readFileSync(worker.logPath, "utf8")).toContain("pruned 1 result ref(s) and 1 start ref(s)");
       expect(remoteRefs()).toEqual(

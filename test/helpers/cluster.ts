@@ -220,6 +220,7 @@ export interface StateFile {
   outcome: string | null;
   report_status: string | null;
   error: { code: string; message: string } | null;
+  finished_at: string | null;
   result_commit: string | null;
   remote: {
     worker: { id: string; host: string } | null;
