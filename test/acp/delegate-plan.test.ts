@@ -1,9 +1,9 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Planned." })}\n\`\`\``;
+const REPORT = reportMessage("Planned.");
 
 describe("caesar acp: the delegate's plan is an ACP plan, within caesar's own", () => {
   it("each plan update of the delegate becomes a `plan` update: caesar's steps with the delegate's inside the first", async () => {
@@ -25,10 +25,7 @@ describe("caesar acp: the delegate's plan is an ACP plan, within caesar's own", 
     ]);
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      await editor.initialize();
       const session = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

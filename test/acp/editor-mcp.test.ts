@@ -3,10 +3,10 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { messages, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 import { FIXTURE_BIN } from "../helpers/repo.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Noted." })}\n\`\`\``;
+const REPORT = reportMessage("Noted.");
 
 /** The editor's own MCP servers: a stdio program (with its env) and an HTTP endpoint. */
 function editorServers(noteLog: string): acp.McpServer[] {
@@ -22,10 +22,7 @@ function editorServers(noteLog: string): acp.McpServer[] {
 }
 
 async function open(editor: ReturnType<typeof startEditor>, cwd: string, mcpServers: acp.McpServer[]) {
-  await editor.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
+  await editor.initialize();
   return editor.agent.request(acp.methods.agent.session.new, { cwd, mcpServers });
 }
 
@@ -38,10 +35,7 @@ describe("caesar acp: the editor's MCP servers are passed on to the delegate, or
     const noteLog = join(project.outside, "notes.log");
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      const init = await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      const init = await editor.initialize();
       expect(init.agentCapabilities?.mcpCapabilities).toMatchObject({ http: true, sse: true });
       const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,

@@ -7,10 +7,7 @@ async function promptOnce(script: unknown[]): Promise<string> {
   const project = makeAcpProject(script);
   const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
   try {
-    await editor.agent.request(acp.methods.agent.initialize, {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: {},
-    });
+    await editor.initialize();
     const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, {
       cwd: project.root,
       mcpServers: [],

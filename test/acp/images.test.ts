@@ -3,17 +3,14 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { messages, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject, PIXEL } from "../helpers/acp-fixture.js";
+import { makeAcpProject, PIXEL, reportMessage } from "../helpers/acp-fixture.js";
 import { FIXTURE_BIN } from "../helpers/repo.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Seen." })}\n\`\`\``;
+const REPORT = reportMessage("Seen.");
 const PLAIN = `[[agent]]\nid = "plain"\nbin = ${JSON.stringify(join(FIXTURE_BIN, "conformant.sh"))}\n`;
 
 async function open(editor: ReturnType<typeof startEditor>, cwd: string) {
-  const init = await editor.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
+  const init = await editor.initialize();
   const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
   const prompt = (blocks: acp.ContentBlock[]) =>
     editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks });

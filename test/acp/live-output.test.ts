@@ -3,11 +3,11 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { type EditorRecord, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 import { describeLiveEditor, LIVE_EDITOR_TIMEOUT_MS, startLiveEditor } from "../helpers/live-editor.js";
 import { tempDir } from "../helpers/repo.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Counted." })}\n\`\`\``;
+const REPORT = reportMessage("Counted.");
 
 /** The texts the editor was shown as a tool call's content while it was in progress, in order. */
 function liveTexts(record: EditorRecord, suffix: string): string[] {
@@ -38,10 +38,7 @@ describe("caesar acp: a delegate's command output, live", () => {
     const go = join(project.outside, "go");
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      await editor.initialize();
       const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Edited." })}\n\`\`\``;
+const REPORT = reportMessage("Edited.");
 
 describe("caesar acp: a delegate's permission request shows the delegate's own tool call, diff included", () => {
   it("the editor is asked about the edit itself (kind, title, locations, diff), then sees it run under the same id", async () => {
@@ -44,10 +44,7 @@ describe("caesar acp: a delegate's permission request shows the delegate's own t
       },
     });
     try {
-      await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      await editor.initialize();
       const session = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

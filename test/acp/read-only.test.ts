@@ -3,9 +3,9 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Read." })}\n\`\`\``;
+const REPORT = reportMessage("Read.");
 
 const shell = (id: string, command: string) => ({
   tool: { toolCallId: id, title: command, kind: "execute", rawInput: { command } },
@@ -24,10 +24,7 @@ describe("caesar acp, read-only: a delegate's commands are judged by an allow-li
     ]);
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      await editor.initialize();
       const session = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { messages, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Looked." })}\n\`\`\``;
+const REPORT = reportMessage("Looked.");
 
 describe("caesar acp: an ACP delegate's report is read from its message, not from the protocol's frames", () => {
   it("a report sent in chunks is recovered with no finding about a broken fenced block", async () => {
@@ -13,10 +13,7 @@ describe("caesar acp: an ACP delegate's report is read from its message, not fro
     const project = makeAcpProject([{ message: REPORT }]);
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      await editor.initialize();
       const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

@@ -1,23 +1,16 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Edited." })}\n\`\`\``;
-
-async function initialize(editor: ReturnType<typeof startEditor>) {
-  await editor.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
-}
+const REPORT = reportMessage("Edited.");
 
 describe("caesar acp: session requests it must refuse, and a cancel during the offer", () => {
   it("refuses a delegate it does not offer (agent:<unknown>) and a relative cwd", async () => {
     const project = makeAcpProject([]);
     const editor = startEditor({ cwd: project.root });
     try {
-      await initialize(editor);
+      await editor.initialize();
       await expect(
         editor.agent.request(acp.methods.agent.session.new, { cwd: "relative/dir", mcpServers: [] }),
       ).rejects.toThrow(/absolute/);
@@ -69,7 +62,7 @@ describe("caesar acp: session requests it must refuse, and a cancel during the o
             },
     });
     try {
-      await initialize(editor);
+      await editor.initialize();
       const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

@@ -1,16 +1,9 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { messages, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Looked around." })}\n\`\`\``;
-
-async function initialize(editor: ReturnType<typeof startEditor>) {
-  return editor.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
-}
+const REPORT = reportMessage("Looked around.");
 
 describe("caesar acp: sessions that last — kept in caesar's records, listed, loaded, resumed", () => {
   it("a session outlives its `caesar acp`: another one lists it, loads it with its history, options and tasks", async () => {
@@ -18,7 +11,7 @@ describe("caesar acp: sessions that last — kept in caesar's records, listed, l
     const first = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     let sessionId: string;
     try {
-      await initialize(first);
+      await first.initialize();
       ({ sessionId } = await first.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],
@@ -36,7 +29,7 @@ describe("caesar acp: sessions that last — kept in caesar's records, listed, l
 
     const second = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      const init = await initialize(second);
+      const init = await second.initialize();
       expect(init.agentCapabilities).toMatchObject({
         loadSession: true,
         sessionCapabilities: { list: {}, resume: {}, close: {} },

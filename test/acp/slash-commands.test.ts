@@ -3,18 +3,10 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { messages, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 import { git } from "../helpers/repo.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Bumped." })}\n\`\`\``;
-
-async function open(editor: ReturnType<typeof startEditor>, cwd: string) {
-  await editor.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
-  return editor.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
-}
+const REPORT = reportMessage("Bumped.");
 
 describe("caesar acp: slash commands and a model picker", () => {
   it("offers /status /diff /apply /cancel; they act on the session's tasks; the model option reaches the delegate", async () => {
@@ -45,7 +37,7 @@ describe("caesar acp: slash commands and a model picker", () => {
       },
     });
     try {
-      const session = await open(editor, project.root);
+      const session = await editor.openSession(project.root);
       await editor.waitFor((record) =>
         record.updates.some((update) => update.sessionUpdate === "available_commands_update"),
       );
@@ -119,7 +111,7 @@ describe("caesar acp: slash commands and a model picker", () => {
     const project = makeAcpProject([{ sleep: 120_000 }]);
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      const session = await open(editor, project.root);
+      const session = await editor.openSession(project.root);
       const running = editor.agent.request(acp.methods.agent.session.prompt, {
         sessionId: session.sessionId,
         prompt: [{ type: "text", text: "wait" }],

@@ -1,18 +1,14 @@
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { messages, startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Looked." })}\n\`\`\``;
+const REPORT = reportMessage("Looked.");
 
 type Usage = Extract<acp.SessionUpdate, { sessionUpdate: "usage_update" }>;
 
 async function session(editor: ReturnType<typeof startEditor>, cwd: string) {
-  await editor.agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
-  const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  const { sessionId } = await editor.openSession(cwd);
   return (text: string) =>
     editor.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
 }

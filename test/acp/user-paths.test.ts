@@ -2,9 +2,9 @@ import { join } from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { startEditor } from "../helpers/acp-editor.js";
-import { makeAcpProject } from "../helpers/acp-fixture.js";
+import { makeAcpProject, reportMessage } from "../helpers/acp-fixture.js";
 
-const REPORT = `Done.\n\n\`\`\`json caesar:report\n${JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary: "Edited." })}\n\`\`\``;
+const REPORT = reportMessage("Edited.");
 
 describe("caesar acp: the editor is shown the user's files, never the task's worktree", () => {
   it("the permission's preview, the tool calls and the follow-along locations name the user's checkout", async () => {
@@ -25,10 +25,7 @@ describe("caesar acp: the editor is shown the user's files, never the task's wor
     ]);
     const editor = startEditor({ cwd: project.root, args: ["--agent", "fixture-acp"] });
     try {
-      await editor.agent.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
+      await editor.initialize();
       const { sessionId } = await editor.agent.request(acp.methods.agent.session.new, {
         cwd: project.root,
         mcpServers: [],

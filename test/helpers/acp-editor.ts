@@ -65,6 +65,18 @@ export function startEditor(options: EditorOptions) {
     record,
     agent: connection.agent,
     exited,
+    /** `initialize`, as an editor without client capabilities sends it. */
+    initialize() {
+      return connection.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+      });
+    },
+    /** `initialize`, then a new session in `cwd` with no MCP server of the editor's. */
+    async openSession(cwd: string) {
+      await this.initialize();
+      return connection.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+    },
     /** Resolve once an update or permission request satisfies `test` (already received ones count). */
     waitFor(test: (record: EditorRecord) => boolean, timeoutMs = 60_000): Promise<void> {
       return new Promise((resolve, reject) => {

@@ -58,3 +58,9 @@ export function makeAcpProject(script: unknown[], config = ""): AcpFixtureProjec
         : [],
   };
 }
+
+/** An agent message carrying a successful caesar report in a fenced block, as the fixture agent says it. */
+export function reportMessage(summary: string): string {
+  const report = JSON.stringify({ protocol: "caesar.report/v1", status: "success", summary });
+  return `Done.\n\n\`\`\`json caesar:report\n${report}\n\`\`\``;
+}
