@@ -5,7 +5,7 @@ import { loadConfig } from "../config/effective.js";
 import { findProjectRoot } from "../config/project-root.js";
 import { findRole } from "../policy/roles.js";
 import type { McpServer } from "../protocol/mcp-server.js";
-import { isCaesarError } from "../support/errors.js";
+import { describeError, isCaesarError } from "../support/errors.js";
 import { PACKAGE_VERSION } from "../support/package-version.js";
 import { randomHex } from "../support/random.js";
 import { makeEditorLink } from "./editor-link.js";
@@ -315,8 +315,5 @@ export function createCaesarAgent(options: CaesarAgentOptions): acp.AgentApp {
 /** caesar's errors reach the editor with their message and remedy, and their stable code in `data`. */
 function toRequestError(error: unknown): unknown {
   if (!isCaesarError(error)) return error;
-  return acp.RequestError.invalidParams(
-    { code: error.code, detail: error.detail },
-    `${error.message}${error.detail ? ` ${error.detail}` : ""}`,
-  );
+  return acp.RequestError.invalidParams({ code: error.code, detail: error.detail }, describeError(error));
 }

@@ -3,7 +3,7 @@ import { applyTask } from "../engine/lifecycle/apply-task.js";
 import { loadLiveTask } from "../engine/lifecycle/live-task.js";
 import type { TaskPlan } from "../engine/lifecycle/plan.js";
 import type { TaskState } from "../engine/store/state.js";
-import { isCaesarError, messageOf } from "../support/errors.js";
+import { describeError, isCaesarError, messageOf } from "../support/errors.js";
 import type { EditorLink } from "./editor-link.js";
 import { verifiedDiff } from "./verified-diff.js";
 
@@ -27,7 +27,7 @@ export async function offerChange(
   try {
     diff = await verifiedDiff(state, plan.repo_top);
   } catch (error) {
-    return `Its change could not be read: ${describe(error)}`;
+    return `Its change could not be read: ${describeError(error)}`;
   }
   if (diff.files.length === 0) return "No file changed.";
   const top = plan.repo_top ?? plan.root;
@@ -93,14 +93,8 @@ export async function offerChange(
       sessionUpdate: "tool_call_update",
       toolCallId,
       status: "failed",
-      content: [{ type: "content", content: { type: "text", text: describe(error) } }],
+      content: [{ type: "content", content: { type: "text", text: describeError(error) } }],
     });
-    return `Not applied: ${describe(error)} ${kept}`;
+    return `Not applied: ${describeError(error)} ${kept}`;
   }
-}
-
-function describe(error: unknown): string {
-  return isCaesarError(error)
-    ? `${error.message}${error.detail ? ` ${error.detail}` : ""}`
-    : messageOf(error);
 }

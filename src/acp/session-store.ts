@@ -12,7 +12,7 @@ import * as z from "../support/zod.js";
  */
 const SESSION_ID = /^caesar-[0-9a-f]{16}$/;
 
-export const StoredSessionSchema = z.object({
+const StoredSessionSchema = z.object({
   id: z.string().regex(SESSION_ID),
   cwd: z.string(),
   delegate: z.string(),
@@ -30,7 +30,7 @@ export const StoredSessionSchema = z.object({
 });
 export type StoredSession = z.infer<typeof StoredSessionSchema>;
 
-export function isSessionId(id: string): boolean {
+function isSessionId(id: string): boolean {
   return SESSION_ID.test(id);
 }
 

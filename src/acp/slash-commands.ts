@@ -3,7 +3,7 @@ import { applyTask } from "../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
 import { loadLiveTask, readPlan } from "../engine/lifecycle/live-task.js";
 import { readState } from "../engine/store/task-store.js";
-import { isCaesarError, messageOf } from "../support/errors.js";
+import { describeError, isCaesarError, messageOf } from "../support/errors.js";
 import type { EditorLink } from "./editor-link.js";
 import { verifiedDiff } from "./verified-diff.js";
 
@@ -57,7 +57,7 @@ export async function runSlashCommand(
   try {
     await link.say(await answer(command, session, link));
   } catch (error) {
-    await link.say(`/${command.name}: ${describe(error)}`);
+    await link.say(`/${command.name}: ${describeError(error)}`);
   }
   await link.flush();
 }
@@ -116,10 +116,4 @@ async function cancel(session: CommandSession): Promise<string> {
   if ((await readState(record.dir)).phase === "finished") return `${id} has already finished.`;
   await cancelTask(record, "acp");
   return `Cancelled ${id}.`;
-}
-
-function describe(error: unknown): string {
-  return isCaesarError(error)
-    ? `${error.message}${error.detail ? ` ${error.detail}` : ""}`
-    : messageOf(error);
 }

@@ -201,3 +201,8 @@ function ended(
   );
   return next.slice(-99);
 }
+
+/** Whether a task's claim is running under this worker — the same process, not a restarted one. */
+export function isHeldBy(claim: Claim | undefined, worker: { id: string; pid: number }): boolean {
+  return claim?.state === "running" && claim.worker.id === worker.id && claim.worker.pid === worker.pid;
+}

@@ -1,6 +1,6 @@
 import type { KV } from "@nats-io/kv";
 import { liveEntry } from "./cas.js";
-import { readClaim } from "./claims.js";
+import { isHeldBy, readClaim } from "./claims.js";
 import type { Cluster } from "./connection.js";
 import { readDropped } from "./dropped.js";
 import {
@@ -19,7 +19,7 @@ import { readTaskViews, type TaskView } from "./status-tasks.js";
 import { type DroppedMessage, decode, type WorkerRecord, WorkerRecordSchema } from "./wire.js";
 
 /** Registry periods without a refresh after which a worker counts as lost (as the workers judge it: holder.ts). */
-export const LOST_AFTER_PERIODS = 3;
+const LOST_AFTER_PERIODS = 3;
 
 /** What `cluster status` says of a worker: serving, draining, quarantined (by itself), or lost. */
 export type WorkerCondition = "serving" | "draining" | "quarantined" | "lost";
@@ -137,8 +137,7 @@ async function stillHeld(claims: KV, record: WorkerRecord): Promise<string[]> {
   for (const id of record.running) {
     const current = await readClaim(claims, id).catch(() => undefined);
     const claim = current?.claim;
-    if (claim?.state === "running" && claim.worker.id === record.id && claim.worker.pid === record.pid)
-      held.push(id);
+    if (isHeldBy(claim, record)) held.push(id);
   }
   return held;
 }

@@ -35,7 +35,7 @@ export class DelegationRefusedError extends CaesarError {
  * Said with every refusal of a spawn by default: the delegation reference makes its spawn available by
  * default, caesar does not, on purpose (docs/departures.md).
  */
-export const SPAWN_DEFAULT_DEPARTURE =
+const SPAWN_DEFAULT_DEPARTURE =
   "(Off by default on purpose, unlike the delegation runtime OACP follows, whose spawn_subagent is on: a spawn runs the same agent CLI again, with the same credentials and bill, so caesar asks you to opt in — see docs/departures.md.)";
 
 /**

@@ -62,6 +62,12 @@ export function messageOf(error: unknown): string {
   return String(error);
 }
 
+/** What went wrong and, for caesar's own errors, what to do: the message and its detail, on one line. */
+export function describeError(error: unknown): string {
+  if (isCaesarError(error)) return `${error.message}${error.detail ? ` ${error.detail}` : ""}`;
+  return messageOf(error);
+}
+
 /** `code` of a Node system error (ENOENT, EEXIST, …), if any. */
 export function errnoOf(error: unknown): string | undefined {
   if (error && typeof error === "object" && "code" in error && typeof error.code === "string")

@@ -14,33 +14,22 @@ export function keepRefName(taskId: string): string {
 }
 
 /** Mark a result kept on `remote` (its commit under `refs/caesar/keep/<id>`): the git error, or undefined. */
-export async function pushKeepRef(
+export function pushKeepRef(
   top: string,
   remote: string,
   taskId: string,
   commit: string,
 ): Promise<string | undefined> {
-  const pushed = await git(
-    top,
-    ["push", "--quiet", "--no-verify", remote, `${commit}:${keepRefName(taskId)}`],
-    {
-      allowFailure: true,
-    },
-  );
-  return pushed.code === 0
-    ? undefined
-    : (pushed.stderr || pushed.stdout).trim() || `git push exited ${pushed.code}`;
+  return pushRefspec(top, remote, `${commit}:${keepRefName(taskId)}`);
 }
 
 /** Let the result be pruned again: the git error, or undefined. */
-export async function deleteKeepRef(
-  top: string,
-  remote: string,
-  taskId: string,
-): Promise<string | undefined> {
-  const pushed = await git(top, ["push", "--quiet", "--no-verify", remote, `:${keepRefName(taskId)}`], {
-    allowFailure: true,
-  });
+export function deleteKeepRef(top: string, remote: string, taskId: string): Promise<string | undefined> {
+  return pushRefspec(top, remote, `:${keepRefName(taskId)}`);
+}
+
+async function pushRefspec(top: string, remote: string, refspec: string): Promise<string | undefined> {
+  const pushed = await git(top, ["push", "--quiet", "--no-verify", remote, refspec], { allowFailure: true });
   return pushed.code === 0
     ? undefined
     : (pushed.stderr || pushed.stdout).trim() || `git push exited ${pushed.code}`;

@@ -18,7 +18,7 @@ import { pinnedWorktreeOf } from "./pinned-worktree.js";
  * HEAD when that is a commit descending from the task's base. Nothing depends on the agent keeping the
  * GIT_* variables: without them its commit only fails (read-only store).
  */
-export const TASK_OBJECTS = "caesar-objects";
+const TASK_OBJECTS = "caesar-objects";
 
 export interface TaskGit {
   /** The worktree's registration (`<common>/worktrees/<name>`). */
@@ -76,21 +76,20 @@ export async function adoptTaskCommits(
   const task = taskGitOf(worktree);
   if (!task) return { kind: "none" };
   const ids = await listTaskObjects(task).catch((error) => ({ error: messageOf(error) }));
-  if ("error" in ids) return refuse(worktree, task, base, ids.error);
+  if ("error" in ids) return refuse(task, base, ids.error);
   const headText = await readFile(join(task.registration, "HEAD"), "utf8").catch(() => "");
   const head = headText.trim();
   if (ids.list.length === 0) {
     if (head === base || head.startsWith("ref: ")) return { kind: "none" };
-    if (!OBJECT_ID.test(head)) return refuse(worktree, task, base, "its HEAD is not a commit");
+    if (!OBJECT_ID.test(head)) return refuse(task, base, "its HEAD is not a commit");
   }
   if (ids.list.length > 0) {
     const indexed = await packInto(task, ids.list);
-    if (indexed) return refuse(worktree, task, base, indexed);
+    if (indexed) return refuse(task, base, indexed);
   }
   if (!OBJECT_ID.test(head)) {
     // Objects (staged files) but no commit of its own on a detached HEAD: nothing to move.
-    await rm(task.objects, { recursive: true, force: true });
-    await mkdir(task.objects, { recursive: true, mode: 0o700 });
+    await emptyObjects(task);
     return { kind: "adopted", head: base, objects: ids.list.length, branchMoved: false };
   }
   const inCommon = { GIT_DIR: task.common };
@@ -98,7 +97,7 @@ export async function adoptTaskCommits(
     env: inCommon,
     allowFailure: true,
   });
-  if (isCommit.code !== 0) return refuse(worktree, task, base, `its HEAD ${head} is not a commit it made`);
+  if (isCommit.code !== 0) return refuse(task, base, `its HEAD ${head} is not a commit it made`);
   const descends = await git(task.common, ["merge-base", "--is-ancestor", base, head], {
     env: inCommon,
     allowFailure: true,
@@ -116,8 +115,7 @@ export async function adoptTaskCommits(
     branchMoved = moved.code === 0;
   }
   // Adopted: the folder starts empty for the next run (what is in the store stays reachable from the branch).
-  await rm(task.objects, { recursive: true, force: true });
-  await mkdir(task.objects, { recursive: true, mode: 0o700 });
+  await emptyObjects(task);
   return { kind: "adopted", head, objects: ids.list.length, branchMoved };
 }
 
@@ -193,13 +191,17 @@ function packInto(task: TaskGit, ids: string[]): Promise<string | undefined> {
 }
 
 /** Nothing of the agent's git is taken: HEAD back to the base, the index dropped, the folder emptied. */
-async function refuse(worktree: string, task: TaskGit, base: string, why: string): Promise<Adoption> {
+async function refuse(task: TaskGit, base: string, why: string): Promise<Adoption> {
   // Removed, then made anew: a link the agent left in their place is never followed.
   await rm(join(task.registration, "index"), { force: true });
   await rm(join(task.registration, "HEAD"), { force: true });
   await writeFile(join(task.registration, "HEAD"), `${base}\n`, { flag: "wx", mode: 0o600 });
+  await emptyObjects(task);
+  return { kind: "refused", why };
+}
+
+/** The task's objects folder emptied for its next run (removed and made anew: a link in it is never followed). */
+async function emptyObjects(task: TaskGit): Promise<void> {
   await rm(task.objects, { recursive: true, force: true });
   await mkdir(task.objects, { recursive: true, mode: 0o700 });
-  void worktree;
-  return { kind: "refused", why };
 }

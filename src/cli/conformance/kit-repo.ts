@@ -4,6 +4,7 @@ import type { CustomAgentConfig } from "../../config/schema.js";
 import { askRunningService } from "../../engine/conductor/service-client.js";
 import { isProcessAlive } from "../../support/process.js";
 import { makeThrowawayRepository } from "../run/throwaway-repo.js";
+import { quote } from "./scenarios.js";
 import type { Subject } from "./subject.js";
 
 /** The member the probe adds to task.json: no version of caesar.task/v1 defines it. */
@@ -55,10 +56,6 @@ function probeScript(bin: string, args: string[]): string {
     `exec ${[bin, ...args].map(quote).join(" ")} "$@"`,
     "",
   ].join("\n");
-}
-
-function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -143,7 +143,8 @@ function createStep(token: string): Step {
   };
 }
 
-function quote(text: string): string {
+/** Text as one word for a POSIX shell (single-quoted). */
+export function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -1,5 +1,5 @@
 /** Own faults in a row (tasks handed back) after which a worker quarantines itself. */
-export const QUARANTINE_AFTER = 3;
+const QUARANTINE_AFTER = 3;
 
 /**
  * A worker's own health, as its tasks show it: each task it could not prepare for a fault of its own

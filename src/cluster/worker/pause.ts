@@ -25,13 +25,3 @@ export async function within<T>(ms: number, operation: Promise<T>): Promise<T | 
     clearTimeout(timer);
   }
 }
-
-/** A signal aborted when any of `signals` is (AbortSignal.any needs Node 20.3; caesar runs on any 20). */
-export function eitherOf(...signals: AbortSignal[]): AbortSignal {
-  const either = new AbortController();
-  for (const signal of signals) {
-    if (signal.aborted) either.abort();
-    else signal.addEventListener("abort", () => either.abort(), { once: true });
-  }
-  return either.signal;
-}

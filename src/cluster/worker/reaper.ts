@@ -1,6 +1,6 @@
 import type { KV } from "@nats-io/kv";
 import { liveEntry } from "../cas.js";
-import { readClaim } from "../claims.js";
+import { isHeldBy, readClaim } from "../claims.js";
 import { decode, WorkerRecordSchema } from "../wire.js";
 
 /**
@@ -32,8 +32,7 @@ export async function reapLostWorkers(
     let holds = false;
     for (const id of record.running) {
       const claim = (await readClaim(claims, id))?.claim;
-      if (claim?.state === "running" && claim.worker.id === record.id && claim.worker.pid === record.pid)
-        holds = true;
+      if (isHeldBy(claim, record)) holds = true;
     }
     if (holds) continue;
     // Only the revision read: a worker that came back meanwhile rewrote its record, and keeps it.

@@ -8,7 +8,7 @@ import type { HeldTask } from "./held-task.js";
 const MAX_BACKOFF_MS = 5 * 60_000;
 
 /** The attempts of this task that ended in a transient failure and went back to the queue. */
-export function retriedAttempts(claim: Claim): Claim["history"] {
+function retriedAttempts(claim: Claim): Claim["history"] {
   return claim.history.filter((entry) => entry.outcome === "retried");
 }
 

@@ -3,7 +3,7 @@ import { CaesarError } from "../../support/errors.js";
 import { git } from "../../workspace/git.js";
 
 /** Free space a worker's clone needs to take tasks (worktrees, fetched objects, task files). */
-export const MIN_FREE_BYTES = 512 * 1024 * 1024;
+const MIN_FREE_BYTES = 512 * 1024 * 1024;
 
 /** Where the write check pushes: outside branches and tags, removed again at once. */
 function probeRef(workerId: string): string {

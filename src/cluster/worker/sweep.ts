@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { loadPlan } from "../../engine/store/task-plan.js";
 import { loadAllTasks } from "../../engine/store/task-store.js";
 import { removeWorktree } from "../../workspace/worktree.js";
-import { readClaim } from "../claims.js";
+import { isHeldBy, readClaim } from "../claims.js";
 import type { WorkerContext } from "./context.js";
 
 /**
@@ -29,7 +29,7 @@ export async function sweepForeignAttempts(
     if (held.has(id)) continue;
     const claim = (await readClaim(context.claims, id).catch(() => undefined))?.claim;
     const { me } = context;
-    if (claim?.state === "running" && claim.worker.id === me.id && claim.worker.pid === me.pid) continue;
+    if (isHeldBy(claim, me)) continue;
     await removeWorktree(context.top, state.worktree, state.branch).catch(() => undefined);
     context.log(
       `[worker] removed the worktree of ${id} (attempt no longer this worker's): ${state.worktree}`,

@@ -2,7 +2,7 @@ import type { EffectiveConfig } from "../../config/effective.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 
 /** A command a task carries that its worker's configuration does not have. */
-export interface UntrustedCommand {
+interface UntrustedCommand {
   what: string;
   command: string;
 }

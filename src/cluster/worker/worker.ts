@@ -26,7 +26,7 @@ import { Capacity } from "./capacity.js";
 import type { WorkerContext } from "./context.js";
 import { WorkerHealth } from "./health.js";
 import type { HeldTask } from "./held-task.js";
-import { eitherOf, pauseUnless, within } from "./pause.js";
+import { pauseUnless, within } from "./pause.js";
 import { pruneRemoteRefs } from "./prune.js";
 import { reapLostWorkers } from "./reaper.js";
 import { checkWorkerHealth } from "./self-check.js";
@@ -199,7 +199,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     );
     const inFlight = new Set<Promise<void>>();
     // Pulling stops when the worker is told to stop, or quarantines itself.
-    const stopPulling = eitherOf(options.drain, health.quarantine.signal);
+    const stopPulling = AbortSignal.any([options.drain, health.quarantine.signal]);
     await Promise.all(
       consumers.map(({ agent, consumer }) =>
         pull(agent, consumer, capacity, stopPulling, log, (msg) => {

@@ -25,7 +25,7 @@ export interface ActionMeter {
   idle(): Promise<void>;
 }
 
-export function isToolCall(body: EventBody): boolean {
+function isToolCall(body: EventBody): boolean {
   return body.type === "tool_use" && body.status === "started";
 }
 

@@ -1,4 +1,5 @@
 import type { CaesarEvent } from "../../protocol/event.js";
+import { messageOf } from "../../support/errors.js";
 import type { AttributeValue } from "../../support/telemetry/span-record.js";
 import { recordSpan } from "../../support/telemetry/spans.js";
 import { readEvents } from "../store/event-log.js";
@@ -34,7 +35,7 @@ export class TaskTrace {
     try {
       return await work();
     } catch (caught) {
-      error = caught instanceof Error ? caught.message : String(caught);
+      error = messageOf(caught);
       throw caught;
     } finally {
       this.record(name, start, Date.now(), attributes, error);

@@ -4,7 +4,7 @@ import { type CaesarError, isCaesarError, messageOf } from "../../support/errors
 import { withLock } from "../../support/lock.js";
 import { tailOf } from "../../support/output-tail.js";
 import { isProcessAlive } from "../../support/process.js";
-import { describeEnding } from "../conductor/ending.js";
+import { describeEnding, type EndingCause } from "../conductor/ending.js";
 import { finishTask } from "../conductor/finish.js";
 import { terminateGroup } from "../conductor/terminate.js";
 import { EventWriter } from "../store/event-log.js";
@@ -28,36 +28,56 @@ export async function finishAbandoned(
   outcome: Outcome = "failed",
 ): Promise<TaskState> {
   if (!isAbandoned(record.state)) return record.state;
-  return withLock(join(record.dir, ".conclude.lock"), async () => {
-    const state = await readState(record.dir);
-    if (!isAbandoned(state)) return state;
-    const agentStopped = await stopTaskProcesses(record.dir, state);
-    const plan = await loadPlan(record.dir);
-    const paths = taskPaths(record.dir);
-    const ending = describeEnding(
-      {
-        kind: "abandoned",
-        by,
-        conductorPid: state.conductor?.pid ?? null,
-        agentPid: state.agent_process?.pid ?? null,
-        agentStopped,
-        cancelled: state.cancel_requested !== null || outcome === "cancelled",
-      },
-      {
-        agent: plan.agent,
-        command: state.command,
-        timeoutMs: plan.timeout_ms,
-        cancelledBy: state.cancel_requested?.by,
-        outputTail: tailOf(await readTaskTail(paths.raw, 64 * 1024), 20),
-      },
-    );
-    return finishTask({
-      dir: record.dir,
-      plan,
-      events: new EventWriter(paths.events, record.id),
-      stream: {},
-      ending,
+  return finishStranded(
+    record.dir,
+    (state) => isAbandoned(state),
+    (state, agentStopped) => ({
+      kind: "abandoned",
+      by,
+      conductorPid: state.conductor?.pid ?? null,
+      agentPid: state.agent_process?.pid ?? null,
+      agentStopped,
+      cancelled: state.cancel_requested !== null || outcome === "cancelled",
+    }),
+  );
+}
+
+/**
+ * Finish a task its conductor could not go on with for a fault of the machine (a full disk): what it still
+ * runs is stopped, and it is finished failed with the fault's code and words — the whole end of a task
+ * (report, `finished` event, final state). Throws while the fault lasts (the caller tries again later).
+ */
+export async function finishAfterFault(dir: string, fault: CaesarError): Promise<TaskState> {
+  return finishStranded(
+    dir,
+    (state) => state.phase !== "finished",
+    (state) => ({ kind: "crashed", error: fault, agentRan: state.started_at !== null }),
+  );
+}
+
+/**
+ * The end of a task no conductor goes on with, under its conclusion lock: if `unfinished` still holds, what
+ * it runs is stopped and the whole end of a task is written, its cause described from the state.
+ */
+async function finishStranded(
+  dir: string,
+  unfinished: (state: TaskState) => boolean,
+  causeOf: (state: TaskState, agentStopped: boolean) => EndingCause,
+): Promise<TaskState> {
+  return withLock(join(dir, ".conclude.lock"), async () => {
+    const state = await readState(dir);
+    if (!unfinished(state)) return state;
+    const agentStopped = await stopTaskProcesses(dir, state);
+    const plan = await loadPlan(dir);
+    const paths = taskPaths(dir);
+    const ending = describeEnding(causeOf(state, agentStopped), {
+      agent: plan.agent,
+      command: state.command,
+      timeoutMs: plan.timeout_ms,
+      cancelledBy: state.cancel_requested?.by,
+      outputTail: tailOf(await readTaskTail(paths.raw, 64 * 1024), 20),
     });
+    return finishTask({ dir, plan, events: new EventWriter(paths.events, state.id), stream: {}, ending });
   });
 }
 
@@ -72,31 +92,6 @@ async function stopTaskProcesses(dir: string, state: TaskState): Promise<boolean
   for (const group of [state.check_process, state.setup_process])
     if (group && isVerifiedTask(dir) && isProcessAlive(group)) await terminateGroup(group.pid);
   return agentStopped;
-}
-
-/**
- * Finish a task its conductor could not go on with for a fault of the machine (a full disk): what it still
- * runs is stopped, and it is finished failed with the fault's code and words — the whole end of a task
- * (report, `finished` event, final state). Throws while the fault lasts (the caller tries again later).
- */
-export async function finishAfterFault(dir: string, fault: CaesarError): Promise<TaskState> {
-  return withLock(join(dir, ".conclude.lock"), async () => {
-    const state = await readState(dir);
-    if (state.phase === "finished") return state;
-    await stopTaskProcesses(dir, state);
-    const plan = await loadPlan(dir);
-    const paths = taskPaths(dir);
-    const ending = describeEnding(
-      { kind: "crashed", error: fault, agentRan: state.started_at !== null },
-      {
-        agent: plan.agent,
-        command: state.command,
-        timeoutMs: plan.timeout_ms,
-        outputTail: tailOf(await readTaskTail(paths.raw, 64 * 1024), 20),
-      },
-    );
-    return finishTask({ dir, plan, events: new EventWriter(paths.events, state.id), stream: {}, ending });
-  });
 }
 
 /** The `at` of `final_events` when caesar wrote no events of its own at the end: no event carries it. */

@@ -164,7 +164,7 @@ export async function writeState(
  * Write a mirror of caesar's record. One that cannot be written (a full disk) is removed instead: a stale
  * mirror would differ from the record, and be taken for someone else's rewrite; a missing one is not.
  */
-export async function writeMirror(path: string, text: string): Promise<void> {
+async function writeMirror(path: string, text: string): Promise<void> {
   await writeFileAtomic(path, text, { sync: false }).catch(() => unlink(path).catch(() => undefined));
 }
 

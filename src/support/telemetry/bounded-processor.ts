@@ -1,5 +1,6 @@
 import { ExportResultCode } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace";
+import { messageOf } from "../errors.js";
 import type { TelemetryCounters } from "./counters.js";
 
 /** Spans waiting for their export, at most; one more is dropped (and counted). */
@@ -65,7 +66,7 @@ export class BoundedSpanProcessor implements SpanProcessor {
       } catch (error) {
         this.counters.dropped += batch.length;
         this.counters.failed_exports++;
-        this.counters.last_error = error instanceof Error ? error.message : String(error);
+        this.counters.last_error = messageOf(error);
         resolve();
       }
     }).finally(() => {

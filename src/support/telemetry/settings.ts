@@ -32,7 +32,7 @@ export type TelemetryResolution =
   | { settings: TelemetrySettings; problem?: undefined }
   | { settings: null; problem?: string };
 
-export const DEFAULT_SERVICE_NAME = "caesar";
+const DEFAULT_SERVICE_NAME = "caesar";
 
 /**
  * Telemetry as the standard OpenTelemetry variables and `[telemetry]` say, the variables winning (they are

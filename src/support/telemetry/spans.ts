@@ -1,3 +1,4 @@
+import { messageOf } from "../errors.js";
 import { makeCounters, type TelemetryCounters } from "./counters.js";
 import type { TelemetrySettings } from "./settings.js";
 import type { AttributeValue, SpanRecord } from "./span-record.js";
@@ -23,7 +24,7 @@ export function recordSpan(settings: TelemetrySettings, record: SpanRecord): voi
       pipeline.record(clean);
     } catch (error) {
       counters.dropped++;
-      counters.last_error = error instanceof Error ? error.message : String(error);
+      counters.last_error = messageOf(error);
     }
   });
 }
@@ -64,7 +65,7 @@ function pipelineFor(settings: TelemetrySettings): Promise<Pipeline | undefined>
     pipeline = import("./pipeline.js").then(
       ({ SpanPipeline }) => new SpanPipeline(settings, counters),
       (error: unknown) => {
-        counters.last_error = `the OpenTelemetry SDK could not load: ${error instanceof Error ? error.message : String(error)}`;
+        counters.last_error = `the OpenTelemetry SDK could not load: ${messageOf(error)}`;
         return undefined;
       },
     );
