@@ -9,9 +9,18 @@ interface DoctorResult {
   repository: { kind: string; top?: string; message?: string };
   files: { layer: string; path: string; present: boolean }[];
   service: ServiceStatus | null;
-  sandbox: { mode: string; mode_from: string; backend: string | null; detail: string };
+  sandbox: {
+    mode: string;
+    mode_from: string;
+    backend: string | null;
+    detail: string;
+    allow_hosts: string[];
+    allow_hosts_from: string;
+    /** socat, which serves the egress proxy inside a sandbox; null: a relay of Node's own does. */
+    relay: string | null;
+  };
   telemetry: { settings: TelemetrySettings | null; problem: string | null };
-  agents: AgentSummary[];
+  agents: (AgentSummary & { model_hosts: string[] })[];
 }
 
 export function renderDoctor(result: DoctorResult): string {
@@ -34,6 +43,8 @@ export function renderDoctor(result: DoctorResult): string {
     lines.push(`config    ${file.layer.padEnd(8)} ${file.path}${file.present ? "" : "  (absent)"}`);
   lines.push(`service   ${describeService(result.service)}`);
   lines.push(`sandbox   ${describeSandbox(result.sandbox)}`);
+  if (result.sandbox.mode !== "off" && result.sandbox.backend)
+    lines.push(`network   ${describeEgress(result.sandbox)}`);
   lines.push(`traces    ${describeTelemetry(result.telemetry)}`);
   for (const agent of result.agents) {
     lines.push("");
@@ -69,7 +80,10 @@ export function renderDoctor(result: DoctorResult): string {
  * What an agent may write under caesar's sandbox: the same for every agent (its workspace, its task
  * directory, a private /tmp), plus its CLI's home of the task's, and whether its own sandbox stays on.
  */
-function describeAgentSandbox(agent: AgentSummary, sandbox: DoctorResult["sandbox"]): string[] {
+function describeAgentSandbox(
+  agent: AgentSummary & { model_hosts: string[] },
+  sandbox: DoctorResult["sandbox"],
+): string[] {
   const applies = sandbox.mode !== "off" && sandbox.backend !== null;
   const when = applies ? "writable" : "writable once caesar's sandbox runs";
   const own = agent.sandbox
@@ -85,6 +99,11 @@ function describeAgentSandbox(agent: AgentSummary, sandbox: DoctorResult["sandbo
     ...own,
   ];
   const lines = [`  sandbox      ${when}: ${writable.join("; ")}`];
+  lines.push(
+    agent.model_hosts.length > 0
+      ? `  reaches      ${agent.model_hosts.join(", ")} (its model, even with the network off), through caesar's egress proxy`
+      : "  reaches      no host of its own: only [sandbox] allow_hosts, when its task has the network",
+  );
   if (agent.sandbox)
     lines.push(`  own sandbox  ${agent.sandbox.own.value.padEnd(10)} ${agent.sandbox.own.why}`);
   return lines;
@@ -101,6 +120,16 @@ function describeTelemetry(telemetry: DoctorResult["telemetry"]): string {
   );
 }
 
+/** What a sandboxed agent reaches besides its model, and what relays the proxy inside. */
+function describeEgress(sandbox: DoctorResult["sandbox"]): string {
+  const hosts =
+    sandbox.allow_hosts.length > 0 ? sandbox.allow_hosts.join(", ") : "nothing (allow_hosts = [])";
+  const relay = sandbox.relay
+    ? `relayed by ${sandbox.relay}`
+    : "relayed by a Node process per task (install socat for a lighter one)";
+  return `no network of the host's inside the sandbox: each agent reaches its model through caesar's egress proxy and, when its task has the network, [sandbox] allow_hosts (${sandbox.allow_hosts_from}): ${hosts}; ${relay}`;
+}
+
 /** What the OS sandbox does here: its mode, and what it enforces (or why there is none). */
 function describeSandbox(sandbox: DoctorResult["sandbox"]): string {
   const mode = `[sandbox] mode = "${sandbox.mode}" (${sandbox.mode_from})`;
@@ -108,5 +137,5 @@ function describeSandbox(sandbox: DoctorResult["sandbox"]): string {
     return `off — ${mode}; agents run unsandboxed. Here it could be: ${sandbox.backend ?? `none (${sandbox.detail})`}`;
   if (!sandbox.backend)
     return `NONE can run here: ${sandbox.detail} — ${mode}: ${sandbox.mode === "required" ? "every task is refused" : "tasks run unsandboxed, each with a high finding"}`;
-  return `${sandbox.backend}, ${sandbox.detail} — ${mode}. Enforced by the kernel: writes only in the workspace (none in a read-only task) and the task directory; caesar's records, other tasks and credential folders out of reach; no network when the task has none (custom agents); other processes invisible`;
+  return `${sandbox.backend}, ${sandbox.detail} — ${mode}. Enforced by the kernel: writes only in the workspace (none in a read-only task) and the task directory; caesar's records, other tasks and credential folders out of reach; the network only through caesar's egress proxy; other processes invisible`;
 }

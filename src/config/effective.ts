@@ -71,7 +71,32 @@ export const CLUSTER_DEFAULTS = {
   queue: null as string | null,
 };
 
-export const SANDBOX_DEFAULTS = { mode: "off" as "required" | "auto" | "off" };
+/**
+ * What a sandboxed agent reaches, besides its model, when its task has the network: the package registries
+ * its commands install from (reading them needs no credential, and the sandbox hides the user's).
+ */
+export const DEFAULT_ALLOW_HOSTS = [
+  "registry.npmjs.org",
+  "registry.yarnpkg.com",
+  "pypi.org",
+  "files.pythonhosted.org",
+  "crates.io",
+  "index.crates.io",
+  "static.crates.io",
+  "proxy.golang.org",
+  "sum.golang.org",
+  "rubygems.org",
+  "repo.maven.apache.org",
+  "github.com",
+  "codeload.github.com",
+  "objects.githubusercontent.com",
+  "raw.githubusercontent.com",
+];
+
+export const SANDBOX_DEFAULTS = {
+  mode: "off" as "required" | "auto" | "off",
+  allow_hosts: DEFAULT_ALLOW_HOSTS as string[],
+};
 
 /** `[telemetry]`: unset keys stay null (the OTEL_* variables, or off). */
 export const TELEMETRY_DEFAULTS = {

@@ -4,6 +4,7 @@ import {
   ModeSchema,
   TriStateNetworkSchema,
 } from "../protocol/choices.js";
+import { parseHostRule } from "../support/host-rules.js";
 import * as z from "../support/zod.js";
 
 /**
@@ -88,6 +89,16 @@ export const SandboxSchema = z.strictObject({
     .optional()
     .describe(
       "required: refuse a task where no sandbox can run; auto: sandbox where the platform can, else run unsandboxed with a high finding; off (default for now): never sandbox.",
+    ),
+  allow_hosts: z
+    .array(
+      z.string().refine((text) => typeof parseHostRule(text) !== "string", {
+        error: (issue) => String(parseHostRule(String(issue.input))),
+      }),
+    )
+    .optional()
+    .describe(
+      "What a sandboxed agent reaches through caesar's egress proxy when its task has the network, besides its model's hosts: `example.com`, `example.com:8443`, `*.example.com`, `*` (any public host). Replaces the default list of package registries.",
     ),
 });
 

@@ -26,6 +26,8 @@ export interface MockModelOptions {
   scenario: Scenario;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** The address it listens on: 127.0.0.1 unless told (a test reaching it the way a provider is reached). */
+  host?: string;
   /** Append one JSON line per request to this file (method, url, api, tools offered, decision). */
   logFile?: string;
   /** Also log request bodies (large: claude's are ~90 KB). */
@@ -67,10 +69,11 @@ export function startMockModel(options: MockModelOptions): Promise<MockModelServ
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     // Loopback only: the mock answers whatever it is sent and must never be reachable from elsewhere.
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
+    const host = options.host ?? "127.0.0.1";
+    server.listen(options.port ?? 0, host, () => {
       const { port } = server.address() as AddressInfo;
       resolve({
-        url: `http://127.0.0.1:${port}`,
+        url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
         port,
         close: () =>
           new Promise<void>((done) => {

@@ -60,7 +60,8 @@ export function bwrapArgs(profile: SandboxProfile, cwd: string, uid = insideUid(
   const insideHidden = (path: string) => hiddenDirs.some((dir) => path.startsWith(`${dir}/`));
   for (const path of profile.writable.filter(insideHidden)) args.push("--bind", path, path);
   for (const path of profile.readOnly.filter(insideHidden)) args.push("--ro-bind", path, path);
-  for (const bind of profile.binds) args.push("--bind", bind.source, bind.target);
+  for (const bind of profile.binds)
+    args.push(bind.readOnly ? "--ro-bind" : "--bind", bind.source, bind.target);
   // A hidden folder is empty and stays so: nothing can be written there either.
   for (const path of hiddenDirs) args.push("--remount-ro", path);
   args.push("--chdir", cwd, "--");

@@ -19,8 +19,11 @@ export interface SandboxProfile {
   readOnly: string[];
   /** Directories hidden behind an empty tmpfs: unreadable, their contents invisible. */
   hidden: string[];
-  /** A folder of caesar's bound at another path inside (the broker's socket): `source` → `target`. */
-  binds: { source: string; target: string }[];
+  /**
+   * Folders of caesar's bound inside (the broker's socket, the egress proxy's): `source` → `target`,
+   * read-only when so marked (a Unix socket on a read-only mount still connects).
+   */
+  binds: { source: string; target: string; readOnly?: boolean }[];
   /** No network namespace of the host: no network at all, loopback included. */
   network: boolean;
   /** Empty folders made in the private /tmp (the agent's TMPDIR when it is one there). */

@@ -250,6 +250,8 @@ export const ERRORS = {
   budget_ledger_unreadable: { area: "policy", exit: 1, http: 409 },
   /** A task's agent tried to change caesar's configuration, the rules it runs under. */
   configuration_in_task: { area: "policy", exit: 1, http: 422, governance: "evasion" },
+  /** A sandboxed agent asked caesar's egress proxy for a host its task may not reach (`[sandbox] allow_hosts`). */
+  egress_refused: { area: "policy", exit: null, http: null, governance: "limit" },
   /** The target agent is not reachable from the caller (disabled, or not among its delegates). */
   delegate_unreachable: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** An independent delegate whose risk profile lists `always_ask` tools: nobody could approve them. */

@@ -34,4 +34,35 @@ describe("caesar doctor: the sandbox per agent", () => {
     );
     expect(text.stdout).toMatch(/own sandbox {2}nested +its bubblewrap runs inside caesar's/);
   });
+
+  it("says what each agent reaches through the egress proxy: its model's hosts, its base URL's, allow_hosts", async () => {
+    const root = makeRepo({
+      "README.md": "# x\n",
+      ".caesar/config.toml":
+        '[sandbox]\nmode = "auto"\nallow_hosts = ["registry.npmjs.org", "*.corp.example"]\n',
+    });
+    const env = {
+      HOME: tempDir(),
+      XDG_CONFIG_HOME: tempDir(),
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:11434",
+    };
+    const json = parseJsonOutput<
+      DoctorJson & { sandbox: { allow_hosts: string[] }; agents: { id: string; model_hosts: string[] }[] }
+    >(await runCaesar(["doctor", "--json"], { cwd: root, env }));
+    expect(json.sandbox.allow_hosts).toEqual(["registry.npmjs.org", "*.corp.example"]);
+    const hosts = (id: string) => json.agents.find((agent) => agent.id === id)?.model_hosts;
+    expect(hosts("claude")).toEqual(expect.arrayContaining(["api.anthropic.com", "127.0.0.1:11434"]));
+    expect(hosts("claude-acp")).toEqual(hosts("claude"));
+    expect(hosts("codex")).toContain("api.openai.com");
+    expect(hosts("reference")).toEqual([]);
+
+    const text = await runCaesar(["doctor"], { cwd: root, env });
+    expect(text.stdout).toMatch(
+      /reaches {6}api\.anthropic\.com, .*127\.0\.0\.1:11434 \(its model, even with the network off\)/,
+    );
+    if (json.sandbox.backend)
+      expect(text.stdout).toMatch(
+        /network {3}no network of the host's .*\[sandbox\] allow_hosts \(project\): registry\.npmjs\.org, \*\.corp\.example/,
+      );
+  });
 });

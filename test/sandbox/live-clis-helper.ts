@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import { parseScenario } from "../../src/mock-model/scenario.js";
@@ -40,7 +41,12 @@ export interface SandboxedRun {
  * `caesar run --agent <cli>` under `[sandbox] mode = "required"` in a fresh repository, the CLI pointed at a
  * fresh `caesar mock-model` scripted to run `command` with its shell tool, then report.
  */
-export async function runSandboxedCli(cli: string, command: string, args: string[]): Promise<SandboxedRun> {
+export async function runSandboxedCli(
+  cli: string,
+  command: string,
+  args: string[],
+  mockHost?: string,
+): Promise<SandboxedRun> {
   const root = makeRepo({
     "README.md": "# sandboxed\n",
     ".caesar/config.toml": '[sandbox]\nmode = "required"\n',
@@ -53,6 +59,7 @@ export async function runSandboxedCli(cli: string, command: string, args: string
   let requests = 0;
   const bodies: unknown[] = [];
   const server = await startMockModel({
+    ...(mockHost ? { host: mockHost } : {}),
     scenario,
     logBodies: true,
     onRequest: (entry) => {
@@ -103,6 +110,13 @@ export function writtenByCli(home: string): string[] {
   };
   if (existsSync(home)) walk(home, "", 0);
   return names;
+}
+
+/** An address of this machine outside its loopback (reached through a proxy, as a provider is), if any. */
+export function outsideAddress(): string | undefined {
+  for (const entries of Object.values(networkInterfaces()))
+    for (const entry of entries ?? []) if (entry.family === "IPv4" && !entry.internal) return entry.address;
+  return undefined;
 }
 
 /** A TCP listener on the host's loopback that counts connections (what an agent with no network misses). */

@@ -15,6 +15,8 @@ export const doctorCommand: CommandDefinition = {
       handle(async (ctx) => {
         const { loadConfig } = await import("../../config/effective.js");
         const { listAdapters } = await import("../../agents/registry.js");
+        const { modelHosts } = await import("../../agents/model-hosts.js");
+        const { findExecutable } = await import("../../agents/version.js");
         const { summarizeAgents } = await import("../agent-summary.js");
         const { describeRepository } = await import("../../workspace/git.js");
         const { renderDoctor } = await import("../doctor-render.js");
@@ -40,9 +42,12 @@ export const doctorCommand: CommandDefinition = {
             mode_from: config.sandbox.mode.source,
             backend: platform.backend,
             detail: platform.detail,
+            allow_hosts: config.sandbox.allow_hosts.value,
+            allow_hosts_from: config.sandbox.allow_hosts.source,
+            relay: findExecutable("socat") ?? null,
           },
           telemetry: { settings: traced.telemetry, problem: traced.findings[0]?.detail ?? null },
-          agents,
+          agents: agents.map((agent) => ({ ...agent, model_hosts: modelHosts(agent.product, process.env) })),
         };
         ctx.out.result(result, () => renderDoctor(result));
       }),

@@ -3,8 +3,8 @@ import { stringify } from "smol-toml";
 import type { CustomAgentConfig } from "../../config/schema.js";
 import { askRunningService } from "../../engine/conductor/service-client.js";
 import { isProcessAlive } from "../../support/process.js";
+import { shellQuote as quote } from "../../support/shell-quote.js";
 import { makeThrowawayRepository } from "../run/throwaway-repo.js";
-import { quote } from "./scenarios.js";
 import type { Subject } from "./subject.js";
 
 /** The member the probe adds to task.json: no version of caesar.task/v1 defines it. */

@@ -1,5 +1,6 @@
 import type { DelegationInput } from "../../engine/lifecycle/request.js";
 import type { Scenario as ModelScript, Step } from "../../mock-model/scenario.js";
+import { shellQuote as quote } from "../../support/shell-quote.js";
 import type { Subject } from "./subject.js";
 
 /**
@@ -144,10 +145,6 @@ function createStep(token: string): Step {
 }
 
 /** Text as one word for a POSIX shell (single-quoted). */
-export function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The report, written to the report path the brief gives, then as the final answer. */
 function reportSteps(status: "success" | "failed", summary: string, files: string[]): Step[] {
   const changes = files.map((token) => ({ path: fileOf(token), action: "added" as const }));

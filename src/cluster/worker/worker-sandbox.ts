@@ -1,5 +1,6 @@
 import { findAdapter } from "../../agents/registry.js";
 import type { EffectiveConfig } from "../../config/effective.js";
+import { egressHosts } from "../../engine/lifecycle/egress-plan.js";
 import { UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { decideSandbox } from "../../sandbox/decide.js";
@@ -30,7 +31,7 @@ export function workerSandbox(
       },
     };
   }
-  const open = findAdapter(config, root, plan.agent).capabilities.network.value === "open";
+  const adapter = findAdapter(config, root, plan.agent);
   const findings: TaskPlan["findings"] = [];
   if (decision.backend === null && mode.value === "auto")
     findings.push({
@@ -42,7 +43,10 @@ export function workerSandbox(
     sandbox: {
       backend: decision.backend,
       detail: decision.detail,
-      cuts_network: decision.backend !== null && open,
+      // Under the worker's sandbox, its agent reaches its model (as the worker's environment points it)
+      // and, when the task has the network, the worker's [sandbox] allow_hosts: through the egress proxy.
+      cuts_network: decision.backend !== null,
+      egress: decision.backend !== null ? egressHosts(adapter, plan.network, config, process.env) : null,
     },
     findings,
   };

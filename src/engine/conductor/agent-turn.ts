@@ -21,7 +21,7 @@ import { findExecutable } from "./executable.js";
 import { agentOutputDir } from "./output-dir.js";
 import type { RawLog } from "./raw-log.js";
 import { prepareSandboxCommits } from "./sandbox-commits.js";
-import { sandboxCommand } from "./sandbox-run.js";
+import { type EgressDoor, sandboxCommand } from "./sandbox-run.js";
 
 /** How a task ended, in words, from its cause (ending.ts). */
 export type Describe = (cause: EndingCause, context?: Partial<EndingContext>) => Promise<Ending>;
@@ -43,6 +43,8 @@ export interface TurnInput {
   turn: number;
   /** The task's broker socket (a sandboxed agent's door to caesar), when it has one. */
   broker?: string;
+  /** The task's egress proxy (a sandboxed agent's door to the network), when it has one. */
+  egress?: EgressDoor;
 }
 
 /** Run the agent once: build its command, start it under its keeper, and follow it to its end. */
@@ -78,7 +80,10 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   // The program is looked up here, before its sandbox, so that a missing one is said as such.
   const found = findExecutable(command.bin, env.PATH ?? process.env.PATH ?? "", command.cwd);
   if (!found.ok) return failedToStart(found.error);
-  const sandboxed = sandboxCommand(plan, state, dir, { ...command, bin: found.path }, env, input.broker);
+  const sandboxed = sandboxCommand(plan, state, dir, { ...command, bin: found.path }, env, {
+    broker: input.broker,
+    egress: input.egress,
+  });
   const agent = await startAgentProcess({
     bin: sandboxed.bin,
     args: sandboxed.args,

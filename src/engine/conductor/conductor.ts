@@ -3,6 +3,7 @@ import type { AgentAdapter, StreamOutcome } from "../../agents/adapter.js";
 import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
 import { taskPaths } from "../../protocol/task-dir.js";
+import type { EgressProxy } from "../../sandbox/egress-proxy.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { diskFullError, messageOf } from "../../support/errors.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
@@ -19,7 +20,9 @@ import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
 import { agentOutputDir } from "./output-dir.js";
 import { RawLog } from "./raw-log.js";
+import type { EgressDoor } from "./sandbox-run.js";
 import { takeTaskSlot } from "./slot-wait.js";
+import { openEgress } from "./task-egress.js";
 import { readTaskEnvironment, removeTaskEnvironment } from "./task-env.js";
 import { agentEnvironment, makeLaunch, makeTask } from "./task-launch.js";
 import { TaskTrace } from "./task-trace.js";
@@ -110,6 +113,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
   const resume = options.adopt ? await resumePoint(dir, plan, initial) : { kind: "start" as const };
   const raw = await RawLog.open(paths.raw, resume.kind === "adopt" ? resume.rawCut : undefined);
   let release: (() => void) | undefined;
+  let egress: EgressProxy | undefined;
   let closed = false;
   // Release what the conductor holds before the final state is written (see finishTask).
   const closeUp = async () => {
@@ -156,6 +160,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     const env = options.env ?? (await readTaskEnvironment(dir)) ?? process.env;
     const broker =
       plan.sandbox.backend && options.openBroker ? await options.openBroker(taskId, dir, plan) : undefined;
+    egress = await openEgress(root, taskId, plan, events, options.log ?? (() => undefined));
     const input: RunInput = {
       finish,
       describe,
@@ -172,6 +177,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       note,
       spans,
       ...(broker ? { broker } : {}),
+      ...(egress ? { egress: { folder: egress.folder, ports: egress.ports } } : {}),
     };
     if (resume.kind === "adopt") {
       release = await options.takeSlot?.(taskId, plan, maxParallel, async () => {}, cancel.signal, true);
@@ -196,6 +202,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
   } catch (error) {
     await finishAfterCrash(dir, end, error);
   } finally {
+    egress?.close();
     await closeUp();
     options.signal?.removeEventListener("abort", onCancel);
   }
@@ -223,6 +230,8 @@ interface RunInput {
   spans: TaskTrace;
   /** The task's broker socket, when it has one (sandboxed, under the service). */
   broker?: string;
+  /** The task's egress proxy, when its sandbox has one: its folder and the loopback ports it forwards. */
+  egress?: EgressDoor;
 }
 
 async function runTask(input: RunInput): Promise<void> {

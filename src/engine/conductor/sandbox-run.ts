@@ -1,8 +1,16 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { findExecutable as findOnPath } from "../../agents/version.js";
 import { bwrapArgs } from "../../sandbox/bwrap.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
+import {
+  EGRESS_INSIDE,
+  proxyEnvironment,
+  type RelayProgram,
+  relayCommand,
+  relayPlan,
+} from "../../sandbox/relay.js";
 import { controlPaths, findGitCommonDir } from "../store/control.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
@@ -26,10 +34,24 @@ export interface SandboxedCommand {
   env: Record<string, string>;
 }
 
+/** A sandboxed task's egress proxy, as its agent's command needs it: its folder and forwarded ports. */
+export interface EgressDoor {
+  folder: string;
+  ports: number[];
+}
+
+/** The sandboxed task's doors out: its broker's socket (to caesar) and its egress proxy (to the network). */
+export interface SandboxDoors {
+  broker?: string | undefined;
+  egress?: EgressDoor | undefined;
+}
+
 /**
  * The agent's command inside its OS sandbox, when its plan has one: `bwrap <profile> -- <command>`. The
  * keeper (agent-process.ts) stays outside it, so it can record the exit status wherever the agent cannot
- * write. Inside, `/tmp` is the sandbox's own (TMPDIR points there).
+ * write. Inside, `/tmp` is the sandbox's own (TMPDIR points there). With an egress proxy, the sandbox has
+ * no network of the host's: a relay serves the proxy (and the forwarded loopback ports) on its own
+ * loopback, the agent's HTTP(S)_PROXY pointing there (sandbox/relay.ts).
  */
 export function sandboxCommand(
   plan: TaskPlan,
@@ -37,18 +59,39 @@ export function sandboxCommand(
   dir: string,
   command: { bin: string; args: string[]; cwd: string },
   env: Record<string, string>,
-  broker?: string,
+  doors: SandboxDoors = {},
 ): SandboxedCommand {
   if (plan.sandbox.backend !== "bwrap") return { bin: command.bin, args: command.args, env };
-  const profile = profileOf(plan, state, dir, env, command.bin, broker);
+  const profile = profileOf(plan, state, dir, env, command.bin, doors.broker);
   // The private /tmp, or a folder of it the adapter chose (codex: one that is no prefix of its home).
   const tmp = privateTmpDir(env.TMPDIR);
   if (tmp !== "/tmp") profile.tmpDirs = [tmp];
+  let agent = [command.bin, ...command.args];
+  let proxyEnv: Record<string, string> = {};
+  if (doors.egress) {
+    const relay = relayProgram(env);
+    const relayed = relayPlan(doors.egress.ports);
+    profile.network = false;
+    profile.binds.push({ source: doors.egress.folder, target: EGRESS_INSIDE, readOnly: true });
+    profile.visible.push(...visibleUnderTmp([dirname(relay.path)]));
+    agent = relayCommand(relayed, relay, agent);
+    proxyEnv = proxyEnvironment(relayed);
+  }
   return {
     bin: "bwrap",
-    args: [...bwrapArgs(profile, command.cwd), command.bin, ...command.args],
-    env: { ...env, TMPDIR: tmp },
+    args: [...bwrapArgs(profile, command.cwd), ...agent],
+    env: { ...env, ...proxyEnv, TMPDIR: tmp },
   };
+}
+
+/** socat where the machine has it (a few hundred KiB per task); else a relay of Node's own. */
+function relayProgram(env: Record<string, string>): RelayProgram {
+  const socat = findOnPath("socat", { PATH: env.PATH ?? process.env.PATH ?? "" });
+  return socat ? { kind: "socat", path: socat } : { kind: "node", path: process.execPath };
+}
+
+function visibleUnderTmp(paths: string[]): string[] {
+  return paths.filter((path) => path.startsWith("/tmp/"));
 }
 
 /** TMPDIR inside: a plain folder of the private /tmp when the agent's environment names one, else /tmp. */
@@ -79,6 +122,8 @@ export function profileOf(
         : [];
   const profile = makeProfile({
     mode: plan.mode,
+    // With an egress proxy the network is cut here and opened by the proxy (sandboxCommand); a plan of a
+    // caesar without one keeps the host's network unless the sandbox cut it.
     network: plan.network || !plan.sandbox.cuts_network,
     workspace,
     taskDir: dir,

@@ -28,6 +28,7 @@ import { checkProjectRelativePath } from "../../workspace/materialise.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { type Caller, governed, identifyCaller } from "./caller.js";
 import { resolveChecks } from "./check-plan.js";
+import { egressHosts } from "./egress-plan.js";
 import { type ParentTask, parentOf } from "./parent.js";
 import { resolveRemote } from "./remote-plan.js";
 import type { DelegationRequest } from "./request.js";
@@ -179,17 +180,25 @@ async function planRequest(
     request.network ??
     role?.network ??
     (inherited && !inherited.network ? "off" : config.policy.network.value);
-  // An agent caesar could not otherwise confine (network "open": a custom program, the reference agent, and
-  // claude, gemini, opencode and copilot) has its network cut by the sandbox itself — a CLI's model with it,
-  // until a relay to its model's host exists (docs/adapters.md); codex cuts its commands' network itself.
-  const sandboxCutsNetwork = sandbox.backend !== null && adapter.capabilities.network.value === "open";
-  const capabilities: AgentCapabilities = sandboxCutsNetwork
-    ? {
-        ...adapter.capabilities,
-        network: { value: "toggle", why: "caesar's OS sandbox gives it no network when the task has none" },
-      }
-    : adapter.capabilities;
+  // Under the sandbox no agent has the host's network: it reaches what its task allows through caesar's
+  // egress proxy (its model always; more when the task has the network). An agent caesar could not otherwise
+  // confine (network "open": a custom program, the reference agent, claude, gemini, opencode and copilot)
+  // is thereby one whose network caesar toggles; codex's own sandbox still cuts its commands' as it says.
+  const sandboxCutsNetwork = sandbox.backend !== null;
+  const capabilities: AgentCapabilities =
+    sandboxCutsNetwork && adapter.capabilities.network.value === "open"
+      ? {
+          ...adapter.capabilities,
+          network: {
+            value: "toggle",
+            why: "caesar's OS sandbox lets it reach only its model when the task has no network",
+          },
+        }
+      : adapter.capabilities;
   const { network, findings } = resolveNetwork(adapter.id, networkRequest, mode, capabilities);
+  const egress = sandboxCutsNetwork
+    ? egressHosts(adapter, network, config, context.env ?? process.env)
+    : null;
   if (!remote && sandbox.backend === null && config.sandbox.mode.value === "auto")
     findings.push({
       severity: "high",
@@ -279,7 +288,7 @@ async function planRequest(
       mode,
       isolation,
       network,
-      sandbox: { backend: sandbox.backend, detail: sandbox.detail, cuts_network: sandboxCutsNetwork },
+      sandbox: { backend: sandbox.backend, detail: sandbox.detail, cuts_network: sandboxCutsNetwork, egress },
       findings,
       tools,
       timeout_ms: timeoutMs,

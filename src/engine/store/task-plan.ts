@@ -99,12 +99,19 @@ export const TaskPlanSchema = z.object({
   isolation: z.enum(["inplace", "worktree"]),
   network: z.boolean(),
   /**
-   * The OS sandbox the agent runs in (null: none, `detail` says why), and whether the task's network is cut
-   * by it (no network namespace of the host) rather than by the agent's own CLI.
+   * The OS sandbox the agent runs in (null: none, `detail` says why), whether the task's network is cut
+   * by it (no network namespace of the host) rather than by the agent's own CLI, and the hosts it reaches
+   * through caesar's egress proxy (its model's, and `[sandbox] allow_hosts` when the task has the network).
+   * `egress` null: a plan of a caesar without the proxy (the sandbox either cuts everything or nothing).
    */
   sandbox: z
-    .object({ backend: z.enum(["bwrap"]).nullable(), detail: z.string(), cuts_network: z.boolean() })
-    .default({ backend: null, detail: "planned by an older caesar", cuts_network: false }),
+    .object({
+      backend: z.enum(["bwrap"]).nullable(),
+      detail: z.string(),
+      cuts_network: z.boolean(),
+      egress: z.array(z.string()).nullable().default(null),
+    })
+    .default({ backend: null, detail: "planned by an older caesar", cuts_network: false, egress: null }),
   findings: z.array(FindingSchema),
   /** Tool restrictions for the agent, in its CLI's own names. */
   tools: z

@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parse } from "smol-toml";
+import { urlHosts } from "../support/host-rules.js";
+
+/**
+ * The hosts each agent CLI needs to reach its model — its provider's API and sign-in — and the variables
+ * that point it at another server (a gateway, a local model). Under caesar's OS sandbox these are what the
+ * agent reaches through caesar's egress proxy even when its task has no network (docs/threat-model.md).
+ * Keyed by product, so a CLI's ACP mode has the CLI's hosts.
+ */
+const PROVIDERS: Record<string, { hosts: string[]; urlVariables: string[] }> = {
+  claude: {
+    hosts: ["api.anthropic.com", "console.anthropic.com", "claude.ai", "statsig.anthropic.com"],
+    urlVariables: ["ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL"],
+  },
+  codex: {
+    hosts: ["api.openai.com", "chatgpt.com", "auth.openai.com"],
+    urlVariables: ["OPENAI_BASE_URL"],
+  },
+  gemini: {
+    hosts: [
+      "generativelanguage.googleapis.com",
+      "cloudcode-pa.googleapis.com",
+      "oauth2.googleapis.com",
+      "aiplatform.googleapis.com",
+    ],
+    urlVariables: ["GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"],
+  },
+  opencode: {
+    // opencode talks to whichever provider it is configured for: the common ones, and its own.
+    hosts: [
+      "opencode.ai",
+      "models.dev",
+      "api.anthropic.com",
+      "api.openai.com",
+      "openrouter.ai",
+      "generativelanguage.googleapis.com",
+    ],
+    urlVariables: ["OPENCODE_CONFIG_CONTENT"],
+  },
+  copilot: {
+    hosts: ["api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com"],
+    urlVariables: ["COPILOT_PROVIDER_BASE_URL"],
+  },
+};
+
+/** The hosts an agent needs for its model, from what it is (its product) and its environment. */
+export function modelHosts(product: string, env: NodeJS.ProcessEnv): string[] {
+  const provider = PROVIDERS[product];
+  if (!provider) return [];
+  const named = provider.urlVariables.flatMap((name) => urlHosts(env[name] ?? ""));
+  const configured = product === "codex" ? codexProviderHosts(env) : [];
+  return [...new Set([...provider.hosts, ...named, ...configured])];
+}
+
+/** The base URLs of codex's model providers in its configuration (`$CODEX_HOME/config.toml`). */
+function codexProviderHosts(env: NodeJS.ProcessEnv): string[] {
+  const home = env.CODEX_HOME || join(env.HOME || homedir(), ".codex");
+  let config: Record<string, unknown>;
+  try {
+    config = parse(readFileSync(join(home, "config.toml"), "utf8")) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const providers = config.model_providers;
+  if (!providers || typeof providers !== "object") return [];
+  return Object.values(providers as Record<string, unknown>).flatMap((provider) => {
+    const url = (provider as { base_url?: unknown } | null)?.base_url;
+    return typeof url === "string" ? urlHosts(url) : [];
+  });
+}

@@ -1,0 +1,48 @@
+import { join } from "node:path";
+import { EgressProxy, type EgressRefusal } from "../../sandbox/egress-proxy.js";
+import { parseHostRules } from "../../support/host-rules.js";
+import { controlTaskPaths } from "../store/control.js";
+import type { EventWriter } from "../store/event-log.js";
+import { appendRefusal } from "../store/refusals.js";
+import type { TaskPlan } from "../store/task-plan.js";
+
+/** Distinct refused hosts recorded per task; past that, refusals are only counted in the service's log. */
+const RECORDED = 20;
+
+/**
+ * A sandboxed task's egress proxy (sandbox/egress-proxy.ts), opened by whoever conducts it — the service or
+ * a cluster worker — for as long as it does: in a folder of the task's control directory, which its sandbox
+ * alone has bound. Each host it refuses is recorded against the task once: an `error` event and a refusal
+ * (a `medium` finding of its report).
+ */
+export async function openEgress(
+  root: string,
+  taskId: string,
+  plan: TaskPlan,
+  events: EventWriter,
+  log: (line: string) => void,
+): Promise<EgressProxy | undefined> {
+  if (!plan.sandbox.backend || !plan.sandbox.egress) return undefined;
+  const seen = new Set<string>();
+  const onRefused = (refusal: EgressRefusal) => {
+    const key = `${refusal.host}:${refusal.port}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    if (seen.size > RECORDED) {
+      log(`[egress ${taskId}] refused ${key}: ${refusal.why}`);
+      return;
+    }
+    const summary = `The agent asked to reach ${key}, which its task may not: ${refusal.why}. To allow it, add it to [sandbox] allow_hosts (the task needs the network too).`;
+    void Promise.all([
+      events.append({ type: "error", code: "egress_refused", message: summary }),
+      appendRefusal(root, taskId, { code: "egress_refused", action: `connect ${key}`, summary }),
+    ]).catch(() => undefined);
+  };
+  const proxy = new EgressProxy(
+    join(controlTaskPaths(root, taskId).dir, "egress"),
+    parseHostRules(plan.sandbox.egress),
+    onRefused,
+  );
+  await proxy.listen();
+  return proxy;
+}

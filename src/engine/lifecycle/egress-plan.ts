@@ -1,0 +1,20 @@
+import type { AgentAdapter } from "../../agents/adapter.js";
+import { modelHosts } from "../../agents/model-hosts.js";
+import type { EffectiveConfig } from "../../config/effective.js";
+
+/**
+ * The hosts a sandboxed agent reaches through caesar's egress proxy: always its model's (an agent without
+ * its model does nothing — a task with no network still reaches it), and `[sandbox] allow_hosts` when the
+ * task has the network. Read from the environment of whoever asked (a nested request's is its tree's
+ * front end's, never the agent's: broker.ts) and from configuration the agent cannot write.
+ */
+export function egressHosts(
+  adapter: Pick<AgentAdapter, "product">,
+  network: boolean,
+  config: Pick<EffectiveConfig, "sandbox">,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  const hosts = modelHosts(adapter.product, env);
+  if (network) hosts.push(...config.sandbox.allow_hosts.value);
+  return [...new Set(hosts)];
+}
