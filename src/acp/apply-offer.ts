@@ -3,7 +3,7 @@ import { applyTask } from "../engine/lifecycle/apply-task.js";
 import { loadLiveTask } from "../engine/lifecycle/live-task.js";
 import type { TaskPlan } from "../engine/lifecycle/plan.js";
 import type { TaskState } from "../engine/store/state.js";
-import { describeError, isCaesarError, messageOf } from "../support/errors.js";
+import { describeError } from "../support/errors.js";
 import type { EditorLink } from "./editor-link.js";
 import { verifiedDiff } from "./verified-diff.js";
 

@@ -11,7 +11,7 @@ import type { TaskRecord } from "../engine/store/task-store.js";
 import type { ContextUsage, PlanStep } from "../protocol/event.js";
 import type { McpServer } from "../protocol/mcp-server.js";
 import type { PromptImage } from "../protocol/prompt-image.js";
-import { describeError, isCaesarError, messageOf } from "../support/errors.js";
+import { describeError } from "../support/errors.js";
 import { offerChange } from "./apply-offer.js";
 import { CheckoutPaths } from "./checkout-paths.js";
 import { makeEditorLink } from "./editor-link.js";

@@ -3,7 +3,7 @@ import { applyTask } from "../engine/lifecycle/apply-task.js";
 import { cancelTask } from "../engine/lifecycle/cancel.js";
 import { loadLiveTask, readPlan } from "../engine/lifecycle/live-task.js";
 import { readState } from "../engine/store/task-store.js";
-import { describeError, isCaesarError, messageOf } from "../support/errors.js";
+import { describeError } from "../support/errors.js";
 import type { EditorLink } from "./editor-link.js";
 import { verifiedDiff } from "./verified-diff.js";
 

@@ -12,6 +12,11 @@ interface DoctorJson {
   }[];
 }
 
+interface EgressJson {
+  sandbox: { backend: string | null; allow_hosts: string[] };
+  agents: { id: string; model_hosts: string[] }[];
+}
+
 describe("caesar doctor: the sandbox per agent", () => {
   it("names each CLI's home of the task's and whether its own sandbox stays on; other agents get none", async () => {
     const root = makeRepo({ "README.md": "# x\n", ".caesar/config.toml": '[sandbox]\nmode = "auto"\n' });
@@ -46,9 +51,7 @@ describe("caesar doctor: the sandbox per agent", () => {
       XDG_CONFIG_HOME: tempDir(),
       ANTHROPIC_BASE_URL: "http://127.0.0.1:11434",
     };
-    const json = parseJsonOutput<
-      DoctorJson & { sandbox: { allow_hosts: string[] }; agents: { id: string; model_hosts: string[] }[] }
-    >(await runCaesar(["doctor", "--json"], { cwd: root, env }));
+    const json = parseJsonOutput<EgressJson>(await runCaesar(["doctor", "--json"], { cwd: root, env }));
     expect(json.sandbox.allow_hosts).toEqual(["registry.npmjs.org", "*.corp.example"]);
     const hosts = (id: string) => json.agents.find((agent) => agent.id === id)?.model_hosts;
     expect(hosts("claude")).toEqual(expect.arrayContaining(["api.anthropic.com", "127.0.0.1:11434"]));
