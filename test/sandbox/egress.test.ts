@@ -1,13 +1,15 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
+import { readServiceInfo } from "../../src/engine/conductor/service-files.js";
 import { bwrapArgs } from "../../src/sandbox/bwrap.js";
 import { EgressProxy, type EgressRefusal } from "../../src/sandbox/egress-proxy.js";
 import { EGRESS_INSIDE, proxyEnvironment, relayCommand, relayPlan } from "../../src/sandbox/relay.js";
 import { parseHostRules } from "../../src/support/host-rules.js";
-import { git, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
+import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { git, readJson, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
 import { BUBBLEWRAP, project, run } from "./probe-project.js";
 
@@ -49,6 +51,14 @@ const tunnel = (way, target) => new Promise((done) => {
   await tunnel("TUNNEL-EVIL", "evil.example:443");
 })();
 `;
+
+async function until(done: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 interface Listener {
   port: number;
@@ -173,6 +183,49 @@ describe("a sandboxed agent's network goes through caesar's egress proxy", () =>
       expect(seen["TUNNEL-LOCALHOST"]).toBe("403");
       expect(seen.DIRECT).toMatch(/^ERROR/);
       expect(allowed.hits() - before).toBe(0);
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
+    "the conductor service killed with SIGKILL mid-task: the next one opens the task's proxy again, and the agent it took over reaches its hosts",
+    async () => {
+      const root = probeProject([`127.0.0.1:${allowed.port}`], allowed.port, other.port);
+      // The agent waits for a go, given once the service that started it is dead and another took over.
+      writeFiles(root, {
+        "wait.sh": `touch "$CAESAR_TASK_DIR/ready"\nwhile [ ! -e "$CAESAR_TASK_DIR/go" ]; do sleep 0.1; done\nnode probe.js ${allowed.port} ${other.port}\n`,
+      });
+      const config = readFileSync(join(root, ".caesar/config.toml"), "utf8");
+      const agent = /bin = "(.*)"/.exec(config)![1]!;
+      writeFileSync(
+        agent,
+        `#!/bin/sh\nsh wait.sh\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"probed"}' > "$CAESAR_REPORT_PATH"\n`,
+      );
+      git(root, "add", ".");
+      git(root, "commit", "-qm", "wait");
+      const started = await runCaesar(
+        ["run", "--detach", "--json", "--agent", "probe", "--network", "on", "probe"],
+        {
+          cwd: root,
+        },
+      );
+      const id = parseJsonOutput<{ task_id: string }>(started).task_id;
+      const dir = taskDir(root, id);
+      await until(() => existsSync(join(dir, "ready")));
+      const first = readServiceInfo(root);
+      expect(first).toBeDefined();
+      process.kill(first!.pid, "SIGKILL");
+      await until(() => readServiceInfo(root) === undefined);
+      const ps = await runCaesar(["ps", "--json"], { cwd: root });
+      expect(ps.code, ps.stderr).toBe(0);
+      await until(() => readServiceInfo(root) !== undefined);
+      writeFileSync(join(dir, "go"), "");
+      await until(() => readJson<{ phase: string }>(join(dir, "state.json")).phase === "finished", 60_000);
+      const seen = ways(readFileSync(join(dir, "raw.log"), "utf8"));
+      expect(seen.DIRECT).toBe("200 hello from the host");
+      expect(seen.TUNNEL).toBe("200 hello from the host");
+      expect(seen["TUNNEL-EVIL"]).toBe("403");
+      expect(readJson<{ outcome: string }>(join(dir, "state.json")).outcome).toBe("succeeded");
     },
   );
 
