@@ -2,7 +2,7 @@
 // bench/run: what `caesar run` and the conductor service cost a task, measured in one run against baselines measured in
 // the same run.
 //
-//   npm run bench:run -- [--runs 11] [--parallel 20] [--flood-mb 100] [--baseline <bin>]
+//   npm run bench:run -- [--runs 11] [--parallel 20] [--flood-mb 100] [--baseline <bin>] [--sandbox]
 //
 // 1. `caesar run` with a warm service (a no-op agent, worktree isolation, 200 files) against its floor —
 //    one bare Node start plus `git worktree add` of the same repository — and the agent run directly.
@@ -11,7 +11,8 @@
 // 3. A flood: an agent printing `--flood-mb` MB on stdout, against a plain copy of the same bytes to a file;
 //    the service's peak memory while it reads them.
 // With `--baseline <path to another caesar's bin/caesar.js>` (an older build: one conductor process per
-// task), the same measurements of it, run interleaved with this build's.
+// task), the same measurements of it, run interleaved with this build's. With `--sandbox`, this build again
+// with every agent in caesar's OS sandbox (`[sandbox] mode = "required"`: bubblewrap, the egress proxy).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     parallel: { type: "string", default: "20" },
     "flood-mb": { type: "string", default: "100" },
     baseline: { type: "string" },
+    sandbox: { type: "boolean", default: false },
   },
 });
 const runs = Number(values.runs);
@@ -40,6 +42,7 @@ const parallel = Number(values.parallel);
 const floodMb = Number(values["flood-mb"]);
 const builds = [{ name: "this build", bin: fileURLToPath(new URL("../bin/caesar.js", import.meta.url)) }];
 if (values.baseline) builds.push({ name: "baseline", bin: values.baseline });
+if (values.sandbox) builds.push({ name: "sandboxed", bin: builds[0].bin, sandbox: true });
 
 const scratch = mkdtempSync(join(tmpdir(), "caesar-bench-service-"));
 const gitEnv = {
@@ -58,7 +61,7 @@ const bigFile = join(scratch, "flood.txt");
 }
 
 /** A repository of 200 files with three agents: no-op, a sleeper, and the flood. */
-function makeProject(name) {
+function makeProject(name, sandbox = false) {
   const root = join(scratch, name);
   mkdirSync(root);
   const agents = {
@@ -80,7 +83,11 @@ function makeProject(name) {
   const config = Object.keys(agents)
     .map((id) => `[[agent]]\nid = "${id}"\nbin = "${join(agentDir, `${id}.sh`)}"\n`)
     .join("\n");
-  writeFileSync(join(root, ".caesar", "config.toml"), `[policy]\nmax_parallel = ${parallel + 4}\n${config}`);
+  const sandboxed = sandbox ? '[sandbox]\nmode = "required"\n' : "";
+  writeFileSync(
+    join(root, ".caesar", "config.toml"),
+    `[policy]\nmax_parallel = ${parallel + 4}\n${sandboxed}${config}`,
+  );
   return root;
 }
 
@@ -142,7 +149,7 @@ const ms = (seconds) => `${(seconds * 1000).toFixed(0)} ms`;
 const mib = (kib) => `${(kib / 1024).toFixed(1)} MiB`;
 
 // 1. Overhead, interleaved run by run so that a noisy machine affects every configuration alike.
-for (const build of builds) build.root = makeProject(build.name.replace(/\W/g, "-"));
+for (const build of builds) build.root = makeProject(build.name.replace(/\W/g, "-"), build.sandbox);
 for (const build of builds)
   timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: build.root });
 const overhead = { direct: [], floor: [], node: [], worktree: [] };
@@ -208,7 +215,7 @@ for (const build of builds) {
 }
 
 async function runParallel(build) {
-  const root = makeProject(`${build.name.replace(/\W/g, "-")}-parallel`);
+  const root = makeProject(`${build.name.replace(/\W/g, "-")}-parallel`, build.sandbox);
   timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: root });
   const pid = servicePid(root);
   const idle = pid ? processStats(pid)?.rss : undefined;
@@ -262,7 +269,7 @@ for (let i = 0; i < 3; i++) copies.push(timed("sh", ["-c", `cat "${bigFile}" > "
 const copy = median(copies);
 console.log(`plain copy to a file  ${ms(copy)}`);
 for (const build of builds) {
-  const root = makeProject(`${build.name.replace(/\W/g, "-")}-flood`);
+  const root = makeProject(`${build.name.replace(/\W/g, "-")}-flood`, build.sandbox);
   timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: root });
   const pid = servicePid(root);
   const before = pid ? processStats(pid) : undefined;

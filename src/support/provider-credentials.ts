@@ -52,3 +52,35 @@ export function dropProviderCredentials(env: NodeJS.ProcessEnv = process.env): s
   for (const name of dropped) delete env[name];
   return dropped;
 }
+
+/** The model providers' own variables (not general-purpose ones such as GH_TOKEN or AWS_*). */
+const MODEL_PROVIDER_PREFIXES = PROVIDER_PREFIXES.filter(
+  (prefix) => !prefix.startsWith("GH_") && !prefix.startsWith("GITHUB_") && !prefix.startsWith("AWS_"),
+);
+
+/** What each agent CLI's own provider reads; an agent not listed (opencode, a custom program) keeps them all. */
+const OWN_PREFIXES: Record<string, string[]> = {
+  claude: ["ANTHROPIC_", "CLAUDE_CODE_OAUTH"],
+  codex: ["OPENAI_", "AZURE_OPENAI_", "CODEX_"],
+  gemini: ["GEMINI_", "GOOGLE_", "VERTEX", "CLOUDSDK_"],
+  antigravity: ["GEMINI_", "GOOGLE_", "VERTEX", "CLOUDSDK_"],
+  copilot: ["COPILOT_PROVIDER_", "COPILOT_GITHUB_TOKEN"],
+};
+
+/**
+ * The variables of other model providers than the agent's own (`claude` gets no `OPENAI_API_KEY`), which
+ * a sandboxed agent does not get. claude on Vertex (`CLAUDE_CODE_USE_VERTEX`) keeps Google's.
+ */
+export function otherProvidersVariables(product: string, env: Record<string, string | undefined>): string[] {
+  const own = OWN_PREFIXES[product];
+  if (!own) return [];
+  const kept =
+    product === "claude" && env.CLAUDE_CODE_USE_VERTEX ? [...own, "GOOGLE_", "VERTEX", "CLOUDSDK_"] : own;
+  return Object.keys(env).filter((name) => {
+    const upper = name.toUpperCase();
+    return (
+      MODEL_PROVIDER_PREFIXES.some((prefix) => upper.startsWith(prefix)) &&
+      !kept.some((prefix) => upper.startsWith(prefix))
+    );
+  });
+}

@@ -46,6 +46,7 @@ export async function runSandboxedCli(
   command: string,
   args: string[],
   mockHost?: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<SandboxedRun> {
   const root = makeRepo({
     "README.md": "# sandboxed\n",
@@ -77,6 +78,7 @@ export async function runSandboxedCli(
         PATH: `${AGENT_BIN_DIR}:${process.env.PATH ?? "/usr/bin:/bin"}`,
         ...isolatedHome(home),
         ...setup.env,
+        ...extraEnv,
       },
     });
     const out = parseJsonOutput<{ task_id: string; state: { outcome: string; worktree?: string } }>(result);

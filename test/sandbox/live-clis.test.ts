@@ -125,5 +125,26 @@ for (const cli of Object.keys(HOMES)) {
       },
       LIVE_TIMEOUT_MS,
     );
+
+    // opencode may talk to any provider its configuration names: it keeps every provider's variables.
+    it.runIf(cli !== "opencode")(
+      "gets its own provider's credentials, not another provider's",
+      async () => {
+        const foreign = cli === "codex" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+        const run = await runSandboxedCli(
+          cli,
+          `echo "FOREIGN=\${${foreign}:-none} OTHER=\${UNRELATED_SETTING:-none}"`,
+          ["--mode", "write"],
+          undefined,
+          { [foreign]: "sk-foreign-secret", UNRELATED_SETTING: "kept" },
+        );
+        cleanup.push(run.root);
+        expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
+        // The CLI itself reached its model with its own key; the command saw no other provider's.
+        expect(`${run.output}${run.sent}`).toContain("FOREIGN=none OTHER=kept");
+        expect(`${run.output}${run.sent}`).not.toContain("sk-foreign-secret");
+      },
+      LIVE_TIMEOUT_MS,
+    );
   });
 }

@@ -268,7 +268,7 @@ async function runTask(input: RunInput): Promise<void> {
     })),
   ]);
 
-  const env = agentEnvironment(input.env, plan, task, dir);
+  const env = agentEnvironment(input.env, plan, task, dir, input.adapter.product);
   if (plan.worktree.setup.length > 0 && isolation.worktree) {
     // Under the task's deadline, counted from now (the agent's own run fixes it again when it starts).
     const setupStart = Date.now();
@@ -354,7 +354,7 @@ async function continueTask(input: RunInput, state: TaskState, progress: Attempt
   const { dir, plan } = input;
   if (state.check_process) await terminateGroup(state.check_process.pid);
   const task = makeTask(plan, state, dir, { workspace: state.workspace, baseRef: state.base_ref });
-  const launch = makeLaunch(plan, task, dir, agentEnvironment(input.env, plan, task, dir));
+  const launch = makeLaunch(plan, task, dir, agentEnvironment(input.env, plan, task, dir, input.adapter.product));
   const deadlineAt = state.deadline_at ? Date.parse(state.deadline_at) : Date.now() + plan.timeout_ms;
   await attempts(
     input,

@@ -3,6 +3,7 @@ import type { LaunchContext } from "../../agents/adapter.js";
 import type { Task } from "../../protocol/task.js";
 import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
+import { otherProvidersVariables } from "../../support/provider-credentials.js";
 import { formatTraceparent } from "../../support/telemetry/trace-context.js";
 import { taskGitOf } from "../../workspace/task-objects.js";
 import { projectPaths } from "../store/project.js";
@@ -105,8 +106,11 @@ export function agentEnvironment(
   plan: TaskPlan,
   task: Task,
   dir: string,
+  product: string,
 ): Record<string, string> {
   const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR", TASK_TOKEN_ENV]);
+  // A sandboxed agent gets its own model provider's credentials, not the others' (docs/threat-model.md).
+  if (plan.sandbox.backend) for (const name of otherProvidersVariables(product, base)) inherited.add(name);
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;
