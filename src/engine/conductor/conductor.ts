@@ -354,7 +354,12 @@ async function continueTask(input: RunInput, state: TaskState, progress: Attempt
   const { dir, plan } = input;
   if (state.check_process) await terminateGroup(state.check_process.pid);
   const task = makeTask(plan, state, dir, { workspace: state.workspace, baseRef: state.base_ref });
-  const launch = makeLaunch(plan, task, dir, agentEnvironment(input.env, plan, task, dir, input.adapter.product));
+  const launch = makeLaunch(
+    plan,
+    task,
+    dir,
+    agentEnvironment(input.env, plan, task, dir, input.adapter.product),
+  );
   const deadlineAt = state.deadline_at ? Date.parse(state.deadline_at) : Date.now() + plan.timeout_ms;
   await attempts(
     input,
