@@ -16,6 +16,7 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -68,10 +69,12 @@ function makeProject(name, sandbox = false) {
     noop: '#!/bin/sh\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"noop"}\' > "$CAESAR_REPORT_PATH"\n',
     sleeper:
       '#!/bin/sh\nsleep 4\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"slept"}\' > "$CAESAR_REPORT_PATH"\n',
-    flood: `#!/bin/sh\ncat "${bigFile}"\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"flooded"}' > "$CAESAR_REPORT_PATH"\n`,
+    // Beside the script (a link to the one file): the sandbox's /tmp is its own, the agent's folder stays visible.
+    flood: `#!/bin/sh\ncat "$(dirname "$0")/flood.txt"\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"flooded"}' > "$CAESAR_REPORT_PATH"\n`,
   };
   const agentDir = join(scratch, `${name}-agents`);
   mkdirSync(agentDir);
+  linkSync(bigFile, join(agentDir, "flood.txt"));
   for (const [id, script] of Object.entries(agents))
     writeFileSync(join(agentDir, `${id}.sh`), script, { mode: 0o755 });
   execFileSync("git", ["init", "-q", root]);

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { errnoOf } from "./errors.js";
 
 /**
@@ -50,14 +50,40 @@ export function isProcessAlive(record: RecordedProcess | number): boolean {
   return true;
 }
 
-/** Is any process of the group still alive? */
+/**
+ * Is any process of the group still alive? A group of zombies only is not: an orphan the machine's init
+ * has not reaped yet (bubblewrap leaves one when its sandbox ends; some container inits reap only now and
+ * then) still answers kill(0), and waiting for it would hold every task's end for a second or more.
+ */
 export function isGroupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
     return errnoOf(error) === "EPERM";
   }
+  return hasLiveMember(pgid);
+}
+
+/** Whether /proc shows a member of the group that is not a zombie (true where /proc cannot say). */
+function hasLiveMember(pgid: number): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // After the command name: state, ppid, pgrp.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
 }
 
 /** Send a signal to a whole process group; false when the group no longer exists. */
