@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/support/process.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { git, makeRepo, readJson, taskDir, taskRecordDir, writeConfig, writeFiles } from "../helpers/repo.js";
 
@@ -64,13 +65,9 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 30
   }
 }
 
+/** A process that has not ended (a zombie waiting for a slow init to reap it has). */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }
 
 describe("slots", () => {

@@ -460,13 +460,9 @@ function events(root: string, id: string): Record<string, string>[] {
     .map((line) => JSON.parse(line));
 }
 
+/** A process that has not ended (a zombie waiting for a slow init to reap it has). */
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }
 
 void FIXTURE_BIN;

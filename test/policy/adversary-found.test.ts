@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { isProcessAlive } from "../../src/support/process.js";
 import {
   adversaryProject,
   callsOf,
@@ -33,13 +34,9 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60
   }
 }
 
+/** A process that has not ended (a zombie waiting for a slow init to reap it has). */
 function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }
 
 describe("an agent points caesar at a configuration of its own", () => {

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } fro
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CaesarEvent } from "../../../src/protocol/event.js";
+import { isProcessAlive } from "../../../src/support/process.js";
 import { makeAcpProject } from "../../helpers/acp-fixture.js";
 import { parseJsonOutput, runCaesar } from "../../helpers/cli.js";
 import { pairingProblems } from "../../helpers/event-checks.js";
@@ -427,13 +428,9 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
   });
 });
 
+/** A process that has not ended (a zombie waiting for a slow init to reap it has). */
 function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }
 
 async function waitFor<T>(probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
