@@ -1,6 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import {
+  type ClientRequest,
   createServer as createHttpServer,
   type IncomingMessage,
   request,
@@ -24,6 +25,12 @@ export const portSocket = (port: number) => `port-${port}.sock`;
 /** Connections one task may hold open at once through its proxy (the peer is untrusted). */
 const MAX_CONNECTIONS = 256;
 
+interface ForwardSlot {
+  upstream?: ClientRequest;
+  released: boolean;
+  release: () => void;
+}
+
 export interface EgressRefusal {
   host: string;
   port: number;
@@ -41,6 +48,10 @@ export interface EgressRefusal {
 export class EgressProxy {
   private readonly servers: Server[] = [];
   private readonly sockets = new Set<Duplex>();
+  /** Plain-http requests being forwarded: pipelined on one connection, they are not bounded by it. */
+  private forwarding = 0;
+  /** Each client connection's forwarded requests, ended with it. */
+  private readonly forwarded = new WeakMap<Duplex, Set<ForwardSlot>>();
 
   constructor(
     readonly folder: string,
@@ -61,7 +72,15 @@ export class EgressProxy {
       "connect",
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head),
     );
-    proxy.on("connection", (socket: Socket) => this.track(socket));
+    proxy.on("connection", (socket: Socket) => {
+      this.track(socket);
+      socket.once("close", () => {
+        for (const slot of [...(this.forwarded.get(socket) ?? [])]) {
+          slot.upstream?.destroy();
+          slot.release();
+        }
+      });
+    });
     proxy.on("clientError", (_error, socket) => socket.destroy());
     await this.serve(proxy, join(this.folder, PROXY_SOCKET));
     for (const port of this.ports) {
@@ -118,6 +137,25 @@ export class EgressProxy {
 
   /** A plain-http request in absolute form, to an allowed host; the response streamed back. */
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.forwarding >= MAX_CONNECTIONS) {
+      res.writeHead(503, { "content-type": "text/plain", connection: "close" });
+      res.end("caesar's sandbox proxy is forwarding as many requests as it takes at once.\n");
+      return;
+    }
+    // One request at a time on a connection: requests pipelined behind one not yet answered would each
+    // open an upstream connection, and Node reads nothing more of a connection that many are queued on —
+    // not even its end. No client of an HTTP proxy pipelines: such a connection is dropped, with its requests.
+    if (this.forwarded.get(req.socket)?.size) {
+      req.socket.destroy();
+      return;
+    }
+    // A place taken now, given back when its answer is done, or its client's connection goes (which
+    // takes its upstream request along).
+    const slot = this.takeSlot(req.socket);
+    res.once("close", () => {
+      if (!res.writableFinished) slot.upstream?.destroy();
+      slot.release();
+    });
     let url: URL;
     try {
       url = new URL(req.url ?? "");
@@ -134,6 +172,7 @@ export class EgressProxy {
       res.end(`${address}\n`);
       return;
     }
+    if (slot.released) return; // its client went while its host was being resolved
     const headers = { ...req.headers };
     delete headers["proxy-connection"];
     delete headers["proxy-authorization"];
@@ -145,6 +184,7 @@ export class EgressProxy {
       headers: { ...headers, host: url.host },
       setHost: false,
     });
+    slot.upstream = upstream;
     upstream.on("response", (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
       answer.pipe(res);
@@ -154,6 +194,25 @@ export class EgressProxy {
       res.end(`${error.message}\n`);
     });
     req.pipe(upstream);
+  }
+
+  /** One of the places of forwarded requests, held for a request of `socket` (see forward). */
+  private takeSlot(socket: Duplex): ForwardSlot {
+    this.forwarding++;
+    const slots = this.forwarded.get(socket) ?? new Set<ForwardSlot>();
+    this.forwarded.set(socket, slots);
+    const slot: ForwardSlot = {
+      released: false,
+      release: () => {
+        if (slot.released) return;
+        slot.released = true;
+        this.forwarding--;
+        slots.delete(slot);
+      },
+    };
+    slots.add(slot);
+    if (socket.destroyed) slot.release();
+    return slot;
   }
 
   /** The address to connect to for `host:port`, or why not (reported as a refusal). */
