@@ -186,7 +186,16 @@ export class EgressProxy {
     });
     slot.upstream = upstream;
     upstream.on("response", (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      // The upstream is anyone's server: an answer Node will not write back (a status below 100, say)
+      // throws here, in the conductor service that conducts every task — a 502 instead.
+      try {
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      } catch (error) {
+        upstream.destroy();
+        res.writeHead(502, { "content-type": "text/plain", connection: "close" });
+        res.end(`caesar's sandbox proxy cannot pass the answer on: ${(error as Error).message}\n`);
+        return;
+      }
       answer.pipe(res);
     });
     upstream.on("error", (error) => {

@@ -156,6 +156,21 @@ describe("the egress proxy against a hostile agent", () => {
     expect(open).toBe(0);
   });
 
+  it("an upstream's answer the proxy cannot write back (status 099) is a 502, not the end of the service", async () => {
+    const upstream: Server = createServer((socket) => {
+      socket.on("error", () => undefined);
+      socket.once("data", () => socket.end("HTTP/1.1 099 Nope\r\nContent-Length: 0\r\n\r\n"));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    closers.push(() => upstream.close());
+    const port = (upstream.address() as { port: number }).port;
+    const { proxy } = await proxyOf([`127.0.0.1:${port}`]);
+    const get = `GET http://127.0.0.1:${port}/ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`;
+    // A throw in the proxy's response listener is an uncaught exception: vitest reports it as an error.
+    expect(await ask(proxy, get)).toBe("HTTP/1.1 502 Bad Gateway");
+    expect(await ask(proxy, get)).toBe("HTTP/1.1 502 Bad Gateway");
+  });
+
   it("endless refused names are recorded 20 times and take neither the service's memory nor its log", async () => {
     const root = tempDir("ea-");
     mkdirSync(join(root, ".caesar"), { recursive: true });
