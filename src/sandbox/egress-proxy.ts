@@ -1,4 +1,4 @@
-import { lookup } from "node:dns/promises";
+import { lookup, Resolver } from "node:dns/promises";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import {
   type ClientRequest,
@@ -21,6 +21,8 @@ import {
 /** Where, in an egress folder, the proxy listens; a loopback port `<n>` is served at `port-<n>.sock`. */
 export const PROXY_SOCKET = "proxy.sock";
 export const portSocket = (port: number) => `port-${port}.sock`;
+
+const INTERNAL = "it resolves to an address of the host's own networks, which only a rule naming it opens";
 
 /** Connections one task may hold open at once through its proxy (the peer is untrusted). */
 const MAX_CONNECTIONS = 256;
@@ -232,19 +234,21 @@ export class EgressProxy {
     };
     const match = matchHost(this.rules, host, port);
     if (!match) return refuse("not among the task's allowed hosts ([sandbox] allow_hosts)");
+    if (match === "wildcard" && isLoopbackHost(host)) return refuse(INTERNAL);
     let addresses: { address: string }[];
     try {
-      addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true });
+      addresses = isIP(host)
+        ? [{ address: host }]
+        : match === "wildcard"
+          ? await resolveByDns(host)
+          : await lookup(host, { all: true });
     } catch (error) {
       return `caesar's sandbox could not resolve ${host}: ${(error as Error).message}`;
     }
     // A wildcard names no address of the machine's own networks; a name that resolves there is refused.
     const usable =
       match === "named" ? addresses : addresses.filter((entry) => !isInternalAddress(entry.address));
-    if (usable.length === 0 || (match === "wildcard" && isLoopbackHost(host)))
-      return refuse(
-        "it resolves to an address of the host's own networks, which only a rule naming it opens",
-      );
+    if (usable.length === 0) return refuse(INTERNAL);
     return usable[0]!;
   }
 
@@ -260,6 +264,23 @@ export class EgressProxy {
     client.on("close", end);
     upstream.on("close", end);
   }
+}
+
+/**
+ * A wildcard's host, asked of the DNS itself (c-ares, with a timeout) rather than getaddrinfo: each lookup
+ * holds one of the four threads of libuv's pool, which the whole conductor service shares (every task's
+ * proxy, the file system), so names whose servers never answer — the agent picks them — would stall it.
+ * No /etc/hosts either: names there are the machine's own, which only a rule naming them opens.
+ */
+const resolver = new Resolver({ timeout: 2500, tries: 2 });
+async function resolveByDns(host: string): Promise<{ address: string }[]> {
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+  const addresses = [
+    ...(v4.status === "fulfilled" ? v4.value : []),
+    ...(v6.status === "fulfilled" ? v6.value : []),
+  ];
+  if (addresses.length === 0) throw v4.status === "rejected" ? v4.reason : new Error("no address");
+  return addresses.map((address) => ({ address }));
 }
 
 function refusalResponse(message: string): string {
