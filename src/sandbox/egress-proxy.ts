@@ -1,6 +1,7 @@
-import { lookup } from "node:dns/promises";
+import { lookup, Resolver } from "node:dns/promises";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import {
+  type ClientRequest,
   createServer as createHttpServer,
   type IncomingMessage,
   request,
@@ -21,8 +22,16 @@ import {
 export const PROXY_SOCKET = "proxy.sock";
 export const portSocket = (port: number) => `port-${port}.sock`;
 
+const INTERNAL = "it resolves to an address of the host's own networks, which only a rule naming it opens";
+
 /** Connections one task may hold open at once through its proxy (the peer is untrusted). */
 const MAX_CONNECTIONS = 256;
+
+interface ForwardSlot {
+  upstream?: ClientRequest;
+  released: boolean;
+  release: () => void;
+}
 
 export interface EgressRefusal {
   host: string;
@@ -41,6 +50,10 @@ export interface EgressRefusal {
 export class EgressProxy {
   private readonly servers: Server[] = [];
   private readonly sockets = new Set<Duplex>();
+  /** Plain-http requests being forwarded: pipelined on one connection, they are not bounded by it. */
+  private forwarding = 0;
+  /** Each client connection's forwarded requests, ended with it. */
+  private readonly forwarded = new WeakMap<Duplex, Set<ForwardSlot>>();
 
   constructor(
     readonly folder: string,
@@ -61,7 +74,15 @@ export class EgressProxy {
       "connect",
       (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.tunnel(req, socket, head),
     );
-    proxy.on("connection", (socket: Socket) => this.track(socket));
+    proxy.on("connection", (socket: Socket) => {
+      this.track(socket);
+      socket.once("close", () => {
+        for (const slot of [...(this.forwarded.get(socket) ?? [])]) {
+          slot.upstream?.destroy();
+          slot.release();
+        }
+      });
+    });
     proxy.on("clientError", (_error, socket) => socket.destroy());
     await this.serve(proxy, join(this.folder, PROXY_SOCKET));
     for (const port of this.ports) {
@@ -118,6 +139,25 @@ export class EgressProxy {
 
   /** A plain-http request in absolute form, to an allowed host; the response streamed back. */
   private async forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.forwarding >= MAX_CONNECTIONS) {
+      res.writeHead(503, { "content-type": "text/plain", connection: "close" });
+      res.end("caesar's sandbox proxy is forwarding as many requests as it takes at once.\n");
+      return;
+    }
+    // One request at a time on a connection: requests pipelined behind one not yet answered would each
+    // open an upstream connection, and Node reads nothing more of a connection that many are queued on —
+    // not even its end. No client of an HTTP proxy pipelines: such a connection is dropped, with its requests.
+    if (this.forwarded.get(req.socket)?.size) {
+      req.socket.destroy();
+      return;
+    }
+    // A place taken now, given back when its answer is done, or its client's connection goes (which
+    // takes its upstream request along).
+    const slot = this.takeSlot(req.socket);
+    res.once("close", () => {
+      if (!res.writableFinished) slot.upstream?.destroy();
+      slot.release();
+    });
     let url: URL;
     try {
       url = new URL(req.url ?? "");
@@ -134,6 +174,7 @@ export class EgressProxy {
       res.end(`${address}\n`);
       return;
     }
+    if (slot.released) return; // its client went while its host was being resolved
     const headers = { ...req.headers };
     delete headers["proxy-connection"];
     delete headers["proxy-authorization"];
@@ -145,8 +186,18 @@ export class EgressProxy {
       headers: { ...headers, host: url.host },
       setHost: false,
     });
+    slot.upstream = upstream;
     upstream.on("response", (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      // The upstream is anyone's server: an answer Node will not write back (a status below 100, say)
+      // throws here, in the conductor service that conducts every task — a 502 instead.
+      try {
+        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      } catch (error) {
+        upstream.destroy();
+        res.writeHead(502, { "content-type": "text/plain", connection: "close" });
+        res.end(`caesar's sandbox proxy cannot pass the answer on: ${(error as Error).message}\n`);
+        return;
+      }
       answer.pipe(res);
     });
     upstream.on("error", (error) => {
@@ -154,6 +205,25 @@ export class EgressProxy {
       res.end(`${error.message}\n`);
     });
     req.pipe(upstream);
+  }
+
+  /** One of the places of forwarded requests, held for a request of `socket` (see forward). */
+  private takeSlot(socket: Duplex): ForwardSlot {
+    this.forwarding++;
+    const slots = this.forwarded.get(socket) ?? new Set<ForwardSlot>();
+    this.forwarded.set(socket, slots);
+    const slot: ForwardSlot = {
+      released: false,
+      release: () => {
+        if (slot.released) return;
+        slot.released = true;
+        this.forwarding--;
+        slots.delete(slot);
+      },
+    };
+    slots.add(slot);
+    if (socket.destroyed) slot.release();
+    return slot;
   }
 
   /** The address to connect to for `host:port`, or why not (reported as a refusal). */
@@ -164,19 +234,21 @@ export class EgressProxy {
     };
     const match = matchHost(this.rules, host, port);
     if (!match) return refuse("not among the task's allowed hosts ([sandbox] allow_hosts)");
+    if (match === "wildcard" && isLoopbackHost(host)) return refuse(INTERNAL);
     let addresses: { address: string }[];
     try {
-      addresses = isIP(host) ? [{ address: host }] : await lookup(host, { all: true });
+      addresses = isIP(host)
+        ? [{ address: host }]
+        : match === "wildcard"
+          ? await resolveByDns(host)
+          : await lookup(host, { all: true });
     } catch (error) {
       return `caesar's sandbox could not resolve ${host}: ${(error as Error).message}`;
     }
     // A wildcard names no address of the machine's own networks; a name that resolves there is refused.
     const usable =
       match === "named" ? addresses : addresses.filter((entry) => !isInternalAddress(entry.address));
-    if (usable.length === 0 || (match === "wildcard" && isLoopbackHost(host)))
-      return refuse(
-        "it resolves to an address of the host's own networks, which only a rule naming it opens",
-      );
+    if (usable.length === 0) return refuse(INTERNAL);
     return usable[0]!;
   }
 
@@ -192,6 +264,23 @@ export class EgressProxy {
     client.on("close", end);
     upstream.on("close", end);
   }
+}
+
+/**
+ * A wildcard's host, asked of the DNS itself (c-ares, with a timeout) rather than getaddrinfo: each lookup
+ * holds one of the four threads of libuv's pool, which the whole conductor service shares (every task's
+ * proxy, the file system), so names whose servers never answer — the agent picks them — would stall it.
+ * No /etc/hosts either: names there are the machine's own, which only a rule naming them opens.
+ */
+const resolver = new Resolver({ timeout: 2500, tries: 2 });
+async function resolveByDns(host: string): Promise<{ address: string }[]> {
+  const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+  const addresses = [
+    ...(v4.status === "fulfilled" ? v4.value : []),
+    ...(v6.status === "fulfilled" ? v6.value : []),
+  ];
+  if (addresses.length === 0) throw v4.status === "rejected" ? v4.reason : new Error("no address");
+  return addresses.map((address) => ({ address }));
 }
 
 function refusalResponse(message: string): string {

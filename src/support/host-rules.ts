@@ -95,11 +95,15 @@ export function loopbackPorts(rules: readonly HostRule[]): number[] {
 
 /**
  * An address a wildcard may not lead to: the host's loopback, unspecified, private (RFC 1918, unique
- * local), link-local (cloud metadata at 169.254.169.254), CGNAT and multicast ranges.
+ * local), link-local (cloud metadata at 169.254.169.254), CGNAT, benchmarking and multicast ranges. An
+ * IPv6 address is read as its 16 bytes, whatever its spelling (`0:0:0:0:0:0:0:1` and `0::1` are `::1`):
+ * one that carries an IPv4 address (mapped `::ffff:7f00:1`, translated, NAT64, 6to4) is judged by that
+ * address, since the kernel connects to it. What does not parse as an address is internal (refused).
  */
 export function isInternalAddress(address: string): boolean {
-  if (isIP(address) === 4) {
-    const [a, b] = address.split(".").map(Number) as [number, number];
+  const family = isIP(address);
+  if (family === 4) {
+    const [a, b, c] = address.split(".").map(Number) as [number, number, number];
     return (
       a === 0 ||
       a === 10 ||
@@ -107,24 +111,53 @@ export function isInternalAddress(address: string): boolean {
       (a === 169 && b === 254) ||
       (a === 172 && b >= 16 && b <= 31) ||
       (a === 192 && b === 168) ||
+      (a === 192 && b === 0 && c === 0) ||
+      (a === 198 && (b === 18 || b === 19)) ||
       (a === 100 && b >= 64 && b <= 127) ||
       a >= 224
     );
   }
-  const lower = address.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (mapped) return isInternalAddress(mapped[1]!);
-  return (
-    lower === "::" ||
-    lower === "::1" ||
-    lower.startsWith("fe8") ||
-    lower.startsWith("fe9") ||
-    lower.startsWith("fea") ||
-    lower.startsWith("feb") ||
-    lower.startsWith("fc") ||
-    lower.startsWith("fd") ||
-    lower.startsWith("ff")
-  );
+  const bytes = family === 6 ? ipv6Bytes(address) : undefined;
+  if (!bytes) return true;
+  const zero = (from: number, to: number) => bytes.slice(from, to).every((byte) => byte === 0);
+  const v4 = (at: number) => bytes.slice(at, at + 4).join(".");
+  // ::/96: unspecified, loopback and the deprecated IPv4-compatible addresses.
+  if (zero(0, 12)) return true;
+  // ::ffff:0:0/96 (IPv4-mapped) and ::ffff:0:0:0/96 (IPv4-translated).
+  if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return isInternalAddress(v4(12));
+  if (zero(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zero(10, 12)) return isInternalAddress(v4(12));
+  // 64:ff9b::/96 (NAT64, the IPv4 address it leads to) and 64:ff9b:1::/48 (local NAT64).
+  const nat64 = bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b;
+  if (nat64 && zero(4, 12)) return isInternalAddress(v4(12));
+  if (nat64 && bytes[4] === 0 && bytes[5] === 1) return true;
+  // 2002::/16 (6to4): the IPv4 address of its relay.
+  if (bytes[0] === 0x20 && bytes[1] === 0x02) return isInternalAddress(v4(2));
+  // fc00::/7 unique local, fe80::/10 link-local, fec0::/10 site-local, ff00::/8 multicast.
+  return (bytes[0]! & 0xfe) === 0xfc || (bytes[0] === 0xfe && bytes[1]! >= 0x80) || bytes[0] === 0xff;
+}
+
+/** The 16 bytes of an IPv6 address in any of its spellings (zone dropped), or undefined. */
+function ipv6Bytes(address: string): number[] | undefined {
+  let text = address.toLowerCase().replace(/%.*$/, "");
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    if ([a, b, c, d].some((n) => n > 255)) return undefined;
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const groups = (part: string) => (part === "" ? [] : part.split(":"));
+  const head = groups(halves[0]!);
+  const tail = halves.length === 2 ? groups(halves[1]!) : [];
+  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
+  if (fill < 0) return undefined;
+  const all = [...head, ...Array<string>(fill).fill("0"), ...tail];
+  if (all.length !== 8 || !all.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
+  return all.flatMap((group) => {
+    const value = Number.parseInt(group, 16);
+    return [value >> 8, value & 0xff];
+  });
 }
 
 /** The host (and port, when the URL names one or is plain http) of each http(s) URL in a text. */

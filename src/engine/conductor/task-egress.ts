@@ -23,15 +23,22 @@ export async function openEgress(
   log: (line: string) => void,
 ): Promise<EgressProxy | undefined> {
   if (!plan.sandbox.backend || !plan.sandbox.egress) return undefined;
+  // Bounded, as the service's memory and log are: the peer is untrusted and may ask for endless names.
   const seen = new Set<string>();
+  let unrecorded = 0;
   const onRefused = (refusal: EgressRefusal) => {
     const key = `${refusal.host}:${refusal.port}`;
     if (seen.has(key)) return;
-    seen.add(key);
-    if (seen.size > RECORDED) {
-      log(`[egress ${taskId}] refused ${key}: ${refusal.why}`);
+    if (seen.size >= RECORDED) {
+      unrecorded++;
+      // The first one past the records, then every thousandth: a count, not a line per name.
+      if (unrecorded === 1 || unrecorded % 1000 === 0)
+        log(
+          `[egress ${taskId}] ${unrecorded} more refusal(s) not recorded; the latest: ${key.slice(0, 200)}`,
+        );
       return;
     }
+    seen.add(key);
     const summary = `The agent asked to reach ${key}, which its task may not: ${refusal.why}. To allow it, add it to [sandbox] allow_hosts (the task needs the network too).`;
     void Promise.all([
       events.append({ type: "error", code: "egress_refused", message: summary }),
