@@ -185,6 +185,8 @@ export class EgressProxy {
       path: `${url.pathname}${url.search}`,
       headers: { ...headers, host: url.host },
       setHost: false,
+      // A connection of this request's own: no pool shared with other tasks (or the rest of the service).
+      agent: false,
     });
     slot.upstream = upstream;
     upstream.on("response", (answer) => {

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { readServiceInfo } from "../../src/engine/conductor/service-files.js";
@@ -226,6 +228,27 @@ describe("a sandboxed agent's network goes through caesar's egress proxy", () =>
       expect(seen.TUNNEL).toBe("200 hello from the host");
       expect(seen["TUNNEL-EVIL"]).toBe("403");
       expect(readJson<{ outcome: string }>(join(dir, "state.json")).outcome).toBe("succeeded");
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
+    "a project whose path is too long for a socket: its broker and proxy listen in /tmp/caesar-<uid>, gone with the task",
+    async () => {
+      const short = probeProject([`127.0.0.1:${allowed.port}`], allowed.port, other.port);
+      const root = join(
+        tempDir("caesar-long-"),
+        "a-project-whose-path-is-long-enough-to-overflow-a-socket-path",
+      );
+      renameSync(short, root);
+      const result = await run(root, ["--network", "on", "--mode", "write"]);
+      expect(result.state.outcome, result.raw).toBe("succeeded");
+      expect(ways(result.raw).TUNNEL).toBe("200 hello from the host");
+      const base = `/tmp/caesar-${userInfo().uid}`;
+      const left = existsSync(base) ? readdirSync(base) : [];
+      const controlDir = join(root, ".git", "caesar", "tasks", result.task_id);
+      for (const folder of [join(controlDir, "egress"), join(controlDir, "broker")])
+        expect(left).not.toContain(createHash("sha256").update(folder).digest("hex").slice(0, 20));
     },
   );
 

@@ -1,5 +1,6 @@
+import { join } from "node:path";
 import { isProcessAlive } from "../../support/process.js";
-import { readServiceInfo } from "./service-files.js";
+import { readServiceInfo, socketFolderFor } from "./service-files.js";
 
 /**
  * The variable the conductor service sets on a command it starts for a sandboxed task's broker: the task
@@ -21,4 +22,12 @@ export function brokeredCaller(root: string, env: NodeJS.ProcessEnv): string | u
   const service = readServiceInfo(root);
   if (!service || service.pid !== process.ppid || !isProcessAlive(service)) return undefined;
   return named;
+}
+
+/**
+ * Where a task's broker listens: a folder of its own in the control directory (or, when that path is too
+ * long for a socket, one in /tmp/caesar-<uid> named after it). Removed with the task's end (conductor.ts).
+ */
+export function brokerSocketOf(controlTaskDir: string): string {
+  return join(socketFolderFor(join(controlTaskDir, "broker"), "b.sock"), "b.sock");
 }

@@ -1,4 +1,5 @@
 import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
 import type { AgentAdapter, StreamOutcome } from "../../agents/adapter.js";
 import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
@@ -8,6 +9,7 @@ import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { diskFullError, messageOf } from "../../support/errors.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
 import { trace } from "../../support/trace.js";
+import { controlTaskPaths } from "../store/control.js";
 import { EventWriter } from "../store/event-log.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
@@ -15,6 +17,7 @@ import { readState, taskDirOf, updateState } from "../store/task-store.js";
 import { agentFiles, readCursor } from "./agent-output.js";
 import { adoptAgent, type Describe, runAgent, type TurnInput } from "./agent-turn.js";
 import { type AttemptsProgress, conductAttempts, readProgress } from "./attempts.js";
+import { brokerSocketOf } from "./broker-files.js";
 import { describeEnding, type EndingCause, type EndingContext } from "./ending.js";
 import { type FinishInput, finishTask } from "./finish.js";
 import { discardIsolation, isolate, plannedWorktree, runSetup } from "./isolate.js";
@@ -22,7 +25,7 @@ import { agentOutputDir } from "./output-dir.js";
 import { RawLog } from "./raw-log.js";
 import type { EgressDoor } from "./sandbox-run.js";
 import { takeTaskSlot } from "./slot-wait.js";
-import { openEgress } from "./task-egress.js";
+import { egressFolderOf, openEgress } from "./task-egress.js";
 import { readTaskEnvironment, removeTaskEnvironment } from "./task-env.js";
 import { agentEnvironment, makeLaunch, makeTask } from "./task-launch.js";
 import { TaskTrace } from "./task-trace.js";
@@ -127,9 +130,15 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       finishTask({ dir, plan, events, ...input, beforeFinalState: closeUp }),
     );
     await spans.finished(final);
+    // The task is over: no conductor takes it over now, its sockets' folders go (the egress proxy's and the
+    // broker's; one of /tmp/caesar-<uid> for a project whose path is long).
+    const sockets = plan.sandbox.backend
+      ? [egressFolderOf(root, taskId), dirname(brokerSocketOf(controlTaskPaths(root, taskId).dir))]
+      : [];
     await Promise.all([
       rm(agentOutputDir(dir), { recursive: true, force: true }),
       removeTaskEnvironment(dir),
+      ...sockets.map((folder) => rm(folder, { recursive: true, force: true })),
     ]).catch(() => undefined);
     await options.settled?.(plan, final).catch(() => undefined);
     return final;

@@ -43,18 +43,38 @@ const MAX_SOCKET_PATH = 100;
  */
 export function socketPathFor(paths: ServicePaths): string {
   if (Buffer.byteLength(paths.socket) <= MAX_SOCKET_PATH) return paths.socket;
+  return join(privateSocketBase(), `${shortName(paths.dir)}.sock`);
+}
+
+/**
+ * A folder for sockets named up to `longestName`: `preferred` when they fit in a socket's path, else one in
+ * `/tmp/caesar-<uid>` named after `preferred` — the same whichever process asks (a task's broker and egress
+ * proxy in a project whose path is long: the service that takes a task over opens them where its agent
+ * was told they are).
+ */
+export function socketFolderFor(preferred: string, longestName: string): string {
+  if (Buffer.byteLength(join(preferred, longestName)) <= MAX_SOCKET_PATH) return preferred;
+  return join(privateSocketBase("/tmp"), shortName(preferred));
+}
+
+/** `$XDG_RUNTIME_DIR/caesar`, else `<tmp>/caesar-<uid>`: made private, refused if someone else's. */
+function privateSocketBase(tmp?: string): string {
   const uid = userInfo().uid;
-  const base = process.env.XDG_RUNTIME_DIR
-    ? join(process.env.XDG_RUNTIME_DIR, "caesar")
-    : join(tmpdir(), `caesar-${uid}`);
+  const base =
+    tmp === undefined && process.env.XDG_RUNTIME_DIR
+      ? join(process.env.XDG_RUNTIME_DIR, "caesar")
+      : join(tmp ?? tmpdir(), `caesar-${uid}`);
   mkdirSync(base, { recursive: true, mode: 0o700 });
   const info = lstatSync(base);
   if (!info.isDirectory() || info.uid !== uid || (info.mode & 0o077) !== 0)
     throw new Error(
       `${base} is not a private directory of this user (mode 0700, owned by uid ${uid}): remove it`,
     );
-  const name = createHash("sha256").update(paths.dir).digest("hex").slice(0, 20);
-  return join(base, `${name}.sock`);
+  return base;
+}
+
+function shortName(path: string): string {
+  return createHash("sha256").update(path).digest("hex").slice(0, 20);
 }
 
 export const ServiceInfoSchema = z.object({

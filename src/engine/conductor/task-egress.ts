@@ -1,10 +1,11 @@
 import { join } from "node:path";
-import { EgressProxy, type EgressRefusal } from "../../sandbox/egress-proxy.js";
+import { EgressProxy, type EgressRefusal, portSocket } from "../../sandbox/egress-proxy.js";
 import { parseHostRules } from "../../support/host-rules.js";
 import { controlTaskPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
 import { appendRefusal } from "../store/refusals.js";
 import type { TaskPlan } from "../store/task-plan.js";
+import { socketFolderFor } from "./service-files.js";
 
 /** Distinct refused hosts recorded per task; past that, refusals are only counted in the service's log. */
 const RECORDED = 20;
@@ -15,6 +16,11 @@ const RECORDED = 20;
  * alone has bound. Each host it refuses is recorded against the task once: an `error` event and a refusal
  * (a `medium` finding of its report).
  */
+/** Where a task's egress proxy listens (the folder its sandbox binds at /tmp/.caesar-egress). */
+export function egressFolderOf(root: string, taskId: string): string {
+  return socketFolderFor(join(controlTaskPaths(root, taskId).dir, "egress"), portSocket(65535));
+}
+
 export async function openEgress(
   root: string,
   taskId: string,
@@ -27,10 +33,18 @@ export async function openEgress(
   const seen = new Set<string>();
   let unrecorded = 0;
   const onRefused = (refusal: EgressRefusal) => {
-    const key = `${refusal.host}:${refusal.port}`;
+    const key = `${refusal.host.includes(":") ? `[${refusal.host}]` : refusal.host}:${refusal.port}`;
     if (seen.has(key)) return;
     if (seen.size >= RECORDED) {
       unrecorded++;
+      // Once on record: the agent asked for more than the records keep (its report says so).
+      if (unrecorded === 1) {
+        const summary = `The agent asked to reach more than ${RECORDED} hosts its task may not; the others are counted in the service's log, not recorded one by one.`;
+        void Promise.all([
+          events.append({ type: "error", code: "egress_refused", message: summary }),
+          appendRefusal(root, taskId, { code: "egress_refused", action: "connect to more hosts", summary }),
+        ]).catch(() => undefined);
+      }
       // The first one past the records, then every thousandth: a count, not a line per name.
       if (unrecorded === 1 || unrecorded % 1000 === 0)
         log(
@@ -39,17 +53,14 @@ export async function openEgress(
       return;
     }
     seen.add(key);
-    const summary = `The agent asked to reach ${key}, which its task may not: ${refusal.why}. To allow it, add it to [sandbox] allow_hosts (the task needs the network too).`;
+    const shown = key.length > 260 ? `${key.slice(0, 250)}…${key.slice(-8)}` : key;
+    const summary = `The agent asked to reach ${shown}, which its task may not: ${refusal.why}. To allow it, add it to [sandbox] allow_hosts (the task needs the network too).`;
     void Promise.all([
       events.append({ type: "error", code: "egress_refused", message: summary }),
-      appendRefusal(root, taskId, { code: "egress_refused", action: `connect ${key}`, summary }),
+      appendRefusal(root, taskId, { code: "egress_refused", action: `connect ${shown}`, summary }),
     ]).catch(() => undefined);
   };
-  const proxy = new EgressProxy(
-    join(controlTaskPaths(root, taskId).dir, "egress"),
-    parseHostRules(plan.sandbox.egress),
-    onRefused,
-  );
+  const proxy = new EgressProxy(egressFolderOf(root, taskId), parseHostRules(plan.sandbox.egress), onRefused);
   await proxy.listen();
   return proxy;
 }

@@ -3,7 +3,7 @@ import { realpathSync } from "node:fs";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { constants } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { CAESAR_ENV_NAMES, TASK_TOKEN_ENV } from "../../protocol/task-dir.js";
 import { messageOf } from "../../support/errors.js";
 import { CAESAR_BIN } from "../../support/package-paths.js";
@@ -170,9 +170,4 @@ export class TaskBroker {
       socket.end(encodeFrame("x", String(code ?? (signal ? 128 + (constants.signals[signal] ?? 15) : 1))));
     });
   }
-}
-
-/** Where a task's broker listens: a folder of its own in the control directory. */
-export function brokerSocketOf(controlTaskDir: string): string {
-  return join(controlTaskDir, "broker", "b.sock");
 }

@@ -8,6 +8,7 @@ import { CaesarError, diskFullError, messageOf } from "../../support/errors.js";
 import { acquireLock, type HeldLock } from "../../support/lock.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
 import { flushTelemetry, telemetryCounters } from "../../support/telemetry/spans.js";
+import { brokerSocketOf } from "../conductor/broker-files.js";
 import { type ConductOptions, conduct } from "../conductor/conductor.js";
 import { BUILD_ID } from "../conductor/service-client.js";
 import {
@@ -29,7 +30,7 @@ import type { SlotHolder, TaskState } from "../store/state.js";
 import { appendTaskText } from "../store/task-files.js";
 import { loadPlan } from "../store/task-plan.js";
 import { readState, taskDirOf } from "../store/task-store.js";
-import { brokerSocketOf, TaskBroker } from "./broker.js";
+import { TaskBroker } from "./broker.js";
 import { SlotPool } from "./slot-pool.js";
 
 export interface ServiceOptions {
