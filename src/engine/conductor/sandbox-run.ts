@@ -84,7 +84,7 @@ export function sandboxCommand(
   };
 }
 
-/** socat where the machine has it (a few hundred KiB per task); else a relay of Node's own. */
+/** socat where the machine has it (about 4.5 MiB per task); else a relay of Node's own (about 40 MiB). */
 function relayProgram(env: Record<string, string>): RelayProgram {
   const socat = findOnPath("socat", { PATH: env.PATH ?? process.env.PATH ?? "" });
   return socat ? { kind: "socat", path: socat } : { kind: "node", path: process.execPath };
