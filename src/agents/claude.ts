@@ -124,7 +124,7 @@ export function buildClaudeCommand(launch: LaunchContext): CommandLine {
  * Without CLAUDE_CONFIG_DIR, the user's are `~/.claude/` and `~/.claude.json`. claude's own sandbox stays
  * off, as outside: caesar's holds its files (docs/adapters.md).
  */
-function claudeSandboxHome(launch: LaunchContext): SandboxHome {
+export function claudeSandboxHome(launch: LaunchContext): SandboxHome {
   const user = userStateDir(launch, "CLAUDE_CONFIG_DIR", ".claude");
   const home = sandboxHome(launch, "claude-config", user, [
     { name: ".credentials.json", how: "link" },

@@ -131,7 +131,7 @@ export function buildCodexCommand(launch: LaunchContext): CommandLine {
  * commands' network while codex reaches its model (docs/adapters.md). codex refuses to make its helpers
  * under its temporary directory: inside, TMPDIR is a folder of the private /tmp that holds no project.
  */
-function codexSandboxHome(launch: LaunchContext) {
+export function codexSandboxHome(launch: LaunchContext) {
   const user = userStateDir(launch, "CODEX_HOME", ".codex");
   const home = sandboxHome(launch, "codex-home", user, [
     { name: "config.toml", how: "link" },

@@ -112,7 +112,7 @@ export function buildCopilotCommand(launch: LaunchContext): CommandLine {
  * XDG_CACHE_HOME, per task too. Its own `--sandbox` stays off (it needs slirp4netns and iptables on the
  * host): caesar's holds its files (docs/adapters.md).
  */
-function copilotSandboxHome(launch: LaunchContext): SandboxHome {
+export function copilotSandboxHome(launch: LaunchContext): SandboxHome {
   const user = userStateDir(launch, "COPILOT_HOME", ".copilot");
   const home = sandboxHome(launch, "copilot-home", user, [
     { name: "config.json", how: "copy" },

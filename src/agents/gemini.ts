@@ -6,7 +6,7 @@ import type { CommandLine, LaunchContext, LineAgentAdapter, ProcessExit } from "
 import { displayCommand } from "./display.js";
 import { fileChangedFor } from "./file-changes.js";
 import { promptArg } from "./prompt-arg.js";
-import { sandboxHome } from "./sandbox-home.js";
+import { type SandboxHome, sandboxHome } from "./sandbox-home.js";
 import { num, parseObjectLine, rec, str } from "./stream-json.js";
 import { StateTranslator } from "./stream-state.js";
 import { summarizeToolInput } from "./tool-summary.js";
@@ -99,7 +99,7 @@ const SANDBOX_SEEDS = [
  * one. Outside a sandbox its other entries link to the user's own; inside caesar's, where the user's are
  * read-only, only credentials and instructions are linked and gemini's state starts fresh there.
  */
-function runHome(launch: LaunchContext): Pick<CommandLine, "files" | "links" | "env"> & { home: string } {
+function runHome(launch: LaunchContext): SandboxHome {
   const userHome = launch.env.GEMINI_CLI_HOME || launch.env.HOME || homedir();
   const userDir = join(userHome, ".gemini");
   const home = join(launch.runtimeDir, "gemini-home");
@@ -131,6 +131,14 @@ function runHome(launch: LaunchContext): Pick<CommandLine, "files" | "links" | "
     ],
     links: entries.map((name) => ({ path: join(home, ".gemini", name), target: join(userDir, name) })),
   };
+}
+
+/**
+ * gemini's home of the task's under caesar's sandbox, for its ACP mode (whose return channel goes in the
+ * session, not in settings.json).
+ */
+export function geminiSandboxHome(launch: LaunchContext): SandboxHome {
+  return runHome({ ...launch, channel: undefined });
 }
 
 export function buildGeminiCommand(launch: LaunchContext): CommandLine {

@@ -146,7 +146,7 @@ export function buildOpencodeCommand(launch: LaunchContext): CommandLine {
  * opencode.json(c), AGENTS.md and auth.json linked in (read-only inside). opencode has no sandbox of its
  * own: caesar's holds its files (docs/adapters.md).
  */
-function opencodeSandboxHome(launch: LaunchContext): SandboxHome {
+export function opencodeSandboxHome(launch: LaunchContext): SandboxHome {
   const userConfig = join(userStateDir(launch, "XDG_CONFIG_HOME", ".config"), "opencode");
   const userData = join(userStateDir(launch, "XDG_DATA_HOME", ".local/share"), "opencode");
   const home = sandboxHome(launch, "opencode-home", userConfig, []);

@@ -4,9 +4,11 @@ import type {
   CommandLine,
   Detection,
   LaunchContext,
+  SandboxState,
   SessionAgentAdapter,
 } from "../adapter.js";
 import { displayCommand } from "../display.js";
+import { type SandboxHome, withSandboxHome } from "../sandbox-home.js";
 import type { AcpClientOptions } from "./client-session.js";
 import { lazyDriver } from "./lazy-driver.js";
 
@@ -20,6 +22,10 @@ export interface AcpAgentSpec extends AcpClientOptions {
   bin: string;
   /** Arguments and the rest for this launch; never the brief (it goes in `session/prompt`). */
   command(launch: LaunchContext): Omit<CommandLine, "bin" | "cwd" | "display">;
+  /** Under caesar's OS sandbox, the CLI's home of the task's (its CLI mode's: sandbox-home.ts). */
+  sandboxHome?(launch: LaunchContext): SandboxHome;
+  /** What `caesar doctor` says of it under the sandbox (its CLI mode's declaration). */
+  sandbox?: SandboxState | undefined;
   detect(env?: NodeJS.ProcessEnv): Promise<Detection>;
 }
 
@@ -61,17 +67,22 @@ export function makeAcpAdapter(spec: AcpAgentSpec): SessionAgentAdapter {
             why: "it does not start the MCP servers given in session/new (the return channel goes on its command line)",
           }
         : { value: true, why: "more servers in session/new's mcpServers, beside the return channel" },
+    ...(spec.sandbox ? { sandbox: spec.sandbox } : {}),
     detect: (env) => spec.detect(env),
     buildCommand(launch: LaunchContext): CommandLine {
       const built = spec.command(launch);
       const args = [...built.args, ...launch.extraArgs];
-      return {
+      const command: CommandLine = {
         ...built,
         bin: spec.bin,
         args,
         cwd: launch.task.workspace,
         display: displayCommand(spec.bin, args),
       };
+      // Everything of the user's is read-only in the sandbox: the CLI's state goes to a home of the task's.
+      return launch.sandboxed && spec.sandboxHome
+        ? withSandboxHome(command, spec.sandboxHome(launch))
+        : command;
     },
     drive: (launch, host) =>
       lazyDriver(

@@ -1,6 +1,9 @@
 import type { AgentCapabilities, LaunchContext, SessionAgentAdapter } from "../adapter.js";
-import { codexAdapter } from "../codex.js";
-import { copilotChannelArgs } from "../copilot.js";
+import { claudeAdapter, claudeSandboxHome } from "../claude.js";
+import { codexAdapter, codexSandboxHome } from "../codex.js";
+import { copilotAdapter, copilotChannelArgs, copilotSandboxHome } from "../copilot.js";
+import { geminiAdapter, geminiSandboxHome } from "../gemini.js";
+import { opencodeAdapter, opencodeSandboxHome } from "../opencode.js";
 import { rec } from "../stream-json.js";
 import { tomlValue } from "../toml-value.js";
 import { detectCli, findExecutable } from "../version.js";
@@ -55,6 +58,8 @@ export const geminiAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
     for (const dir of launch.extraDirs) args.push("--include-directories", dir);
     return { args, env: {} };
   },
+  sandboxHome: geminiSandboxHome,
+  sandbox: geminiAdapter.sandbox,
   detect: (env) => detectCli({ bin: "gemini", verifiedRange: { min: GEMINI, max: GEMINI } }, env),
 });
 
@@ -92,6 +97,8 @@ export const opencodeAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
       env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(config), PWD: launch.task.workspace },
     };
   },
+  sandboxHome: opencodeSandboxHome,
+  sandbox: opencodeAdapter.sandbox,
   detect: (env) => detectCli({ bin: "opencode", verifiedRange: { min: OPENCODE, max: OPENCODE } }, env),
 });
 
@@ -137,6 +144,8 @@ export const copilotAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
     if (launch.channel) args.push(...copilotChannelArgs(launch.channel));
     return { args, env: {} };
   },
+  sandboxHome: copilotSandboxHome,
+  sandbox: copilotAdapter.sandbox,
   detect: (env) => detectCli({ bin: "copilot", verifiedRange: { min: COPILOT, max: COPILOT } }, env),
 });
 
@@ -180,6 +189,8 @@ export const codexAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
     if (launch.model) args.push(...config("model", launch.model));
     return { args, env: {} };
   },
+  sandboxHome: codexSandboxHome,
+  sandbox: codexAdapter.sandbox,
   async detect(env = process.env) {
     const detection = detectFromPackage(
       { bin: "codex-acp", packageName: "@zed-industries/codex-acp", verified: CODEX_ACP },
@@ -228,6 +239,8 @@ export const claudeAcpAdapter: SessionAgentAdapter = makeAcpAdapter({
     if (launch.model) env.ANTHROPIC_MODEL = launch.model;
     return { args: [], env };
   },
+  sandboxHome: claudeSandboxHome,
+  sandbox: claudeAdapter.sandbox,
   detect: async (env) =>
     detectFromPackage(
       { bin: "claude-agent-acp", packageName: "@zed-industries/claude-agent-acp", verified: CLAUDE_ACP },
