@@ -99,17 +99,23 @@ export function makeProfile(input: ProfileInput): SandboxProfile {
     readOnly.unshift(input.workspace);
   }
   const privateTmp = (path: string) => path === "/tmp" || path.startsWith("/tmp/");
+  const hidden = [
+    input.controlDir,
+    ...(input.othersFiles ?? []),
+    ...(input.secrets ?? defaultSecretPaths()),
+  ].filter((path) => existsSync(path));
   return {
     visible: [...new Set(input.visible ?? [])].filter(
       (path) => privateTmp(path) && path !== "/tmp" && existsSync(path),
     ),
     writable: writable.filter((path) => existsSync(path)),
     readOnly: readOnly.filter((path) => existsSync(path)),
-    hidden: [
-      input.controlDir,
-      ...(input.othersFiles ?? []),
-      ...(input.secrets ?? defaultSecretPaths()),
-    ].filter((path) => existsSync(path)),
+    // A folder inside another hidden one is hidden with it, and left out: its own empty mount, covered by the
+    // outer one's, would be gone when bubblewrap makes it read-only (outside git, the control directory is
+    // `.caesar/state/control`, inside the project's hidden `.caesar/state`).
+    hidden: [...new Set(hidden)].filter(
+      (path) => !hidden.some((outer) => outer !== path && path.startsWith(`${outer}/`)),
+    ),
     binds: input.broker ? [input.broker] : [],
     network: input.network,
   };

@@ -198,6 +198,33 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
       expect(result.raw).toContain("SERVICE hidden");
     },
   );
+
+  itWith(
+    BUBBLEWRAP,
+    "outside git, a task runs in place in its sandbox: caesar's records, under .caesar/state, stay hidden",
+    async () => {
+      // Outside git the control directory is .caesar/state/control: inside .caesar/state, hidden too.
+      const root = tempDir("caesar-sandbox-nogit-");
+      const agent = join(tempDir("caesar-sandbox-agent-"), "probe.sh");
+      writeFileSync(
+        agent,
+        `#!/bin/sh\n${tryWrite(["$PWD/own.txt", "$PWD/.caesar/state/control/forged.json"])}\nfind "$PWD/.caesar/state" -type f | wc -l | sed 's/^/RECORDS /'\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"probed"}' > "$CAESAR_REPORT_PATH"\n`,
+      );
+      chmodSync(agent, 0o755);
+      writeFiles(root, {
+        ".caesar/config.toml": `[sandbox]\nmode = "required"\n[[agent]]\nid = "probe"\nbin = "${agent}"\n`,
+      });
+      const result = await run(root, []);
+      expect(result.state.outcome, result.raw).toBe("succeeded");
+      expect(result.raw).toContain(`WROTE ${root}/own.txt`);
+      expect(result.raw).toContain(`DENIED ${root}/.caesar/state/control/forged.json`);
+      // Not one of caesar's records is there inside (the folder holds only the task's broker), all outside.
+      expect(result.raw).toMatch(/^RECORDS 0$/m);
+      expect(
+        existsSync(join(root, ".caesar", "state", "control", "tasks", result.task_id, "state.json")),
+      ).toBe(true);
+    },
+  );
 });
 
 describe("where no sandbox can run (bubblewrap not on PATH)", () => {
