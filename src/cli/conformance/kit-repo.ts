@@ -15,7 +15,7 @@ const PROBE_PATH = ".caesar/conformance/probe.sh";
 
 /**
  * The kit's throwaway repository: one commit holding a README and the configuration that declares the
- * agent under test — and its probe, the same program behind a wrapper that adds an unknown member to
+ * agent under test, unsandboxed — and its probe, the same program behind a wrapper that adds an unknown member to
  * task.json before it starts. Every scenario is a task of its own in a worktree of its own.
  */
 export function makeKitRepository(subject: Subject): string {
@@ -30,7 +30,11 @@ export function makeKitRepository(subject: Subject): string {
     files[PROBE_PATH] = probeScript(subject.program.bin, subject.program.args);
   }
   const declared = agents.length > 0 ? `${stringify({ agent: agents })}\n` : "";
-  files[".caesar/config.toml"] = `# Written by caesar conformance.\n${declared}`;
+  // The agent is judged on what it does itself, so it runs without caesar's OS sandbox: the kernel would
+  // refuse its write in read-only mode for it (a false pass of read-only), and the probe's rewrite of
+  // task.json (which the sandbox binds read-only).
+  files[".caesar/config.toml"] =
+    `# Written by caesar conformance.\n# The agent is judged on what it does itself: no OS sandbox.\n[sandbox]\nmode = "off"\n\n${declared}`;
   return makeThrowawayRepository("caesar-conformance-", files, "conformance: initial commit", [PROBE_PATH]);
 }
 
