@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 import { runCaesar } from "../helpers/cli.js";
@@ -53,16 +53,16 @@ itWith(
     expect(spawnSync("mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", disk]).status).toBe(0);
     mounts.push(disk);
     const root = join(disk, "repo");
-    const filler = join(disk, "filler");
     mkdirSync(root);
     git(root, "init", "--quiet", "--initial-branch=main");
-    // The agent prints, fills the disk (outside the repository, on the same device), then ends well.
+    // The agent prints, fills the disk (in its task directory, outside the repository's tree: the one
+    // folder on that device it may write besides its worktree under caesar's OS sandbox), then ends well.
     const agent = join(root, ".caesar", "fill.sh");
     writeFiles(root, {
       "README.md": "# full disk\n",
       ".gitignore": ".caesar/tasks/\n.caesar/wt/\n.caesar/state/\n",
       ".caesar/config.toml": '[[agent]]\nid = "filler"\nbin = "fill.sh"\nargs = ["{{prompt}}"]\n',
-      ".caesar/fill.sh": `#!/bin/sh\ni=0\nwhile [ $i -lt 200 ]; do echo "line $i"; i=$((i+1)); done\ndd if=/dev/zero of=${filler} bs=1M count=100 2>/dev/null\necho done > out.txt\nexit 0\n`,
+      ".caesar/fill.sh": `#!/bin/sh\ni=0\nwhile [ $i -lt 200 ]; do echo "line $i"; i=$((i+1)); done\ndd if=/dev/zero of="$CAESAR_TASK_DIR/filler" bs=1M count=100 2>/dev/null\necho done > out.txt\nexit 0\n`,
     });
     chmodSync(agent, 0o755);
     git(root, "add", ".");
@@ -91,7 +91,12 @@ itWith(
     expect(another.stderr + another.stdout).not.toContain("a bug in caesar");
 
     // Space returns: the task is finished, failed, saying why — and nothing is taken for tampering.
-    rmSync(filler);
+    const tasks = join(root, ".caesar", "tasks");
+    const fillers = readdirSync(tasks)
+      .map((id) => join(tasks, id, "filler"))
+      .filter((path) => existsSync(path));
+    expect(fillers).toHaveLength(1);
+    rmSync(fillers[0]!);
     const result = await run;
     expect(result.code).toBe(1);
     const body = JSON.parse(result.stdout) as RunJson;

@@ -17,13 +17,13 @@ interface Finished {
 
 const REPORT = `printf '{"protocol":"caesar.report/v1","status":"success","summary":"done"}' > "$CAESAR_REPORT_PATH"`;
 
-/** A project whose agent `hostile` is this shell script. */
-function project(script: string): string {
+/** A project whose agent `hostile` is this shell script (and more configuration, if given). */
+function project(script: string, config = ""): string {
   const root = makeRepo({ "README.md": "# hostile events\n" });
   const agent = join(tempDir("caesar-hostile-events-"), "hostile.sh");
   writeFileSync(agent, `#!/bin/sh\n${script}\n`);
   chmodSync(agent, 0o755);
-  writeFiles(root, { ".caesar/config.toml": `[[agent]]\nid = "hostile"\nbin = "${agent}"\n` });
+  writeFiles(root, { ".caesar/config.toml": `${config}[[agent]]\nid = "hostile"\nbin = "${agent}"\n` });
   git(root, "add", ".");
   git(root, "commit", "-qm", "agent");
   return root;
@@ -58,6 +58,9 @@ describe("an agent's hostile events.jsonl", () => {
     // A detached copier waits for caesar's finished line, then appends it again claiming success.
     const root = project(
       `setsid sh -c 'while :; do line=$(grep "\\"type\\":\\"finished\\"" "$CAESAR_EVENTS_PATH" | head -n 1); if [ -n "$line" ]; then printf "%s\\n" "$line" | sed "s/\\"status\\":\\"failed\\"/\\"status\\":\\"success\\"/" >> "$CAESAR_EVENTS_PATH"; touch ${done}; exit 0; fi; sleep 0.05; done' >/dev/null 2>&1 &\nexit 3`,
+      // Unsandboxed: caesar's OS sandbox ends every process of the agent's with it (its own pid namespace),
+      // so no copier is left to write after the finished line there.
+      '[sandbox]\nmode = "off"\n',
     );
     const run = await runCaesar(["run", "--json", "--agent", "hostile", "fail"], { cwd: root });
     expect(run.code).toBe(1);

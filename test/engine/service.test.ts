@@ -184,12 +184,12 @@ describe("the conductor service", () => {
 
   it("keeps max_parallel = 1 across SIGKILLs of the service: a queued task never starts while a taken-over agent runs", async () => {
     const root = project("[policy]\nmax_parallel = 1\n");
-    // Each agent writes when it starts and when it ends, in one log outside every worktree.
-    const log = join(tempDir("caesar-slots-"), "agents.log");
+    // Each agent writes when it starts and when it ends, in its task directory (the one folder besides its
+    // workspace that it may write under caesar's OS sandbox).
     const agent = join(tempDir("caesar-slots-agent-"), "sleeper.sh");
     writeFileSync(
       agent,
-      `#!/bin/sh\necho "start $$ $(date +%s%N)" >> "${log}"\nsleep 2\necho "end $$ $(date +%s%N)" >> "${log}"\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"slept"}' > "$CAESAR_REPORT_PATH"\n`,
+      `#!/bin/sh\necho "start $(date +%s%N)" >> "$CAESAR_TASK_DIR/interval.log"\nsleep 2\necho "end $(date +%s%N)" >> "$CAESAR_TASK_DIR/interval.log"\nprintf '{"protocol":"caesar.report/v1","status":"success","summary":"slept"}' > "$CAESAR_REPORT_PATH"\n`,
       { mode: 0o755 },
     );
     writeConfig(root, `[policy]\nmax_parallel = 1\n[[agent]]\nid = "sleeper"\nbin = "${agent}"\n`);
@@ -208,15 +208,23 @@ describe("the conductor service", () => {
       await until(`${id} to finish`, () => state(root, id).phase === "finished", 90_000, root);
     for (const id of ids) expect(state(root, id).outcome, id).toBe("succeeded");
     // Never two agents at once: each run's interval ends before the next one's starts.
-    const runs = new Map<string, { start?: bigint; end?: bigint }>();
-    for (const line of readFileSync(log, "utf8").trim().split("\n")) {
-      const [what, pid, at] = line.split(" ") as ["start" | "end", string, string];
-      runs.set(pid, { ...runs.get(pid), [what]: BigInt(at) });
-    }
-    const intervals = [...runs.values()].sort((x, y) => (x.start! < y.start! ? -1 : 1));
+    const intervals = ids
+      .map((id) => {
+        const lines = readFileSync(join(taskDir(root, id), "interval.log"), "utf8")
+          .trim()
+          .split("\n");
+        // Each agent ran once: one start, one end.
+        expect(
+          lines.map((line) => line.split(" ")[0]),
+          id,
+        ).toEqual(["start", "end"]);
+        const [start, end] = lines.map((line) => BigInt(line.split(" ")[1]!));
+        return { start: start!, end: end! };
+      })
+      .sort((x, y) => (x.start < y.start ? -1 : 1));
     expect(intervals).toHaveLength(3);
     for (let i = 1; i < intervals.length; i++)
-      expect(intervals[i]!.start! >= intervals[i - 1]!.end!).toBe(true);
+      expect(intervals[i]!.start >= intervals[i - 1]!.end).toBe(true);
   }, 240_000);
 
   it("a setup command left running by a killed service is stopped by the next one, which starts the task again", async () => {
