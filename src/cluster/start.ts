@@ -50,7 +50,7 @@ export function startGovernedRace(input: {
   agents: string[];
   mode: RaceMode;
   requestFor: (agent: string) => DelegationRequest;
-}): ReturnType<typeof startRace> {
+}): Promise<Awaited<ReturnType<typeof startRace>> & { plans: TaskPlan[] }> {
   const { context, caller, objective } = input;
   return governed(caller, input.action, async () => {
     const plans = await admitAll(
@@ -63,10 +63,12 @@ export function startGovernedRace(input: {
     );
     // Loaded for a race only: it brings the whole of cancellation, which a single `caesar run` never needs.
     const race = await import("../engine/race/race.js");
-    return race.startRace(
+    const contenders = plans.map(({ plan }) => plan);
+    const started = await race.startRace(
       context.root,
-      { plans: plans.map(({ plan }) => plan), mode: input.mode, objective },
+      { plans: contenders, mode: input.mode, objective },
       startPlannedTasks,
     );
+    return { ...started, plans: contenders };
   });
 }

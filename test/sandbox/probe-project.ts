@@ -21,8 +21,12 @@ export interface RunJson {
   };
 }
 
-/** A project whose agent `probe` is the given shell script; [sandbox] as asked. */
-export function project(script: string, sandbox: "required" | "auto" | "off", extra = ""): string {
+/** A project whose agent `probe` is the given shell script; [sandbox] as asked (`default`: not set). */
+export function project(
+  script: string,
+  sandbox: "required" | "auto" | "off" | "default",
+  extra = "",
+): string {
   const root = makeRepo({ "README.md": "# project\n", "src/app.txt": "original\n" });
   const agentDir = tempDir("caesar-sandbox-agent-");
   const agent = join(agentDir, "probe.sh");
@@ -32,7 +36,7 @@ export function project(script: string, sandbox: "required" | "auto" | "off", ex
   );
   chmodSync(agent, 0o755);
   writeFiles(root, {
-    ".caesar/config.toml": `[sandbox]\nmode = "${sandbox}"\n${extra}\n[[agent]]\nid = "probe"\nbin = "${agent}"\n`,
+    ".caesar/config.toml": `${sandbox === "default" ? "" : `[sandbox]\nmode = "${sandbox}"\n`}${extra}\n[[agent]]\nid = "probe"\nbin = "${agent}"\n[[agent]]\nid = "probe-too"\nbin = "${agent}"\n`,
   });
   git(root, "add", ".");
   git(root, "commit", "-qm", "caesar config");

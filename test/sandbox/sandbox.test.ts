@@ -266,4 +266,26 @@ describe("where no sandbox can run (bubblewrap not on PATH)", () => {
       expect.objectContaining({ severity: "high", title: "The agent ran without an OS sandbox" }),
     );
   });
+
+  it("auto is the default: with no [sandbox] anywhere, the same finding, and a warning per contender of a race", async () => {
+    const root = project("echo ran", "default");
+    const env = { PATH: pathWithoutBwrap() };
+    const result = await runCaesar(["run", "--json", "--agent", "probe", "probe"], { cwd: root, env });
+    expect(result.code, result.stderr).toBe(0);
+    const warning =
+      /^caesar: warning: (t_[0-9a-f]+) runs without an OS sandbox: bubblewrap is not installed/gm;
+    expect([...result.stderr.matchAll(warning)]).toHaveLength(1);
+    const finding = parseJsonOutput<RunJson>(result).state.report.findings.find(
+      (f) => f.title === "The agent ran without an OS sandbox",
+    ) as { severity: string; detail: string } | undefined;
+    expect(finding).toMatchObject({ severity: "high" });
+    expect(finding?.detail).toContain('[sandbox] mode = "auto" (default)');
+
+    const race = await runCaesar(["race", "--json", "--agent", "probe", "--agent", "probe-too", "probe"], {
+      cwd: root,
+      env,
+    });
+    const { task_ids } = parseJsonOutput<{ task_ids: string[] }>(race);
+    expect([...race.stderr.matchAll(warning)].map((match) => match[1]).sort()).toEqual([...task_ids].sort());
+  });
 });

@@ -7,6 +7,7 @@ import { waitForChange } from "../../engine/store/change-watch.js";
 import { taskDirOf } from "../../engine/store/task-store.js";
 import { paintStatus, type Theme, themeFor } from "../../ui/theme.js";
 import type { CommandContext } from "../command.js";
+import { warnIfUnsandboxed } from "./run-task.js";
 
 /** `caesar race`: admit every contender (all or none), start the race, follow it to its decision. */
 export async function raceFromCli(
@@ -30,6 +31,10 @@ export async function raceFromCli(
     agents: race.agents,
     mode: race.best ? "best" : "first",
     requestFor: race.requestFor,
+  });
+  started.records.forEach((record, index) => {
+    const plan = started.plans[index];
+    if (plan) warnIfUnsandboxed(record.id, plan);
   });
   if (race.detach) {
     const { id, members } = started.race;

@@ -5,6 +5,7 @@ import { governed, identifyCaller } from "../../engine/lifecycle/caller.js";
 import { describeRequest, resolvePlan, UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import type { DelegationRequest } from "../../engine/lifecycle/request.js";
 import type { TaskState } from "../../engine/store/state.js";
+import type { TaskPlan } from "../../engine/store/task-plan.js";
 import type { TaskRecord } from "../../engine/store/task-store.js";
 import { trace } from "../../support/trace.js";
 import type { CommandContext } from "../command.js";
@@ -23,12 +24,7 @@ export async function runFromCli(
     return { plan: resolved.plan, record: await startPlannedTask(resolved.plan) };
   });
   trace("run: task started");
-  // Never silently: a task that runs without the OS sandbox it was meant to have says so on every run.
-  const unsandboxed = plan.findings.find((finding) => finding.title === UNSANDBOXED_TITLE);
-  if (unsandboxed)
-    process.stderr.write(
-      `caesar: warning: ${record.id} runs without an OS sandbox: ${(unsandboxed.detail ?? "").split(". ")[0]}.\n`,
-    );
+  warnIfUnsandboxed(record.id, plan);
   if (options.detach) {
     ctx.out.result({ task_id: record.id, dir: record.dir }, () =>
       [
@@ -43,6 +39,19 @@ export async function runFromCli(
   const final = await followAndRender(ctx, record);
   trace("run: followed");
   return exitCodeOf(final);
+}
+
+/**
+ * Never silently: a task that runs without the OS sandbox it was meant to have (`[sandbox] mode = "auto"`
+ * where none can run) says so on stderr, one line, at every `caesar run` and `caesar race` — never on stdout,
+ * which `--json` keeps for its document.
+ */
+export function warnIfUnsandboxed(id: string, plan: Pick<TaskPlan, "findings">): void {
+  const unsandboxed = plan.findings.find((finding) => finding.title === UNSANDBOXED_TITLE);
+  if (unsandboxed)
+    process.stderr.write(
+      `caesar: warning: ${id} runs without an OS sandbox: ${(unsandboxed.detail ?? "").split(". ")[0]}.\n`,
+    );
 }
 
 /**
