@@ -35,6 +35,9 @@ export function makeAcpProject(script: unknown[], config = ""): AcpFixtureProjec
   const toml = (value: string) => JSON.stringify(value);
   writeFiles(root, {
     ".caesar/config.toml": [
+      // The fixture reads its script and writes its log outside the repository, which caesar's OS sandbox
+      // hides (a private /tmp): the ACP suites test caesar's ACP client, so the agent runs unsandboxed.
+      '[sandbox]\nmode = "off"',
       config,
       "[[agent]]",
       'id = "fixture-acp"',

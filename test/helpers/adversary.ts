@@ -30,6 +30,9 @@ export interface Details {
 /**
  * A real repository whose configuration declares the given agents (fixture programs by path), with
  * `body` on top. Its global configuration is an empty private directory, so nobody's own rules leak in.
+ * The agents run without caesar's OS sandbox: these attacks are on what caesar guarantees for every agent
+ * (docs/threat-model.md), which an unsandboxed one tests — under the sandbox its broker names the caller
+ * and the kernel refuses the writes before caesar sees them (test/sandbox/ tries those).
  */
 export function adversaryProject(
   body: string,
@@ -39,7 +42,7 @@ export function adversaryProject(
   const declared = Object.entries(agents)
     .map(([id, bin]) => `[[agent]]\nid = "${id}"\nbin = "${bin}"\n`)
     .join("\n");
-  writeFiles(root, { ".caesar/config.toml": `${body}\n${declared}` });
+  writeFiles(root, { ".caesar/config.toml": `[sandbox]\nmode = "off"\n\n${body}\n${declared}` });
   git(root, "add", ".caesar/config.toml");
   git(root, "commit", "-qm", "caesar config");
   const xdg = tempDir("caesar-xdg-");

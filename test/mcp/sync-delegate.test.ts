@@ -13,7 +13,9 @@ describe("caesar_delegate and caesar_fanout with wait", () => {
   let mcp: CaesarMcp;
   beforeAll(async () => {
     root = makeRepo({ "README.md": "# demo\n" });
-    writeConfig(root, "", ["conformant", "crash", "hang", "writer"]);
+    // Unsandboxed: a write the agent makes in a read-only task is one test's subject, and caesar's OS
+    // sandbox would refuse it itself (test/sandbox/).
+    writeConfig(root, '[sandbox]\nmode = "off"\n', ["conformant", "crash", "hang", "writer"]);
     mcp = await connectCaesar(["mcp", "serve"], { cwd: root });
   });
   afterAll(async () => {

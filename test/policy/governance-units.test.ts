@@ -91,6 +91,8 @@ describe("refusal messages", () => {
             { id: "open", bin: "/bin/true", args: ["{{prompt}}"], cwd_mode: "process", protocol: "oacp" },
           ],
           risk_profiles: { default: { delegation_policy: { mode: "allow" } } },
+          // An agent caesar cannot confine: without the OS sandbox, which would cut its network itself.
+          sandbox: { mode: "off" },
         },
       ],
     ]);
