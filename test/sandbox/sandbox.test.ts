@@ -267,8 +267,8 @@ describe("where no sandbox can run (bubblewrap not on PATH)", () => {
     );
   });
 
-  it("auto is the default: with no [sandbox] anywhere, the same finding, and a warning per contender of a race", async () => {
-    const root = project("echo ran", "default");
+  it("auto: the finding, a warning on the run, and a warning per contender of a race", async () => {
+    const root = project("echo ran", "auto");
     const env = { PATH: pathWithoutBwrap() };
     const result = await runCaesar(["run", "--json", "--agent", "probe", "probe"], { cwd: root, env });
     expect(result.code, result.stderr).toBe(0);
@@ -279,7 +279,7 @@ describe("where no sandbox can run (bubblewrap not on PATH)", () => {
       (f) => f.title === "The agent ran without an OS sandbox",
     ) as { severity: string; detail: string } | undefined;
     expect(finding).toMatchObject({ severity: "high" });
-    expect(finding?.detail).toContain('[sandbox] mode = "auto" (default)');
+    expect(finding?.detail).toContain('[sandbox] mode = "auto" (project)');
 
     const race = await runCaesar(["race", "--json", "--agent", "probe", "--agent", "probe-too", "probe"], {
       cwd: root,
