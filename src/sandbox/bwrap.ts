@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { userInfo } from "node:os";
+import { delimiter, isAbsolute, join } from "node:path";
 import type { SandboxProfile } from "./profile.js";
 
 /** The user the agent is inside: the caller's own uid, or 1000 for root (root inside could remount). */
@@ -81,6 +82,25 @@ export interface BwrapProbe {
   /** The bwrap found, or why none can run here. */
   detail: string;
   version?: string;
+  /** Its absolute path, as found on PATH once: every sandbox of this process runs that one. */
+  path?: string;
+}
+
+/** The first executable `name` on PATH, as an absolute path. */
+function onPath(name: string, path = process.env.PATH ?? ""): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      if (statSync(candidate).isFile()) {
+        accessSync(candidate, constants.X_OK);
+        return candidate;
+      }
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 let probed: BwrapProbe | undefined;
@@ -91,8 +111,11 @@ let probed: BwrapProbe | undefined;
  */
 export function probeBwrap(): BwrapProbe {
   if (probed) return probed;
-  const version = spawnSync("bwrap", ["--version"], { encoding: "utf8", timeout: 5_000 });
-  if (version.error || version.status !== 0) {
+  const path = onPath("bwrap");
+  const version = path
+    ? spawnSync(path, ["--version"], { encoding: "utf8", timeout: 5_000 })
+    : { error: new Error("not found"), status: null, stdout: "", stderr: "" };
+  if (!path || version.error || version.status !== 0) {
     probed = {
       available: false,
       detail:
@@ -108,7 +131,7 @@ export function probeBwrap(): BwrapProbe {
     binds: [],
     network: false,
   };
-  const trial = spawnSync("bwrap", [...bwrapArgs(profile, "/"), "true"], {
+  const trial = spawnSync(path, [...bwrapArgs(profile, "/"), "true"], {
     encoding: "utf8",
     timeout: 10_000,
   });
@@ -119,6 +142,7 @@ export function probeBwrap(): BwrapProbe {
           available: true,
           detail: `${versionText} (user, pid, ipc and network namespaces)`,
           version: versionText,
+          path,
         }
       : {
           available: false,

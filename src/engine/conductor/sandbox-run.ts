@@ -2,7 +2,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { findExecutable as findOnPath } from "../../agents/version.js";
-import { bwrapArgs } from "../../sandbox/bwrap.js";
+import { bwrapArgs, probeBwrap } from "../../sandbox/bwrap.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
 import {
   EGRESS_INSIDE,
@@ -78,7 +78,7 @@ export function sandboxCommand(
     proxyEnv = proxyEnvironment(relayed);
   }
   return {
-    bin: "bwrap",
+    bin: probeBwrap().path ?? "bwrap",
     args: [...bwrapArgs(profile, command.cwd), ...agent],
     env: { ...env, ...proxyEnv, TMPDIR: tmp },
   };
