@@ -1,8 +1,7 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { locate, standInForMissing } from "../helpers/system-deps.js";
-import { runSandboxedCli, sandboxedCli } from "./live-clis-helper.js";
+import { expect, it } from "vitest";
+import { describeSandboxed, runSandboxedCli } from "./live-clis-helper.js";
 
 // The CLIs' ACP modes under caesar's OS sandbox (`[sandbox] mode = "required"`), each against
 // `caesar mock-model`: each keeps its state in its CLI mode's home of the task's, reaches its model with the
@@ -19,19 +18,8 @@ const ACP: Record<string, string> = {
   "claude-acp": "claude-agent-acp",
 };
 
-const cleanup: string[] = [];
-
 for (const [agent, bin] of Object.entries(ACP)) {
-  describe(`${agent} under caesar's sandbox (live)`, () => {
-    if (!locate(sandboxedCli(bin))) {
-      standInForMissing(sandboxedCli(bin));
-      return;
-    }
-    afterEach(() => {
-      if (process.env.CAESAR_KEEP_LIVE === "1") return;
-      for (const dir of cleanup.splice(0)) rmSync(dir, { recursive: true, force: true });
-    });
-
+  describeSandboxed(agent, bin, (cleanup) => {
     it(
       "a write task's command writes its worktree, the network off but its model reached",
       async () => {
@@ -41,7 +29,7 @@ for (const [agent, bin] of Object.entries(ACP)) {
           "--network",
           "off",
         ]);
-        cleanup.push(run.root);
+        cleanup(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         expect(readFileSync(join(run.worktree, "hello.txt"), "utf8")).toBe("OK\n");
       },
@@ -55,7 +43,7 @@ for (const [agent, bin] of Object.entries(ACP)) {
           "--mode",
           "read-only",
         ]);
-        cleanup.push(run.root);
+        cleanup(run.root);
         const workspace = run.worktree || run.root;
         expect(existsSync(join(workspace, "ro.txt")), run.output.slice(-3000)).toBe(false);
         expect(readFileSync(join(workspace, "README.md"), "utf8")).toBe("# sandboxed\n");

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
+import { afterEach, describe } from "vitest";
 import { mockSetupFor, writeSetupFiles } from "../../src/mock-model/agent-env.js";
 import { parseScenario } from "../../src/mock-model/scenario.js";
 import { startMockModel } from "../../src/mock-model/server.js";
@@ -10,7 +11,7 @@ import { agentStateFor } from "../helpers/agent-state.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { AGENT_BIN_DIR, isolatedHome } from "../helpers/live-agent.js";
 import { makeRepo, taskDir, tempDir } from "../helpers/repo.js";
-import { pinnedAgentCli, type Requirement } from "../helpers/system-deps.js";
+import { locate, pinnedAgentCli, type Requirement, standInForMissing } from "../helpers/system-deps.js";
 
 /** The pinned CLI and a bubblewrap that can sandbox here: both, or the suite stands in with one line. */
 export function sandboxedCli(cli: string): Requirement {
@@ -145,3 +146,27 @@ export async function loopbackListener(): Promise<{
 /** A bash line that says NET-OPEN or NET-CLOSED for a TCP connection to the host's loopback. */
 export const tryConnect = (port: number) =>
   `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo NET-OPEN || echo NET-CLOSED`;
+
+/**
+ * A live suite of `agent` under caesar's sandbox: where its program `bin` or bubblewrap is missing, one line
+ * stands in for it; each test hands `cleanup` the repositories it made, removed after it
+ * (CAESAR_KEEP_LIVE=1 keeps them).
+ */
+export function describeSandboxed(
+  agent: string,
+  bin: string,
+  body: (cleanup: (root: string) => void) => void,
+): void {
+  describe(`${agent} under caesar's sandbox (live)`, () => {
+    if (!locate(sandboxedCli(bin))) {
+      standInForMissing(sandboxedCli(bin));
+      return;
+    }
+    const made: string[] = [];
+    afterEach(() => {
+      if (process.env.CAESAR_KEEP_LIVE === "1") return;
+      for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+    });
+    body((root) => made.push(root));
+  });
+}

@@ -1,13 +1,12 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { git } from "../helpers/repo.js";
-import { locate, standInForMissing } from "../helpers/system-deps.js";
 import {
+  describeSandboxed,
   loopbackListener,
   outsideAddress,
   runSandboxedCli,
-  sandboxedCli,
   tryConnect,
   writtenByCli,
 } from "./live-clis-helper.js";
@@ -27,27 +26,16 @@ const HOMES: Record<string, string> = {
   copilot: "copilot-home",
 };
 
-const cleanup: string[] = [];
-
 const COMMIT_HELLO =
   "echo OK > hello.txt && git add hello.txt && git -c user.email=a@example.com -c user.name=agent commit -qm hello";
 
 for (const cli of Object.keys(HOMES)) {
-  describe(`${cli} under caesar's sandbox (live)`, () => {
-    if (!locate(sandboxedCli(cli))) {
-      standInForMissing(sandboxedCli(cli));
-      return;
-    }
-    afterEach(() => {
-      if (process.env.CAESAR_KEEP_LIVE === "1") return;
-      for (const dir of cleanup.splice(0)) rmSync(dir, { recursive: true, force: true });
-    });
-
+  describeSandboxed(cli, cli, (cleanup) => {
     it(
       "a write task writes and commits in its worktree; the CLI's own state goes to a home of the task's",
       async () => {
         const run = await runSandboxedCli(cli, COMMIT_HELLO, ["--mode", "write"]);
-        cleanup.push(run.root);
+        cleanup(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         expect(readFileSync(join(run.worktree, "hello.txt"), "utf8")).toBe("OK\n");
         // Its commit, adopted into the project's store (workspace/task-objects.ts).
@@ -65,7 +53,7 @@ for (const cli of Object.keys(HOMES)) {
           "--mode",
           "read-only",
         ]);
-        cleanup.push(run.root);
+        cleanup(run.root);
         // The CLI started, ran the command and reported: the sandbox did not merely keep it from starting.
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         const workspace = run.worktree || run.root;
@@ -91,7 +79,7 @@ for (const cli of Object.keys(HOMES)) {
             "--network",
             "off",
           ]);
-          cleanup.push(run.root);
+          cleanup(run.root);
           expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
           expect(run.requests).toBeGreaterThan(0);
           expect(listener.connections()).toBe(0);
@@ -119,7 +107,7 @@ for (const cli of Object.keys(HOMES)) {
           ["--mode", "write", "--network", "off"],
           address,
         );
-        cleanup.push(run.root);
+        cleanup(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         expect(run.requests).toBeGreaterThan(0);
       },
@@ -138,7 +126,7 @@ for (const cli of Object.keys(HOMES)) {
           undefined,
           { [foreign]: "sk-foreign-secret", UNRELATED_SETTING: "kept" },
         );
-        cleanup.push(run.root);
+        cleanup(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         // The CLI itself reached its model with its own key; the command saw no other provider's.
         expect(`${run.output}${run.sent}`).toContain("FOREIGN=none OTHER=kept");
