@@ -144,6 +144,15 @@ export const JQ: Requirement = {
   ),
 };
 
+/** python3, for a test that needs a process to fork without reaping (Node reaps its children itself). */
+export const PYTHON3: Requirement = {
+  what: "python3",
+  install: "apt-get install python3",
+  find: cached(() =>
+    findExecutable(["python3", "/usr/bin/python3", "/usr/local/bin/python3"], ["--version"], /^Python 3/),
+  ),
+};
+
 /** nats-server, for the cluster suites (Debian installs it in /usr/sbin, often not on a user's PATH). */
 export const NATS_SERVER: Requirement = {
   what: "nats-server",

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { isGroupAlive } from "../../src/support/process.js";
 import { tempDir } from "../helpers/repo.js";
+import { itWith, PYTHON3 } from "../helpers/system-deps.js";
 
 // A process group whose members are all zombies — an orphan the machine's init has not reaped yet, as
 // bubblewrap leaves when a sandbox ends — is over: waiting for it held every sandboxed task's end.
@@ -29,7 +30,7 @@ async function until(done: () => boolean): Promise<void> {
 }
 
 describe.runIf(process.platform === "linux")("a process group", () => {
-  it("with only zombies left is gone; with a live member it is not", async () => {
+  itWith(PYTHON3, "with only zombies left is gone; with a live member it is not", async () => {
     const marker = join(tempDir("caesar-zombie-"), "child");
     const leader = spawn("sh", ["-c", `python3 -c '${ZOMBIE_MAKER}' ${marker} & exit 0`], {
       detached: true,
