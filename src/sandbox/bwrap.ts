@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, statSync } from "node:fs";
 import { userInfo } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { SandboxProfile } from "./profile.js";
@@ -16,7 +16,8 @@ export function insideUid(uid = userInfo().uid): number {
  *   namespace of its own, whose mounts the kernel locks;
  * - its own pid namespace (and /proc): no other process of the machine is visible (their environments
  *   neither); its own IPC and host name; a private /tmp;
- * - the whole file system read-only, a private /tmp (what the agent needs there bound again, read-only),
+ * - the whole file system read-only, a private /tmp and /run (what the agent needs there bound again,
+ *   read-only; the host's runtime sockets stay out of reach),
  *   the profile's writable folders bound read-write, caesar's files bound read-only over them, the hidden
  *   folders replaced by empty ones (a hidden file by /dev/null);
  * - no network namespace of the host when the task has no network (nothing, loopback included);
@@ -44,7 +45,12 @@ export function bwrapArgs(profile: SandboxProfile, cwd: string, uid = insideUid(
     "/proc",
     "--tmpfs",
     "/tmp",
+    // The host's runtime sockets (the D-Bus session bus, docker's, ssh and gpg agents, caesar's own service
+    // socket under $XDG_RUNTIME_DIR): a Unix socket on the file system still connects without a network.
+    "--tmpfs",
+    "/run",
   ];
+  if (hasOwnVarRun()) args.push("--tmpfs", "/var/run");
   if (!profile.network) args.push("--unshare-net");
   for (const path of profile.tmpDirs ?? []) args.push("--dir", path);
   // Mounts stack in this order: what stays visible under /tmp, what is writable, caesar's files over it,
@@ -67,6 +73,15 @@ export function bwrapArgs(profile: SandboxProfile, cwd: string, uid = insideUid(
   for (const path of hiddenDirs) args.push("--remount-ro", path);
   args.push("--chdir", cwd, "--");
   return args;
+}
+
+/** /var/run is a folder of its own (not the usual link to /run), so hiding /run does not hide it. */
+function hasOwnVarRun(): boolean {
+  try {
+    return lstatSync("/var/run").isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isDirectory(path: string): boolean {

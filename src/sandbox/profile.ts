@@ -98,7 +98,8 @@ export function makeProfile(input: ProfileInput): SandboxProfile {
     // Read-only already (under the read-only root), named so that it is bound again inside a hidden folder.
     readOnly.unshift(input.workspace);
   }
-  const privateTmp = (path: string) => path === "/tmp" || path.startsWith("/tmp/");
+  const privateTmp = (path: string) =>
+    ["/tmp", "/run", "/var/run"].some((top) => path === top || path.startsWith(`${top}/`));
   const hidden = [
     input.controlDir,
     ...(input.othersFiles ?? []),
@@ -106,7 +107,7 @@ export function makeProfile(input: ProfileInput): SandboxProfile {
   ].filter((path) => existsSync(path));
   return {
     visible: [...new Set(input.visible ?? [])].filter(
-      (path) => privateTmp(path) && path !== "/tmp" && existsSync(path),
+      (path) => privateTmp(path) && !["/tmp", "/run", "/var/run"].includes(path) && existsSync(path),
     ),
     writable: writable.filter((path) => existsSync(path)),
     readOnly: readOnly.filter((path) => existsSync(path)),

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect } from "vitest";
@@ -254,6 +255,33 @@ describe("a sandboxed agent's network goes through caesar's egress proxy", () =>
         const left = existsSync(base) ? readdirSync(base) : [];
         return names.every((name) => !left.includes(name));
       }, 10_000);
+    },
+  );
+
+  itWith(
+    BUBBLEWRAP,
+    "a Unix socket of the host's runtime folders (a session bus, docker's) is out of reach, though it needs no network",
+    async () => {
+      const folder = join("/run", `caesar-test-${process.pid}-${Date.now()}`);
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+      const socket = join(folder, "s.sock");
+      let reached = 0;
+      const server = createNetServer((connection) => {
+        reached++;
+        connection.end("hello from a host socket\n");
+      });
+      await new Promise<void>((resolve) => server.listen(socket, resolve));
+      try {
+        const script = `node -e 'require("net").connect(${JSON.stringify(socket)}).on("data",d=>console.log("GOT "+d)).on("error",e=>console.log("REFUSED "+e.code))'`;
+        const sandboxed = await run(project(script, "required"), ["--network", "on", "--mode", "write"]);
+        expect(sandboxed.raw).toMatch(/REFUSED (ENOENT|ECONNREFUSED|EACCES)/);
+        expect(reached).toBe(0);
+        const open = await run(project(script, "off"), ["--network", "on", "--mode", "write"]);
+        expect(open.raw).toContain("GOT hello from a host socket");
+      } finally {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        rmSync(folder, { recursive: true, force: true });
+      }
     },
   );
 
