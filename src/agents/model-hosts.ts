@@ -46,17 +46,40 @@ const PROVIDERS: Record<string, { hosts: string[]; urlVariables: string[] }> = {
   },
 };
 
+PROVIDERS.antigravity = PROVIDERS.gemini!;
+
 /** The hosts an agent needs for its model, from what it is (its product) and its environment. */
 export function modelHosts(product: string, env: NodeJS.ProcessEnv): string[] {
   const provider = PROVIDERS[product];
   if (!provider) return [];
   const named = provider.urlVariables.flatMap((name) => urlHosts(env[name] ?? ""));
-  const configured = product === "codex" ? codexProviderHosts(env) : [];
-  return [...new Set([...provider.hosts, ...named, ...configured])];
+  const configured = product === "codex" ? codexProviders(env).flatMap((entry) => entry.hosts) : [];
+  return [...new Set([...provider.hosts, ...regionalHosts(product, env), ...named, ...configured])];
 }
 
-/** The base URLs of codex's model providers in its configuration (`$CODEX_HOME/config.toml`). */
-function codexProviderHosts(env: NodeJS.ProcessEnv): string[] {
+/** A cloud provider's regional endpoint, where the environment names the region (Bedrock, Vertex AI). */
+function regionalHosts(product: string, env: NodeJS.ProcessEnv): string[] {
+  const hosts: string[] = [];
+  if (product === "claude") {
+    const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+    if (env.CLAUDE_CODE_USE_BEDROCK && region) hosts.push(`bedrock-runtime.${region}.amazonaws.com`);
+    if (env.CLOUD_ML_REGION) hosts.push(`${env.CLOUD_ML_REGION}-aiplatform.googleapis.com`);
+  }
+  if ((product === "gemini" || product === "antigravity") && env.GOOGLE_CLOUD_LOCATION)
+    hosts.push(`${env.GOOGLE_CLOUD_LOCATION}-aiplatform.googleapis.com`);
+  return hosts;
+}
+
+/**
+ * The variables holding the keys of the providers the agent's own configuration names (codex's
+ * `model_providers.*.env_key`): its own, though another provider's prefix names them.
+ */
+export function ownKeyVariables(product: string, env: NodeJS.ProcessEnv): string[] {
+  return product === "codex" ? codexProviders(env).flatMap((entry) => entry.keys) : [];
+}
+
+/** codex's model providers in its configuration (`$CODEX_HOME/config.toml`): their hosts and key variables. */
+function codexProviders(env: NodeJS.ProcessEnv): { hosts: string[]; keys: string[] }[] {
   const home = env.CODEX_HOME || join(env.HOME || homedir(), ".codex");
   let config: Record<string, unknown>;
   try {
@@ -66,8 +89,11 @@ function codexProviderHosts(env: NodeJS.ProcessEnv): string[] {
   }
   const providers = config.model_providers;
   if (!providers || typeof providers !== "object") return [];
-  return Object.values(providers as Record<string, unknown>).flatMap((provider) => {
-    const url = (provider as { base_url?: unknown } | null)?.base_url;
-    return typeof url === "string" ? urlHosts(url) : [];
+  return Object.values(providers as Record<string, unknown>).map((provider) => {
+    const { base_url: url, env_key: key } = (provider ?? {}) as { base_url?: unknown; env_key?: unknown };
+    return {
+      hosts: typeof url === "string" ? urlHosts(url) : [],
+      keys: typeof key === "string" ? [key] : [],
+    };
   });
 }

@@ -17,7 +17,8 @@ export interface HostRule {
 }
 
 const DEFAULT_PORTS = [443, 80];
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+// Underscores too: container and cluster host names have them (a model gateway at my_gateway:4000).
+const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 
 /** A rule from its text, or the reason it is not one (config validation says it). */
 export function parseHostRule(text: string): HostRule | string {
@@ -38,7 +39,8 @@ export function parseHostRule(text: string): HostRule | string {
     return `"${text}": the port must be 1–65535`;
   if (isIP(host)) return { host, port };
   const name = host.startsWith("*.") ? host.slice(2) : host;
-  if (!name.includes(".") && name !== "localhost" && !host.startsWith("*."))
+  // A one-word host only with its port (a gateway in a compose network: litellm:4000), never alone.
+  if (!name.includes(".") && name !== "localhost" && !host.startsWith("*.") && port === null)
     return `"${text}": a host name with a dot (example.com), a wildcard (*.example.com, *), an IP address, or one of them with :port`;
   if (!name.split(".").every((label) => LABEL.test(label)))
     return `"${text}": not a host name (letters, digits and hyphens between dots)`;

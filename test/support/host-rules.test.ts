@@ -20,6 +20,8 @@ describe("host rules of the egress proxy", () => {
     expect(parseHostRule("localhost:1234")).toEqual({ host: "localhost", port: 1234 });
     expect(parseHostRule("example.com:0")).toMatch(/port must be 1–65535/);
     expect(parseHostRule("intranet")).toMatch(/a host name with a dot/);
+    expect(parseHostRule("litellm:4000")).toEqual({ host: "litellm", port: 4000 });
+    expect(parseHostRule("my_gateway.internal")).toEqual({ host: "my_gateway.internal", port: null });
     expect(parseHostRule("ex ample.com")).toMatch(/not a host name/);
     expect(parseHostRule("-bad.com")).toMatch(/not a host name/);
     expect(() => parseHostRules(["example.com", "http://x"])).toThrow(/http:\/\/x/);

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { LaunchContext } from "../../agents/adapter.js";
+import { ownKeyVariables } from "../../agents/model-hosts.js";
 import type { Task } from "../../protocol/task.js";
 import { CAESAR_ENV_NAMES, makeCaesarEnv, taskPaths } from "../../protocol/task-dir.js";
 import { PROTOCOLS } from "../../protocol/versions.js";
@@ -110,7 +111,10 @@ export function agentEnvironment(
 ): Record<string, string> {
   const inherited = new Set<string>([...CAESAR_ENV_NAMES, "CAESAR_CHANNEL_TASK_DIR", TASK_TOKEN_ENV]);
   // A sandboxed agent gets its own model provider's credentials, not the others' (docs/threat-model.md).
-  if (plan.sandbox.backend) for (const name of otherProvidersVariables(product, base)) inherited.add(name);
+  if (plan.sandbox.backend) {
+    const own = ownKeyVariables(product, base);
+    for (const name of otherProvidersVariables(product, base)) if (!own.includes(name)) inherited.add(name);
+  }
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) {
     if (value !== undefined && !inherited.has(key)) env[key] = value;

@@ -1,6 +1,7 @@
 import type { AgentAdapter } from "../../agents/adapter.js";
 import { modelHosts } from "../../agents/model-hosts.js";
 import type { EffectiveConfig } from "../../config/effective.js";
+import { parseHostRule } from "../../support/host-rules.js";
 
 /**
  * The hosts a sandboxed agent reaches through caesar's egress proxy: always its model's (an agent without
@@ -14,7 +15,9 @@ export function egressHosts(
   config: Pick<EffectiveConfig, "sandbox">,
   env: NodeJS.ProcessEnv,
 ): string[] {
-  const hosts = modelHosts(adapter.product, env);
+  // What the environment names is anyone's text: only the hosts a rule can say are kept (the proxy's
+  // rules are parsed again where it starts, which must not fail).
+  const hosts = modelHosts(adapter.product, env).filter((host) => typeof parseHostRule(host) !== "string");
   if (network) hosts.push(...config.sandbox.allow_hosts.value);
   return [...new Set(hosts)];
 }
