@@ -18,6 +18,8 @@ interface DoctorResult {
     allow_hosts_from: string;
     /** socat, which serves the egress proxy inside a sandbox; null: a relay of Node's own does. */
     relay: string | null;
+    /** The machine's own proxy (HTTPS_PROXY), which the egress proxy does not use yet. */
+    upstream_proxy: string | null;
   };
   telemetry: { settings: TelemetrySettings | null; problem: string | null };
   agents: (AgentSummary & { model_hosts: string[] })[];
@@ -127,7 +129,10 @@ function describeEgress(sandbox: DoctorResult["sandbox"]): string {
   const relay = sandbox.relay
     ? `relayed by ${sandbox.relay}`
     : "relayed by a Node process per task (install socat for a lighter one)";
-  return `no network of the host's inside the sandbox: each agent reaches its model through caesar's egress proxy and, when its task has the network, [sandbox] allow_hosts (${sandbox.allow_hosts_from}): ${hosts}; ${relay}`;
+  const upstream = sandbox.upstream_proxy
+    ? `; WARNING: HTTPS_PROXY is set (${sandbox.upstream_proxy}) but caesar's egress proxy connects directly, not through it: behind a gateway that requires it, sandboxed agents cannot reach their model`
+    : "";
+  return `no network of the host's inside the sandbox: each agent reaches its model through caesar's egress proxy and, when its task has the network, [sandbox] allow_hosts (${sandbox.allow_hosts_from}): ${hosts}; ${relay}${upstream}`;
 }
 
 /** What the OS sandbox does here: its mode, and what it enforces (or why there is none). */

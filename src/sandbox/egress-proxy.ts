@@ -127,8 +127,14 @@ export class EgressProxy {
       client.end(refusalResponse(typeof address === "string" ? address : `"${req.url}" is not host:port`));
       return;
     }
+    // The client may have gone while its host was resolved: nothing to connect for.
+    if (client.destroyed) return;
     const upstream = connect(target.port, address.address);
+    this.track(upstream);
+    const gone = () => upstream.destroy();
+    client.once("close", gone);
     upstream.once("connect", () => {
+      client.off("close", gone);
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       this.splice(client, upstream, head);
     });

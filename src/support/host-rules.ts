@@ -87,10 +87,12 @@ export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\./.test(host);
 }
 
-/** The loopback ports the rules name: each is forwarded into the sandbox at 127.0.0.1:<port>. */
+/** The ports of 127.0.0.1 the rules name: each is forwarded into the sandbox at 127.0.0.1:<port>. */
 export function loopbackPorts(rules: readonly HostRule[]): number[] {
+  // Only 127.0.0.1 (and localhost): what is forwarded is the host's 127.0.0.1:<port>, served inside at
+  // the same address. A rule naming another loopback address is reached through the proxy, at that address.
   const ports = rules
-    .filter((rule) => isLoopbackHost(rule.host) && rule.port !== null)
+    .filter((rule) => (rule.host === "127.0.0.1" || rule.host === "localhost") && rule.port !== null)
     .map((rule) => rule.port!);
   return [...new Set(ports)].sort((a, b) => a - b);
 }

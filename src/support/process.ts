@@ -64,26 +64,32 @@ export function isGroupAlive(pgid: number): boolean {
   return hasLiveMember(pgid);
 }
 
-/** Whether /proc shows a member of the group that is not a zombie (true where /proc cannot say). */
+/**
+ * Whether /proc shows a member of the group that is not a zombie (true where /proc cannot say). The group's
+ * leader first: while it runs, no scan of every process (this runs in the service's one event loop).
+ */
 function hasLiveMember(pgid: number): boolean {
+  if (isRunning(String(pgid), pgid)) return true;
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
   } catch {
     return true;
   }
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      continue; // gone meanwhile
-    }
-    // After the command name: state, ppid, pgrp.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  return pids.some((pid) => isRunning(pid, pgid));
+}
+
+/** Is `pid` a member of group `pgid` that is not a zombie? */
+function isRunning(pid: string, pgid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return false; // gone
   }
-  return false;
+  // After the command name: state, ppid, pgrp.
+  const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(pgrp) === pgid && state !== "Z" && state !== "X";
 }
 
 /** Send a signal to a whole process group; false when the group no longer exists. */

@@ -45,6 +45,10 @@ export const doctorCommand: CommandDefinition = {
             allow_hosts: config.sandbox.allow_hosts.value,
             allow_hosts_from: config.sandbox.allow_hosts.source,
             relay: findExecutable("socat") ?? null,
+            // Its user and password, if it names them, are not printed.
+            upstream_proxy:
+              (process.env.HTTPS_PROXY || process.env.https_proxy || "").replace(/\/\/[^/@]*@/, "//…@") ||
+              null,
           },
           telemetry: { settings: traced.telemetry, problem: traced.findings[0]?.detail ?? null },
           agents: agents.map((agent) => ({ ...agent, model_hosts: modelHosts(agent.product, process.env) })),

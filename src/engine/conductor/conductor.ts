@@ -132,13 +132,18 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     await spans.finished(final);
     // The task is over: no conductor takes it over now, its sockets' folders go (the egress proxy's and the
     // broker's; one of /tmp/caesar-<uid> for a project whose path is long).
-    const sockets = plan.sandbox.backend
-      ? [egressFolderOf(root, taskId), dirname(brokerSocketOf(controlTaskPaths(root, taskId).dir))]
-      : [];
+    const socketFolders = () =>
+      plan.sandbox.backend
+        ? [egressFolderOf(root, taskId), dirname(brokerSocketOf(controlTaskPaths(root, taskId).dir))]
+        : [];
     await Promise.all([
       rm(agentOutputDir(dir), { recursive: true, force: true }),
       removeTaskEnvironment(dir),
-      ...sockets.map((folder) => rm(folder, { recursive: true, force: true })),
+      Promise.resolve()
+        .then(socketFolders)
+        .then((folders) =>
+          Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true }))),
+        ),
     ]).catch(() => undefined);
     await options.settled?.(plan, final).catch(() => undefined);
     return final;

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { EgressProxy, type EgressRefusal, portSocket } from "../../sandbox/egress-proxy.js";
-import { parseHostRules } from "../../support/host-rules.js";
+import { formatHostRule, parseHostRules } from "../../support/host-rules.js";
 import { controlTaskPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
 import { appendRefusal } from "../store/refusals.js";
@@ -10,17 +10,17 @@ import { socketFolderFor } from "./service-files.js";
 /** Distinct refused hosts recorded per task; past that, refusals are only counted in the service's log. */
 const RECORDED = 20;
 
+/** Where a task's egress proxy listens (the folder its sandbox binds at /tmp/.caesar-egress). */
+export function egressFolderOf(root: string, taskId: string): string {
+  return socketFolderFor(join(controlTaskPaths(root, taskId).dir, "egress"), portSocket(65535));
+}
+
 /**
  * A sandboxed task's egress proxy (sandbox/egress-proxy.ts), opened by whoever conducts it — the service or
  * a cluster worker — for as long as it does: in a folder of the task's control directory, which its sandbox
  * alone has bound. Each host it refuses is recorded against the task once: an `error` event and a refusal
  * (a `medium` finding of its report).
  */
-/** Where a task's egress proxy listens (the folder its sandbox binds at /tmp/.caesar-egress). */
-export function egressFolderOf(root: string, taskId: string): string {
-  return socketFolderFor(join(controlTaskPaths(root, taskId).dir, "egress"), portSocket(65535));
-}
-
 export async function openEgress(
   root: string,
   taskId: string,
@@ -33,7 +33,7 @@ export async function openEgress(
   const seen = new Set<string>();
   let unrecorded = 0;
   const onRefused = (refusal: EgressRefusal) => {
-    const key = `${refusal.host.includes(":") ? `[${refusal.host}]` : refusal.host}:${refusal.port}`;
+    const key = formatHostRule({ host: refusal.host, port: refusal.port });
     if (seen.has(key)) return;
     if (seen.size >= RECORDED) {
       unrecorded++;
@@ -61,6 +61,12 @@ export async function openEgress(
     ]).catch(() => undefined);
   };
   const proxy = new EgressProxy(egressFolderOf(root, taskId), parseHostRules(plan.sandbox.egress), onRefused);
-  await proxy.listen();
+  try {
+    await proxy.listen();
+  } catch (error) {
+    // What had started listening goes with it (the conductor has no proxy to close).
+    proxy.close();
+    throw error;
+  }
   return proxy;
 }
