@@ -212,7 +212,8 @@ export function defineLiveAcpSuite(id: string, expected: LiveAcpExpectations): v
           const events = eventsOf(project.root, output.task_id);
           const shell = toolRun(events, SHELL_TOOL);
           expect(shell.start?.input_summary).toContain("echo OK > hello.txt");
-          expect(shell.end?.status).toBe("succeeded");
+          // What the command printed says why, when it failed (codex-acp's has, once in a while, on a busy machine).
+          expect(shell.end?.status, JSON.stringify(shell.end)).toBe("succeeded");
           expect(shell.order[0]).toBeLessThan(shell.order[1]!);
           expect(pairingProblems(events)).toEqual([]);
         } finally {

@@ -451,7 +451,15 @@ describeWithChromium("talking to a running task", () => {
 
 describeWithChromium("attacks on a logged-in browser", () => {
   let attacker: Server;
-  afterEach(() => new Promise<void>((resolve) => (attacker ? attacker.close(() => resolve()) : resolve())));
+  // The browser keeps its connections to the attacker's page alive: closed at once, or close() waits on them.
+  afterEach(
+    () =>
+      new Promise<void>((resolve) => {
+        if (!attacker) return resolve();
+        attacker.close(() => resolve());
+        attacker.closeAllConnections();
+      }),
+  );
 
   it(
     "a page of another origin on this host (same site: the browser sends the cookie) cannot mutate",
