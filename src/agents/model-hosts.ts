@@ -97,3 +97,41 @@ function codexProviders(env: NodeJS.ProcessEnv): { hosts: string[]; keys: string
     };
   });
 }
+
+/** The five CLIs whose sign-in files caesar knows. */
+const CLIS = ["claude", "codex", "gemini", "opencode", "copilot"];
+
+/** The files in which a CLI keeps its sign-in, where its environment (and the account's home) says. */
+function credentialFiles(product: string, env: NodeJS.ProcessEnv, home: string): string[] {
+  switch (product) {
+    case "claude":
+      return [
+        join(env.CLAUDE_CONFIG_DIR || join(home, ".claude"), ".credentials.json"),
+        join(home, ".claude.json"),
+      ];
+    case "codex":
+      return [join(env.CODEX_HOME || join(home, ".codex"), "auth.json")];
+    case "gemini": {
+      const dir = join(env.GEMINI_CLI_HOME || home, ".gemini");
+      return ["oauth_creds.json", "google_accounts.json", "mcp-oauth-tokens.json"].map((name) =>
+        join(dir, name),
+      );
+    }
+    case "opencode":
+      return [join(env.XDG_DATA_HOME || join(home, ".local", "share"), "opencode", "auth.json")];
+    case "copilot":
+      return [join(env.COPILOT_HOME || join(home, ".copilot"), "config.json")];
+    default:
+      return [];
+  }
+}
+
+/**
+ * The other CLIs' sign-in files, which a sandboxed agent of one of the five does not see (its own are
+ * linked into its home of the task's). A custom program may use any CLI's: it sees them all.
+ */
+export function otherCredentialFiles(product: string, env: NodeJS.ProcessEnv, homes: string[]): string[] {
+  if (!CLIS.includes(product)) return [];
+  const others = CLIS.filter((cli) => cli !== product);
+  return [...new Set(homes.flatMap((home) => others.flatMap((cli) => credentialFiles(cli, env, home))))];
+}

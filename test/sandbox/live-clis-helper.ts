@@ -10,7 +10,7 @@ import { probeBwrap } from "../../src/sandbox/bwrap.js";
 import { agentStateFor } from "../helpers/agent-state.js";
 import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { AGENT_BIN_DIR, isolatedHome } from "../helpers/live-agent.js";
-import { makeRepo, taskDir, tempDir } from "../helpers/repo.js";
+import { makeRepo, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
 import { locate, pinnedAgentCli, type Requirement, standInForMissing } from "../helpers/system-deps.js";
 
 /** The pinned CLI and a bubblewrap that can sandbox here: both, or the suite stands in with one line. */
@@ -48,6 +48,7 @@ export async function runSandboxedCli(
   args: string[],
   mockHost?: string,
   extraEnv: Record<string, string> = {},
+  homeFiles: Record<string, string> = {},
 ): Promise<SandboxedRun> {
   const root = makeRepo({
     "README.md": "# sandboxed\n",
@@ -56,6 +57,7 @@ export async function runSandboxedCli(
   const state = tempDir(`caesar-sbx-${cli}-`);
   const home = join(state, "home");
   mkdirSync(home, { recursive: true });
+  writeFiles(home, homeFiles);
   const steps = [{ shell: command }, { report: { status: "success", summary: "probed" } }];
   const scenario = parseScenario(JSON.stringify({ name: "probe", steps }));
   let requests = 0;

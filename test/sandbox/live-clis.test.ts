@@ -119,18 +119,24 @@ for (const cli of Object.keys(HOMES)) {
       "gets its own provider's credentials, not another provider's",
       async () => {
         const foreign = cli === "codex" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+        // Another CLI's sign-in file in the user's home, too.
+        const file = cli === "codex" ? ".claude/.credentials.json" : ".codex/auth.json";
         const run = await runSandboxedCli(
           cli,
-          `echo "FOREIGN=\${${foreign}:-none} OTHER=\${UNRELATED_SETTING:-none}"`,
+          // No command substitution: gemini's shell tool refuses it.
+          `echo "FOREIGN=\${${foreign}:-none} OTHER=\${UNRELATED_SETTING:-none}"; cat "$HOME/${file}" 2>&1; echo CAT-DONE`,
           ["--mode", "write"],
           undefined,
           { [foreign]: "sk-foreign-secret", UNRELATED_SETTING: "kept" },
+          { [file]: "sk-foreign-file-secret" },
         );
         cleanup(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         // The CLI itself reached its model with its own key; the command saw no other provider's.
         expect(`${run.output}${run.sent}`).toContain("FOREIGN=none OTHER=kept");
+        expect(`${run.output}${run.sent}`).toContain("CAT-DONE");
         expect(`${run.output}${run.sent}`).not.toContain("sk-foreign-secret");
+        expect(`${run.output}${run.sent}`).not.toContain("sk-foreign-file-secret");
       },
       LIVE_TIMEOUT_MS,
     );

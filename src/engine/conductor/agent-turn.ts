@@ -80,10 +80,15 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   // The program is looked up here, before its sandbox, so that a missing one is said as such.
   const found = findExecutable(command.bin, env.PATH ?? process.env.PATH ?? "", command.cwd);
   if (!found.ok) return failedToStart(found.error);
-  const sandboxed = sandboxCommand(plan, state, dir, { ...command, bin: found.path }, env, {
-    broker: input.broker,
-    egress: input.egress,
-  });
+  const sandboxed = sandboxCommand(
+    plan,
+    state,
+    dir,
+    { ...command, bin: found.path },
+    env,
+    { broker: input.broker, egress: input.egress },
+    adapter.product,
+  );
   const agent = await startAgentProcess({
     bin: sandboxed.bin,
     args: sandboxed.args,

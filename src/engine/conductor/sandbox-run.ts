@@ -1,6 +1,7 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { otherCredentialFiles } from "../../agents/model-hosts.js";
 import { findExecutable as findOnPath } from "../../agents/version.js";
 import { bwrapArgs, probeBwrap } from "../../sandbox/bwrap.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
@@ -60,9 +61,10 @@ export function sandboxCommand(
   command: { bin: string; args: string[]; cwd: string },
   env: Record<string, string>,
   doors: SandboxDoors = {},
+  product = "",
 ): SandboxedCommand {
   if (plan.sandbox.backend !== "bwrap") return { bin: command.bin, args: command.args, env };
-  const profile = profileOf(plan, state, dir, env, command.bin, doors.broker);
+  const profile = profileOf(plan, state, dir, env, command.bin, doors.broker, product);
   // The private /tmp, or a folder of it the adapter chose (codex: one that is no prefix of its home).
   const tmp = privateTmpDir(env.TMPDIR);
   if (tmp !== "/tmp") profile.tmpDirs = [tmp];
@@ -107,6 +109,7 @@ export function profileOf(
   env: Record<string, string>,
   program: string,
   broker?: string,
+  product = "",
 ): SandboxProfile {
   const workspace = state.workspace;
   const registration = state.worktree ? registrationOf(state.worktree) : null;
@@ -133,7 +136,16 @@ export function profileOf(
     protectedInWorkspace,
     extraWritable: [],
     // The user's credential folders, under the agent's home and under the account's own.
-    secrets: [...new Set([...defaultSecretPaths(env.HOME), ...defaultSecretPaths(userInfo().homedir)])],
+    // The other CLIs' sign-in files too: an agent gets its own provider's credentials only.
+    secrets: [
+      ...new Set([
+        ...defaultSecretPaths(env.HOME),
+        ...defaultSecretPaths(userInfo().homedir),
+        ...otherCredentialFiles(product, env, [
+          ...new Set([env.HOME ?? userInfo().homedir, userInfo().homedir]),
+        ]),
+      ]),
+    ],
     // Other tasks' directories and worktrees, and the project's state (the server's key among it).
     othersFiles: [
       projectPaths(plan.root).tasks,
