@@ -1,8 +1,11 @@
 import { join } from "node:path";
 import type { JsMsg } from "@nats-io/jetstream";
+import { brokerSocketOf } from "../../engine/conductor/broker-files.js";
 import { conduct } from "../../engine/conductor/conductor.js";
+import { TaskBroker } from "../../engine/conductor/task-broker.js";
 import { UNSANDBOXED_TITLE } from "../../engine/lifecycle/plan.js";
 import { createTask } from "../../engine/lifecycle/start.js";
+import { controlTaskPaths } from "../../engine/store/control.js";
 import { appendTaskText } from "../../engine/store/task-files.js";
 import type { TaskPlan } from "../../engine/store/task-plan.js";
 import { readState, taskDirOf } from "../../engine/store/task-store.js";
@@ -200,6 +203,7 @@ async function runAttempt(
   publisher.start();
   const stopControl = await followControl(context, id, localId, dir, task);
   let fenced = false;
+  let broker: TaskBroker | undefined;
   // The claim is checked as often as the queue is told the task is in progress: a worker given up on
   // stops its agent and publishes nothing more.
   const fence = setInterval(
@@ -225,8 +229,22 @@ async function runAttempt(
       signal: task.abort.signal,
       env: process.env,
       log: (line) => void appendTaskText(log, `${line}\n`).catch(() => undefined),
+      // A sandboxed agent's one door to caesar, as under the service: its nested requests (a child task,
+      // which goes to the cluster as its parent did; chat; apply) run as this worker's children.
+      openBroker: async (taskId, taskDir, plan) => {
+        broker = new TaskBroker(
+          taskId,
+          taskDir,
+          plan,
+          brokerSocketOf(controlTaskPaths(context.root, taskId).dir),
+          context.log,
+        );
+        await broker.listen();
+        return broker.socketPath;
+      },
     });
   } finally {
+    broker?.close();
     clearInterval(fence);
     stopControl();
     await publisher.finish().catch(() => undefined);

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Consumer } from "@nats-io/jetstream";
 import { findAdapter, listAdapters } from "../../agents/registry.js";
 import type { EffectiveConfig } from "../../config/effective.js";
+import { recordWorker } from "../../engine/conductor/worker-record.js";
 import { recoverTask } from "../../engine/lifecycle/recover.js";
 import { loadAllTasks } from "../../engine/store/task-store.js";
 import { admissionOf } from "../../policy/admission.js";
@@ -98,6 +99,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     log,
   );
   if (!cluster) return;
+  // Said in the clone's control directory while it runs: the commands its tasks' brokers start believe it.
+  const unrecord = await recordWorker(root);
   const held = new Map<string, HeldTask>();
   const capacity = new Capacity(options.maxParallel);
   const health = new WorkerHealth((reason) => {
@@ -225,6 +228,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     await within(STOP_GRACE_MS, workers.delete(id));
     log(`[worker] ${id} stopped`);
   } finally {
+    await unrecord().catch(() => undefined);
     await within(STOP_GRACE_MS, cluster.close());
     // Its tasks' last spans, for a bounded time (a collector that never answers does not keep it).
     await flushTelemetry(2000);

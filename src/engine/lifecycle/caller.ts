@@ -64,7 +64,7 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
       ? await proveTask(root, named, undefined)
       : {
           kind: "unproven",
-          reason: `${BROKER_CALLER_ENV} is set, but this process was not started by the project's conductor service`,
+          reason: `${BROKER_CALLER_ENV} is set, but this process was not started by the project's conductor service or a cluster worker of this clone`,
         };
     if (proof.kind === "task") return proof;
     throw await refuse(

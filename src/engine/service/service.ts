@@ -22,6 +22,7 @@ import {
   servicePaths,
   socketPathFor,
 } from "../conductor/service-files.js";
+import { TaskBroker } from "../conductor/task-broker.js";
 import { finishAfterFault, finishUnconducted } from "../lifecycle/finish-stranded.js";
 import { listIncompleteTasks, rollBackIncomplete } from "../lifecycle/incomplete.js";
 import { settleRace } from "../race/race.js";
@@ -30,7 +31,6 @@ import type { SlotHolder, TaskState } from "../store/state.js";
 import { appendTaskText } from "../store/task-files.js";
 import { loadPlan } from "../store/task-plan.js";
 import { readState, taskDirOf } from "../store/task-store.js";
-import { TaskBroker } from "./broker.js";
 import { SlotPool } from "./slot-pool.js";
 
 export interface ServiceOptions {

@@ -7,7 +7,9 @@ import { resolve } from "node:path";
 import { CAESAR_ENV_NAMES, TASK_TOKEN_ENV } from "../../protocol/task-dir.js";
 import { messageOf } from "../../support/errors.js";
 import { CAESAR_BIN } from "../../support/package-paths.js";
-import { BROKER_CALLER_ENV, BROKER_ENV } from "../conductor/broker-files.js";
+import type { TaskPlan } from "../store/task-plan.js";
+import { readState } from "../store/task-store.js";
+import { BROKER_CALLER_ENV, BROKER_ENV } from "./broker-files.js";
 import {
   BROKERED_COMMANDS,
   type BrokerRequest,
@@ -15,18 +17,17 @@ import {
   encodeFrame,
   FrameReader,
   MAX_FRAME_BYTES,
-} from "../conductor/broker-wire.js";
-import { readTaskEnvironment } from "../conductor/task-env.js";
-import type { TaskPlan } from "../store/task-plan.js";
-import { readState } from "../store/task-store.js";
+} from "./broker-wire.js";
+import { readTaskEnvironment } from "./task-env.js";
 
 /**
  * A sandboxed task's one door to caesar: a Unix socket in a folder of the control directory that only this
  * task's sandbox has bound (every other task's, and the service's own socket, are hidden from it). A
  * request that arrives here is this task's — the channel says so; no token, no process walk, nothing the
  * agent sets — and runs as a `caesar` command outside the sandbox, as its own child, which the caller
- * proof of engine/lifecycle/caller.ts recognises (its parent is the service, its caller named by the
- * service). Policy, depth, budget and subtree are then checked as for any nested request.
+ * proof of engine/lifecycle/caller.ts recognises (its parent is the conductor — the project's service, or
+ * the cluster worker conducting the task — which named its caller). Policy, depth, budget and subtree are
+ * then checked as for any nested request.
  */
 export class TaskBroker {
   private server: Server | undefined;
