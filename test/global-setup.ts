@@ -1,14 +1,5 @@
 import { execFile, spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +18,7 @@ const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * Before any test:
- * - caesar's global configuration layer turns the OS sandbox off (see below);
+ * - caesar's global configuration layer is empty (see below);
  * - every temporary file of the run — the tests' repositories, and whatever caesar and the agents they
  *   start create under $TMPDIR — goes into one directory, removed when the run ends: running the suite
  *   leaves nothing in the machine's /tmp (CAESAR_KEEP_TEST_TMP=1 keeps it, and prints where);
@@ -40,12 +31,11 @@ const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 export default async function setup(project: TestProject): Promise<() => void> {
   const scratch = mkdtempSync(join(tmpdir(), "caesar-tests-"));
   process.env.TMPDIR = scratch;
-  // caesar's global configuration layer for the run: no OS sandbox unless a test asks for one. Every suite
-  // then behaves the same with or without bubblewrap on the machine; the sandbox's own suites (and any test
-  // that sets [sandbox] in its project) say `required`, and skip where it cannot run.
+  // caesar's global configuration layer for the run: empty, so no configuration of the person running the
+  // tests applies, and every suite runs under caesar's defaults — the OS sandbox's included ([sandbox] mode
+  // = "auto": sandboxed where bubblewrap can run, else unsandboxed with a high finding on each task).
   const configHome = join(scratch, "config");
   mkdirSync(join(configHome, "caesar"), { recursive: true });
-  writeFileSync(join(configHome, "caesar", "config.toml"), '[sandbox]\nmode = "off"\n');
   process.env.XDG_CONFIG_HOME = configHome;
   // Agent CLIs' own state in live suites lives outside every temporary directory (test/helpers/agent-state.ts).
   const agentState = join(homedir(), ".cache", "caesar-tests", basename(scratch));
