@@ -94,7 +94,7 @@ export const DEFAULT_ALLOW_HOSTS = [
 ];
 
 export const SANDBOX_DEFAULTS = {
-  mode: "off" as "required" | "auto" | "off",
+  mode: "auto" as "required" | "auto" | "off",
   allow_hosts: DEFAULT_ALLOW_HOSTS as string[],
 };
 

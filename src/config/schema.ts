@@ -88,7 +88,7 @@ export const SandboxSchema = z.strictObject({
     .enum(["required", "auto", "off"])
     .optional()
     .describe(
-      "required: refuse a task where no sandbox can run; auto: sandbox where the platform can, else run unsandboxed with a high finding; off (default for now): never sandbox.",
+      "required: refuse a task where no sandbox can run; auto (the default): sandbox where the platform can, else run unsandboxed with a high finding; off: never sandbox.",
     ),
   allow_hosts: z
     .array(
