@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { messages } from "../helpers/acp-editor.js";
 import { describeLiveEditor, LIVE_EDITOR_TIMEOUT_MS, startLiveEditor } from "../helpers/live-editor.js";
-import { FIXTURE_BIN, tempDir } from "../helpers/repo.js";
+import { FIXTURE_BIN } from "../helpers/repo.js";
 
 // The real opencode CLI (pinned in test/agent-clis) as the delegate of `caesar acp`, against caesar mock-model.
 describeLiveEditor("opencode-acp", "live: the editor's MCP servers reach a real ACP delegate", () => {
@@ -17,7 +17,8 @@ describeLiveEditor("opencode-acp", "live: the editor's MCP servers reach a real 
           { report: { status: "success", summary: "Noted for the editor." } },
         ],
       });
-      const noteLog = join(tempDir("caesar-notes-"), "notes.log");
+      // In the task's directory: the editor's server is started by the agent, inside its OS sandbox.
+      const noteLog = "$CAESAR_TASK_DIR/notes.log";
       try {
         const { session } = await live.open({}, [
           {
@@ -31,7 +32,14 @@ describeLiveEditor("opencode-acp", "live: the editor's MCP servers reach a real 
         expect(result.stopReason).toBe("end_turn");
         const answer = messages(live.editor.record);
         expect(answer).toMatch(/Your MCP servers handed to opencode-acp: notes/);
-        expect(existsSync(noteLog) ? readFileSync(noteLog, "utf8") : answer).toBe("from opencode\n");
+        const tasks = join(live.root, ".caesar", "tasks");
+        const logs = readdirSync(tasks)
+          .map((id) => join(tasks, id, "notes.log"))
+          .filter((path) => existsSync(path));
+        expect(
+          logs.map((path) => readFileSync(path, "utf8")),
+          answer,
+        ).toEqual(["from opencode\n"]);
         expect(answer).toContain("Noted for the editor.");
       } finally {
         await live.close();

@@ -155,6 +155,14 @@ const GIT_ENV = ["-c", "user.name=test", "-c", "user.email=test@example.com"];
  * A shared bare remote and its first commit: a project whose committed configuration declares the
  * fixture agents every worker serves.
  */
+/**
+ * The lab's workers run their agents without the OS sandbox unless the suite's configuration says otherwise
+ * (each worker has a home of its own, so the test run's global layer does not reach it): the fixture agents
+ * record their runs in the lab's directory ($RUNS, $FLAKY_DIR), outside every workspace, which a sandboxed
+ * agent cannot write. test/cluster/sandboxed-worker.test.ts runs a worker's agents sandboxed.
+ */
+const UNSANDBOXED = '[sandbox]\nmode = "off"\n\n';
+
 export function makeSharedRemote(dir: string, config: string): string {
   const remote = join(dir, "remote.git");
   execFileSync("git", ["init", "--quiet", "--bare", "-b", "main", remote]);
@@ -166,7 +174,10 @@ export function makeSharedRemote(dir: string, config: string): string {
     join(seed, ".gitignore"),
     ".caesar/tasks/\n.caesar/wt/\n.caesar/state/\n.caesar/chat/\n.caesar/config.local.toml\n",
   );
-  writeFileSync(join(seed, ".caesar", "config.toml"), config);
+  writeFileSync(
+    join(seed, ".caesar", "config.toml"),
+    config.includes("[sandbox]") ? config : UNSANDBOXED + config,
+  );
   git(seed, "add", ".");
   execFileSync("git", [...GIT_ENV, "commit", "--quiet", "-m", "initial"], { cwd: seed });
   git(seed, "remote", "add", "origin", remote);
