@@ -66,8 +66,18 @@ export function renderDoctor(result: DoctorResult): string {
     );
     if (verified) lines.push(`  ${verified}`);
     const caps = agent.capabilities;
-    lines.push(`  network      ${caps.network.value.padEnd(10)} ${caps.network.why}`);
-    lines.push(`  read-only    ${caps.readOnly.value.padEnd(10)} ${caps.readOnly.why}`);
+    // Under caesar's sandbox the kernel decides both, whatever the agent does by itself.
+    if (result.sandbox.mode !== "off" && result.sandbox.backend !== null) {
+      lines.push(
+        `  network      ${"proxied".padEnd(10)} caesar's sandbox: only the hosts below, through its egress proxy (by itself: ${caps.network.value}, ${caps.network.why})`,
+      );
+      lines.push(
+        `  read-only    ${"os".padEnd(10)} caesar's sandbox: the kernel refuses every write to the workspace of a read-only task (by itself: ${caps.readOnly.value}, ${caps.readOnly.why})`,
+      );
+    } else {
+      lines.push(`  network      ${caps.network.value.padEnd(10)} ${caps.network.why}`);
+      lines.push(`  read-only    ${caps.readOnly.value.padEnd(10)} ${caps.readOnly.why}`);
+    }
     lines.push(`  schema       ${String(caps.nativeSchema.value).padEnd(10)} ${caps.nativeSchema.why}`);
     lines.push(`  tools        ${caps.tools.value.padEnd(10)} ${caps.tools.why}`);
     lines.push(`  mcp          ${String(caps.mcp.value).padEnd(10)} ${caps.mcp.why}`);

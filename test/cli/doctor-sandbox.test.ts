@@ -38,6 +38,23 @@ describe("caesar doctor: the sandbox per agent", () => {
       `sandbox      ${writable} its workspace (write tasks; a worktree's registration in git for its commits); its task directory; a private /tmp; <task dir>/runtime/codex-home (CODEX_HOME, TMPDIR=/tmp/.codex-tmp)`,
     );
     expect(text.stdout).toMatch(/own sandbox {2}nested +its bubblewrap runs inside caesar's/);
+    // The reference agent cuts nothing by itself: under the sandbox the kernel does, and doctor says so.
+    const reference = text.stdout.slice(text.stdout.indexOf("reference —"));
+    if (json.sandbox.backend) {
+      expect(reference).toMatch(
+        /network {6}proxied +caesar's sandbox: only the hosts below, .*\(by itself: open,/,
+      );
+      expect(reference).toMatch(
+        /read-only {4}os +caesar's sandbox: the kernel refuses .*\(by itself: policy,/,
+      );
+    } else expect(reference).toMatch(/network {6}open +a plain Node process/);
+    const off = await runCaesar(["doctor"], {
+      cwd: makeRepo({ "README.md": "# x\n", ".caesar/config.toml": '[sandbox]\nmode = "off"\n' }),
+      env,
+    });
+    expect(off.stdout.slice(off.stdout.indexOf("reference —"))).toMatch(
+      /network {6}open +a plain Node process/,
+    );
   });
 
   it("says what each agent reaches through the egress proxy: its model's hosts, its base URL's, allow_hosts", async () => {
