@@ -21,3 +21,18 @@ export function egressHosts(
   if (network) hosts.push(...config.sandbox.allow_hosts.value);
   return [...new Set(hosts)];
 }
+
+/**
+ * The rule that lets a traced task's agent reach the OpenTelemetry collector caesar sends the task's spans to
+ * (it is handed the trace, TRACEPARENT, to join): that URL's host and port only — its scheme's port when it
+ * names none. Undefined when no rule can say it.
+ */
+export function collectorRule(tracesUrl: string): string | undefined {
+  try {
+    const url = new URL(tracesUrl);
+    const rule = `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}`;
+    return typeof parseHostRule(rule) === "string" ? undefined : rule;
+  } catch {
+    return undefined;
+  }
+}

@@ -28,7 +28,7 @@ import { checkProjectRelativePath } from "../../workspace/materialise.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { type Caller, governed, identifyCaller } from "./caller.js";
 import { resolveChecks } from "./check-plan.js";
-import { egressHosts } from "./egress-plan.js";
+import { collectorRule, egressHosts } from "./egress-plan.js";
 import { type ParentTask, parentOf } from "./parent.js";
 import { resolveRemote } from "./remote-plan.js";
 import type { DelegationRequest } from "./request.js";
@@ -275,6 +275,8 @@ async function planRequest(
     caller.kind === "task" ? caller.plan : undefined,
   );
   findings.push(...traced.findings);
+  const collector = traced.telemetry && collectorRule(traced.telemetry.traces_url);
+  if (egress && collector && !egress.includes(collector)) egress.push(collector);
   return {
     adapter,
     plan: {
