@@ -1,6 +1,5 @@
-import { access, constants } from "node:fs/promises";
-import { delimiter, isAbsolute, join } from "node:path";
 import type { CustomAgentConfig } from "../config/schema.js";
+import { findExecutable } from "../support/executable-path.js";
 import { makeCustomAcpAdapter } from "./acp/custom-acp.js";
 import type { AgentAdapter, AgentCapabilities, CommandLine, Detection, LaunchContext } from "./adapter.js";
 import { substituteArgs, validateArgTokens } from "./arg-tokens.js";
@@ -29,22 +28,6 @@ const CUSTOM_CAPABILITIES: AgentCapabilities = {
   model: { value: false, why: "set by a {{model}} token in args, when present" },
 };
 
-/** Find an executable on PATH (or check an explicit path). */
-export async function findExecutable(bin: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()) {
-  const candidates = bin.includes("/")
-    ? [isAbsolute(bin) ? bin : join(cwd, bin)]
-    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, bin));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // keep looking
-    }
-  }
-  return undefined;
-}
-
 /**
  * An agent declared under `[[agent]]`: a program that speaks OACP through its files, or (`protocol =
  * "acp"`) an ACP agent caesar drives over stdio.
@@ -71,7 +54,7 @@ export function makeCustomAdapter(
         : { value: false, why: "args has no {{model}} token" },
     },
     async detect(env = process.env): Promise<Detection> {
-      const path = await findExecutable(bin, env, projectRoot);
+      const path = findExecutable(bin, env, projectRoot);
       return path ? { installed: true, path } : { installed: false };
     },
     buildCommand(launch: LaunchContext): CommandLine {

@@ -1,31 +1,9 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, isAbsolute, join } from "node:path";
+import { findExecutable } from "../support/executable-path.js";
 import type { Detection } from "./adapter.js";
 
 /** How long `<bin> --version` may take before detection gives up (some CLIs start slowly). */
 const VERSION_TIMEOUT_MS = 15_000;
-
-/** The first executable named `bin` on the PATH of `env` (or `bin` itself when it is a path). */
-export function findExecutable(bin: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates =
-    isAbsolute(bin) || bin.includes("/")
-      ? [bin]
-      : (env.PATH ?? "")
-          .split(delimiter)
-          .filter(Boolean)
-          .map((dir) => join(dir, bin));
-  for (const candidate of candidates) {
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not there, or not executable
-    }
-  }
-  return undefined;
-}
 
 /** `1.2.3` from any version banner (`codex-cli 0.171.0`, `2.1.332 (Claude Code)`, …). */
 export function parseVersion(text: string): string | undefined {

@@ -3,9 +3,9 @@ import { mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { findExecutable } from "../agents/custom.js";
 import { writeFileAtomic } from "../support/atomic-file.js";
 import { CaesarError, messageOf, UsageError } from "../support/errors.js";
+import { findExecutable } from "../support/executable-path.js";
 import { CAESAR_BIN } from "../support/package-paths.js";
 import {
   CLIENT_IDS,
@@ -93,7 +93,7 @@ export async function installClient(client: string, options: InstallOptions): Pr
   if (options.dryRun) return outcome;
 
   if (method.kind === "command") {
-    const bin = await findExecutable(installer.bin, options.env);
+    const bin = findExecutable(installer.bin, options.env);
     if (!bin) {
       throw new CaesarError("client_not_installed", `${installer.bin} is not on PATH.`, {
         detail: `Install ${client} first (or put it on PATH); \`caesar mcp install ${client} --dry-run\` shows what would be registered.`,

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, lstatSync, statSync } from "node:fs";
 import { userInfo } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
+import { findExecutable } from "../support/executable-path.js";
 import type { SandboxProfile } from "./profile.js";
 
 /** The user the agent is inside: the caller's own uid, or 1000 for root (root inside could remount). */
@@ -101,21 +102,9 @@ export interface BwrapProbe {
   path?: string;
 }
 
-/** The first executable `name` on PATH, as an absolute path. */
+/** The first executable `name` in an absolute directory of PATH (never one relative to where caesar runs). */
 function onPath(name: string, path = process.env.PATH ?? ""): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!isAbsolute(dir)) continue;
-    const candidate = join(dir, name);
-    try {
-      if (statSync(candidate).isFile()) {
-        accessSync(candidate, constants.X_OK);
-        return candidate;
-      }
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  return findExecutable(name, { PATH: path.split(delimiter).filter(isAbsolute).join(delimiter) });
 }
 
 let probed: BwrapProbe | undefined;

@@ -1,3 +1,4 @@
+import { findExecutable } from "../../support/executable-path.js";
 import type { AgentCapabilities, LaunchContext, SessionAgentAdapter } from "../adapter.js";
 import { claudeAdapter, claudeSandboxHome } from "../claude.js";
 import { codexAdapter, codexSandboxHome } from "../codex.js";
@@ -6,7 +7,7 @@ import { geminiAdapter, geminiSandboxHome } from "../gemini.js";
 import { opencodeAdapter, opencodeSandboxHome } from "../opencode.js";
 import { rec } from "../stream-json.js";
 import { tomlValue } from "../toml-value.js";
-import { detectCli, findExecutable } from "../version.js";
+import { detectCli } from "../version.js";
 import { ACP_MCP, ACP_NATIVE_SCHEMA, ACP_RESUME, makeAcpAdapter } from "./acp-adapter.js";
 import { detectFromPackage } from "./detect.js";
 

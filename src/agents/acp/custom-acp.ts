@@ -1,9 +1,9 @@
 import type { CustomAgentConfig } from "../../config/schema.js";
 import { UsageError } from "../../support/errors.js";
+import { findExecutable } from "../../support/executable-path.js";
 import type { SessionAgentAdapter } from "../adapter.js";
 import { substituteArgs, validateArgTokens } from "../arg-tokens.js";
 import { resolveCustomBin } from "../custom-bin.js";
-import { findExecutable } from "../version.js";
 import { ACP_MCP, ACP_NATIVE_SCHEMA, ACP_RESUME, makeAcpAdapter } from "./acp-adapter.js";
 
 /**

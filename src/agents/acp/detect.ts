@@ -1,7 +1,8 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { findExecutable } from "../../support/executable-path.js";
 import type { Detection } from "../adapter.js";
-import { compareVersions, findExecutable } from "../version.js";
+import { compareVersions } from "../version.js";
 
 /**
  * Detect an ACP agent that has no version flag (codex-acp exits on `--version`, claude-agent-acp starts

@@ -1,5 +1,4 @@
 import { dirname, resolve } from "node:path";
-import { findExecutable } from "../../agents/custom.js";
 import { resolveCustomBin } from "../../agents/custom-bin.js";
 import { REFERENCE_AGENT_SCRIPT } from "../../agents/reference.js";
 import { findAdapter } from "../../agents/registry.js";
@@ -7,6 +6,7 @@ import { loadConfig } from "../../config/effective.js";
 import type { CustomAgentConfig } from "../../config/schema.js";
 import { mockSetupFor } from "../../mock-model/agent-env.js";
 import { UsageError } from "../../support/errors.js";
+import { findExecutable } from "../../support/executable-path.js";
 import type { SubjectKind } from "./requirements.js";
 
 /** The id a `--bin` program runs as in the kit's repositories. */
@@ -32,7 +32,7 @@ export interface Subject {
 /** `--bin <program>`: an OACP program run as `[[agent]]` with the default arguments (the brief). */
 export async function subjectOfProgram(bin: string, cwd: string): Promise<Subject> {
   const path = bin.includes("/") ? resolve(cwd, bin) : bin;
-  if ((await findExecutable(path, process.env, cwd)) === undefined)
+  if (findExecutable(path, process.env, cwd) === undefined)
     throw new UsageError("conformance_agent_missing", `--bin ${bin}: no such executable program.`, {
       detail: bin.includes("/")
         ? `Nothing executable at ${path}: check the path, and chmod +x the file.`

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { findExecutable as findOnPath } from "../../agents/version.js";
+import { findExecutable as findOnPath } from "../../support/executable-path.js";
 
 export type FoundExecutable = { ok: true; path: string } | { ok: false; error: NodeJS.ErrnoException };
 
@@ -11,7 +11,7 @@ export type FoundExecutable = { ok: true; path: string } | { ok: false; error: N
  */
 export function findExecutable(bin: string, path: string, cwd: string): FoundExecutable {
   const named = bin.includes("/") ? (isAbsolute(bin) ? bin : resolve(cwd, bin)) : bin;
-  const found = findOnPath(named, { PATH: path });
+  const found = findOnPath(bin, { PATH: path }, cwd);
   if (found) return { ok: true, path: found };
   const exists = bin.includes("/") && existsSync(named);
   const code = exists ? "EACCES" : "ENOENT";

@@ -2,7 +2,6 @@ import { readFileSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { otherCredentialFiles } from "../../agents/model-hosts.js";
-import { findExecutable as findOnPath } from "../../agents/version.js";
 import { bwrapArgs, probeBwrap } from "../../sandbox/bwrap.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
 import {
@@ -12,6 +11,7 @@ import {
   relayCommand,
   relayPlan,
 } from "../../sandbox/relay.js";
+import { findExecutable as findOnPath } from "../../support/executable-path.js";
 import { controlPaths, findGitCommonDir } from "../store/control.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";

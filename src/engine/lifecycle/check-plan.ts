@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { findExecutable } from "../../agents/version.js";
 import type { EffectiveConfig } from "../../config/effective.js";
 import type { FollowUp, RoleConfig } from "../../config/schema.js";
 import { parseDuration } from "../../support/duration.js";
 import { UsageError } from "../../support/errors.js";
+import { findExecutable } from "../../support/executable-path.js";
 import { type PlannedCheck, runCriterionCommand } from "../store/task-plan.js";
 
 import { type DelegationRequest, MAX_ATTEMPTS } from "./request.js";
