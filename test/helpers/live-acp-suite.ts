@@ -212,8 +212,13 @@ export function defineLiveAcpSuite(id: string, expected: LiveAcpExpectations): v
           const events = eventsOf(project.root, output.task_id);
           const shell = toolRun(events, SHELL_TOOL);
           expect(shell.start?.input_summary).toContain("echo OK > hello.txt");
-          // What the command printed says why, when it failed (codex-acp's has, once in a while, on a busy machine).
-          expect(shell.end?.status, JSON.stringify(shell.end)).toBe("succeeded");
+          // codex-acp, on a busy machine, now and then never sends the end of a command that ran (hello.txt
+          // is there, above): caesar closes the call when the turn ends, saying so — never "succeeded" on a
+          // guess. Any other ending fails the test, with what the command printed.
+          const orphaned =
+            id === "codex-acp" &&
+            shell.end?.output_summary === "the agent ended its turn without saying how this call ended";
+          expect(shell.end?.status, JSON.stringify(shell.end)).toBe(orphaned ? "failed" : "succeeded");
           expect(shell.order[0]).toBeLessThan(shell.order[1]!);
           expect(pairingProblems(events)).toEqual([]);
         } finally {

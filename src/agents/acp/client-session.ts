@@ -87,6 +87,10 @@ export class AcpClientSession implements SessionDriver {
         exit.signal ? "agent_killed" : "agent_error",
       );
     }
+    // A tool call still open when the turn ended was never closed by the agent (codex-acp now and then
+    // drops a command's end on a busy machine): say that, not that the agent exited — caesar ended it.
+    if (this.stopReason !== undefined)
+      this.emit(state.tools.closeAll("the agent ended its turn without saying how this call ended"));
     // Once the turn is over, or the task is being stopped, caesar ends the process itself: how it ended
     // (SIGTERM, exit code) is caesar's doing, not the agent's failure.
     const endedByCaesar = this.stopReason !== undefined || this.host.stopping.aborted;

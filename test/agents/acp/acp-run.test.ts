@@ -367,6 +367,29 @@ describe('caesar run drives an ACP agent ([[agent]] protocol = "acp")', () => {
     expect(log).toContainEqual(expect.objectContaining({ type: "error", code: "agent_error" }));
   });
 
+  it("a tool call the agent never ends before its turn does is closed saying so, not as an exit", async () => {
+    const project = makeAcpProject([
+      {
+        tool: { toolCallId: "c1", title: "test", kind: "execute", rawInput: { command: "npm test" } },
+        open: true,
+      },
+      { message: REPORT("Done.") },
+    ]);
+    const { result, body } = await run(project.root, ["test it"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(body.state.outcome).toBe("succeeded");
+    const log = events(project.root, body.task_id);
+    expect(pairingProblems(log)).toEqual([]);
+    expect(log).toContainEqual(
+      expect.objectContaining({
+        type: "tool_use",
+        id: "c1",
+        status: "failed",
+        output_summary: "the agent ended its turn without saying how this call ended",
+      }),
+    );
+  });
+
   it("stop reasons and errors become the outcome: refusal and a prompt error fail, max_tokens succeeds with a finding", async () => {
     const refused = makeAcpProject([{ message: "I will not do that." }, { stop: "refusal" }]);
     const refusal = await run(refused.root, ["do something dubious"]);
