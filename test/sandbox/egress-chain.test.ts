@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, request, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
@@ -11,7 +11,9 @@ import type { TaskPlan } from "../../src/engine/store/task-plan.js";
 import { EgressProxy, type EgressRefusal, PROXY_SOCKET } from "../../src/sandbox/egress-proxy.js";
 import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
 import { parseHostRules } from "../../src/support/host-rules.js";
-import { tempDir } from "../helpers/repo.js";
+import { git, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
+import { itWith } from "../helpers/system-deps.js";
+import { BUBBLEWRAP, project, run } from "./probe-project.js";
 
 // The egress proxy behind a machine's own proxy (a company's gateway): what the task's rules allow goes
 // through the proxy the service's environment names, by the name the agent asked for; nothing else does.
@@ -475,4 +477,102 @@ describe("a task's proxy, as its conductor opens it", () => {
     ])
       expect(all).not.toContain(secret);
   });
+});
+
+/** Inside the sandbox: each way out, one line each — `<WAY> <status or error>`; then its proxy variables. */
+const PROBE = `
+const http = require("node:http");
+const net = require("node:net");
+const [target, gw] = process.argv.slice(-2).map(Number);
+const proxy = new URL(process.env.HTTPS_PROXY);
+const say = (way, what) => console.log(way + " " + what);
+const tunnel = (way, authority) => new Promise((done) => {
+  const req = http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: authority, timeout: 5000 });
+  req.on("connect", (res, socket) => {
+    if (res.statusCode !== 200) { say(way, res.statusCode); socket.destroy(); return done(); }
+    socket.write("GET / HTTP/1.1\\r\\nHost: " + authority + "\\r\\nConnection: close\\r\\n\\r\\n");
+    let text = ""; socket.on("data", (d) => (text += d)); socket.on("end", () => { say(way, "200 " + text.split("\\r\\n\\r\\n")[1].trim()); done(); });
+  });
+  req.on("response", (res) => { say(way, res.statusCode); done(); });
+  req.on("error", (e) => { say(way, "ERROR " + e.code); done(); });
+  req.end();
+});
+const get = (way, options) => new Promise((done) => {
+  const req = http.get({ timeout: 5000, ...options }, (res) => {
+    let body = ""; res.on("data", (d) => (body += d)); res.on("end", () => { say(way, res.statusCode + " " + body.trim()); done(); });
+  });
+  req.on("error", (e) => { say(way, "ERROR " + e.code); done(); });
+});
+(async () => {
+  await tunnel("TUNNEL", "api.chain.test:" + target);
+  await get("PROXIED", { host: proxy.hostname, port: proxy.port, path: "http://api.chain.test:" + target + "/", headers: { host: "api.chain.test:" + target } });
+  await tunnel("BLOCKED", "blocked.chain.test:" + target);
+  await tunnel("EVIL", "evil.chain.test:" + target);
+  await tunnel("GATEWAY", "127.0.0.1:" + gw);
+  // An agent that points its own clients at the gateway: it has no network of the host's to reach it by.
+  await get("DIRECT-GATEWAY", { host: "127.0.0.1", port: gw, path: "http://api.chain.test:" + target + "/" });
+  for (const [name, value] of Object.entries(process.env)) if (/proxy/i.test(name)) say("ENV", name + "=" + value);
+})();
+`;
+
+describe("a sandboxed agent behind a machine's proxy (the conductor service's environment)", () => {
+  itWith(
+    BUBBLEWRAP,
+    "reaches its allowed hosts through it, and nothing else; its credentials are in none of the task's records nor the agent's environment",
+    async () => {
+      const target = await targetServer();
+      const gw = await gateway("corp:s3cret-gw");
+      const root = project(
+        `node probe.js ${target.port} ${gw.port}`,
+        "required",
+        `allow_hosts = ["api.chain.test:${target.port}", "blocked.chain.test:${target.port}"]`,
+      );
+      writeFiles(root, { "probe.js": PROBE });
+      git(root, "add", ".");
+      git(root, "commit", "-qm", "probe");
+      const url = `http://corp:s3cret-gw@127.0.0.1:${gw.port}`;
+      const result = await run(root, ["--network", "on", "--mode", "write"], {
+        HTTPS_PROXY: url,
+        HTTP_PROXY: url,
+        NO_PROXY: "",
+        no_proxy: "",
+      });
+      const seen: Record<string, string> = {};
+      for (const line of result.raw.split("\n")) {
+        const match = /^([A-Z-]+) (.*)$/.exec(line);
+        if (match && match[1] !== "ENV") seen[match[1]!] = match[2]!;
+      }
+      expect(seen, result.raw).toMatchObject({
+        TUNNEL: "200 hello from the target /",
+        PROXIED: "200 hello from the target /",
+        BLOCKED: "502",
+        EVIL: "403",
+        GATEWAY: "403",
+      });
+      expect(seen["DIRECT-GATEWAY"]).toMatch(/^ERROR (ECONNREFUSED|ENETUNREACH)/);
+      expect(gw.asked.map((a) => `${a.method} ${a.url}`)).toEqual([
+        `CONNECT api.chain.test:${target.port}`,
+        `GET http://api.chain.test:${target.port}/`,
+        `CONNECT blocked.chain.test:${target.port}`,
+      ]);
+      expect(result.state.report.findings.map((finding) => finding.title)).toEqual(
+        expect.arrayContaining([
+          `The machine's proxy did not open the agent's \`connect blocked.chain.test:${target.port}\``,
+          `caesar refused the agent's \`connect evil.chain.test:${target.port}\``,
+        ]),
+      );
+      // Nowhere in the task's records (its directory, caesar's control folder), nor in what the agent saw.
+      const secrets = ["s3cret-gw", Buffer.from("corp:s3cret-gw").toString("base64")];
+      const files = [
+        taskDir(root, result.task_id),
+        join(root, ".git", "caesar", "tasks", result.task_id),
+      ].flatMap((dir) => readdirSync(dir, { recursive: true, withFileTypes: true }));
+      const texts = files
+        .filter((entry) => entry.isFile() && entry.name !== "env.json")
+        .map((entry) => readFileSync(join(entry.parentPath, entry.name), "utf8"));
+      expect(texts.length).toBeGreaterThan(3);
+      for (const secret of secrets) for (const text of texts) expect(text).not.toContain(secret);
+      expect(result.raw).toContain("ENV HTTPS_PROXY=http://127.0.0.1:");
+    },
+  );
 });
