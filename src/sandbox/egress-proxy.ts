@@ -333,11 +333,13 @@ export class EgressProxy {
     try {
       addresses = isIP(host) ? [host] : await this.addressesOf(host, match === "wildcard" ? "dns" : "system");
     } catch (error) {
-      const why = `caesar's sandbox could not resolve ${host}: ${(error as Error).message}`;
+      const why = (error as Error).message;
       // A wildcard's name that does not resolve here is not sent on to be resolved elsewhere.
       return upstream
-        ? refuse(`${why}; a wildcard's host goes to the machine's proxy only once checked`)
-        : { status: 403, message: why };
+        ? refuse(
+            `it does not resolve here (${why}), and a wildcard's host goes to the machine's proxy only once checked`,
+          )
+        : { status: 403, message: `caesar's sandbox could not resolve ${host}: ${why}` };
     }
     if (upstream) return addresses.some(isInternalAddress) ? refuse(INTERNAL) : { upstream };
     // A wildcard names no address of the machine's own networks; a name that resolves there is refused.

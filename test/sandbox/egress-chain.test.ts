@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, request, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
@@ -345,17 +346,45 @@ describe("an agent against the chain", () => {
   });
 });
 
+/**
+ * `address:port` made silent: a process listens there and never accepts (its event loop blocked), and the
+ * kernel's queue of its connections is filled, so that the kernel drops further SYNs — a dead address.
+ */
+async function silentAt(address: string, port: number): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [
+      "-e",
+      `require("net").createServer().listen(${port}, "${address}", 1, () => { console.log("ready"); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); })`,
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  closers.push(() => child.kill("SIGKILL"));
+  await new Promise((resolve) => child.stdout.once("data", resolve));
+  for (;;) {
+    const socket = connect(port, address);
+    socket.on("error", () => undefined);
+    closers.push(() => socket.destroy());
+    const answered = await new Promise<boolean>((resolve) => {
+      socket.once("connect", () => resolve(true));
+      setTimeout(() => resolve(false), 300);
+    });
+    if (!answered) return;
+  }
+}
+
 describe("every address of a name is tried", () => {
   it("a name whose first address is unreachable (broken IPv6, a dead address) connects through its next one", async () => {
     const target = await targetServer();
     const addresses: Record<string, string[]> = {
       // Nothing listens on [::1]:<port> (the target is on 127.0.0.1 only): refused, or unreachable.
       "broken-v6.model.test": ["::1", "127.0.0.1"],
-      // TEST-NET-1: no answer, or no route.
-      "dead.model.test": ["192.0.2.1", "127.0.0.1"],
+      // An address that never answers (its SYNs dropped): the next is tried beside it after 250 ms.
+      "silent.model.test": ["127.0.0.2", "127.0.0.1"],
     };
+    await silentAt("127.0.0.2", target.port);
     const { proxy } = await proxyOf(
-      [`broken-v6.model.test:${target.port}`, `dead.model.test:${target.port}`],
+      [`broken-v6.model.test:${target.port}`, `silent.model.test:${target.port}`],
       {},
       async (host) => addresses[host] ?? [],
     );
