@@ -18,8 +18,11 @@ interface DoctorResult {
     allow_hosts_from: string;
     /** socat, which serves the egress proxy inside a sandbox; null: a relay of Node's own does. */
     relay: string | null;
-    /** The machine's own proxy (HTTPS_PROXY), which the egress proxy does not use yet. */
-    upstream_proxy: string | null;
+    /**
+     * The machine's own proxy the egress proxy goes through: for tunnels (HTTPS_PROXY…) and plain http
+     * (HTTP_PROXY), each its variable, host and port (null: none), and why a variable set cannot be used.
+     */
+    upstream_proxy: { tunnels: string | null; requests: string | null; problems: string[] };
   };
   telemetry: { settings: TelemetrySettings | null; problem: string | null };
   agents: (AgentSummary & { model_hosts: string[] })[];
@@ -139,10 +142,15 @@ function describeEgress(sandbox: DoctorResult["sandbox"]): string {
   const relay = sandbox.relay
     ? `relayed by ${sandbox.relay}`
     : "relayed by a Node process per task (install socat for a lighter one)";
-  const upstream = sandbox.upstream_proxy
-    ? `; WARNING: HTTPS_PROXY is set (${sandbox.upstream_proxy}) but caesar's egress proxy connects directly, not through it: behind a gateway that requires it, sandboxed agents cannot reach their model`
-    : "";
-  return `no network of the host's inside the sandbox: each agent reaches its model through caesar's egress proxy and, when its task has the network, [sandbox] allow_hosts (${sandbox.allow_hosts_from}): ${hosts}; ${relay}${upstream}`;
+  const { tunnels, requests, problems } = sandbox.upstream_proxy;
+  const chained =
+    tunnels || requests
+      ? `; allowed hosts are reached through the machine's proxy — tunnels through ${tunnels ?? "none (directly)"}, plain http through ${requests ?? "none (directly)"} — except the host's loopback and what NO_PROXY names (as this environment names them: the conductor service reads its own, the environment of the command that started it)`
+      : "";
+  const upstream = problems.map(
+    (problem) => `; WARNING: ${problem} — until it is, sandboxed agents cannot reach hosts it would carry`,
+  );
+  return `no network of the host's inside the sandbox: each agent reaches its model through caesar's egress proxy and, when its task has the network, [sandbox] allow_hosts (${sandbox.allow_hosts_from}): ${hosts}; ${relay}${chained}${upstream.join("")}`;
 }
 
 /** What the OS sandbox does here: its mode, and what it enforces (or why there is none). */

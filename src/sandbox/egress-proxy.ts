@@ -1,6 +1,7 @@
 import { lookup, Resolver } from "node:dns/promises";
 import { chmod, mkdir, rm } from "node:fs/promises";
 import {
+  Agent,
   type ClientRequest,
   createServer as createHttpServer,
   type IncomingMessage,
@@ -17,6 +18,8 @@ import {
   loopbackPorts,
   matchHost,
 } from "../support/host-rules.js";
+import { connectAny } from "./connect-any.js";
+import { isPlainHost, type MachineProxies, openTunnel, type UpstreamProxy } from "./upstream-proxy.js";
 
 /** Where, in an egress folder, the proxy listens; a loopback port `<n>` is served at `port-<n>.sock`. */
 export const PROXY_SOCKET = "proxy.sock";
@@ -29,6 +32,8 @@ const MAX_CONNECTIONS = 256;
 
 interface ForwardSlot {
   upstream?: ClientRequest;
+  /** Ends the connection being opened for it, if any. */
+  abort?: () => void;
   released: boolean;
   release: () => void;
 }
@@ -37,15 +42,36 @@ export interface EgressRefusal {
   host: string;
   port: number;
   why: string;
+  /** The task's rules allowed it; the machine's proxy (HTTPS_PROXY…) refused it or could not be asked. */
+  upstream?: boolean;
 }
+
+export interface EgressOptions {
+  /**
+   * The machine's proxies (a company's gateway), read from the environment of the process that runs this
+   * proxy, never the agent's: allowed traffic goes through them, unless NO_PROXY names its host or the host
+   * is the host's loopback. None: every host is connected to directly.
+   */
+  upstream?: MachineProxies;
+  /** Tests only: the addresses of a name, in place of the DNS (`dns`, a wildcard's) or getaddrinfo (`system`). */
+  resolveName?: (host: string, how: "dns" | "system") => Promise<string[]>;
+}
+
+/** Where an allowed host is reached: one of its checked addresses, or through the machine's proxy by name. */
+type Route = { addresses: string[] } | { upstream: UpstreamProxy };
+/** Why not: the answer's status (403 refused by the rules, 502 the machine's proxy) and its words. */
+type Stop = { status: 403 | 502; message: string };
 
 /**
  * A sandboxed task's only way out to the network: an HTTP proxy (CONNECT for TLS, absolute-form requests
  * for plain http) on a Unix socket in a folder only that task's sandbox has bound, which connects to a host
  * only when the task's rules allow it — after resolving it itself, so that a wildcard never reaches the
- * host's own loopback or private network, and connecting to the address it checked. Loopback ports the
- * rules name (a local model server) are forwarded as they are, each on a socket of its own. Inside, a relay
- * (relay.ts) serves these sockets on the sandbox's loopback. Every refusal is reported to `onRefused`.
+ * host's own loopback or private network, and connecting to an address it checked (the first of them that
+ * answers). Behind a machine's proxy (`options.upstream`), allowed traffic goes through it instead, by the
+ * name the agent asked for (see route). Loopback ports the rules name (a local model server) are forwarded
+ * as they are, each on a socket of its own, never through a machine's proxy. Inside, a relay (relay.ts)
+ * serves these sockets on the sandbox's loopback. Every refusal is reported to `onRefused`, and so is each
+ * allowed host a machine's proxy would not open.
  */
 export class EgressProxy {
   private readonly servers: Server[] = [];
@@ -59,6 +85,7 @@ export class EgressProxy {
     readonly folder: string,
     private readonly rules: readonly HostRule[],
     private readonly onRefused: (refusal: EgressRefusal) => void,
+    private readonly options: EgressOptions = {},
   ) {}
 
   /** The loopback ports forwarded as they are. */
@@ -79,6 +106,7 @@ export class EgressProxy {
       socket.once("close", () => {
         for (const slot of [...(this.forwarded.get(socket) ?? [])]) {
           slot.upstream?.destroy();
+          slot.abort?.();
           slot.release();
         }
       });
@@ -119,28 +147,46 @@ export class EgressProxy {
     socket.on("error", () => socket.destroy());
   }
 
-  /** `CONNECT host:port`: a tunnel to an allowed host, else 403 saying why. */
+  /** `CONNECT host:port`: a tunnel to an allowed host, else 403 saying why (502: it could not be opened). */
   private async tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
     const target = splitAuthority(req.url ?? "");
-    const address = target && (await this.resolve(target.host, target.port));
-    if (!target || typeof address !== "object") {
-      client.end(refusalResponse(typeof address === "string" ? address : `"${req.url}" is not host:port`));
+    if (!target) {
+      client.end(answer(403, `"${req.url}" is not host:port`));
+      return;
+    }
+    const route = await this.route(target.host, target.port, "tunnel");
+    if ("status" in route) {
+      client.end(answer(route.status, route.message));
       return;
     }
     // The client may have gone while its host was resolved: nothing to connect for.
     if (client.destroyed) return;
-    const upstream = connect(target.port, address.address);
-    this.track(upstream);
-    const gone = () => upstream.destroy();
+    const authority = `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}`;
+    const opening =
+      "upstream" in route
+        ? openTunnel(route.upstream, authority)
+        : directTunnel(route.addresses, target.port);
+    const gone = () => opening.abort();
     client.once("close", gone);
-    upstream.once("connect", () => {
+    let opened: { socket: Socket; rest: Buffer };
+    try {
+      opened = await opening.tunnel;
+    } catch (error) {
+      if (client.destroyed) return;
+      const why = (error as Error).message;
+      const stop = "upstream" in route ? this.upstreamFailed(target.host, target.port, why) : why;
+      client.end(answer(502, stop));
+      return;
+    } finally {
       client.off("close", gone);
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      this.splice(client, upstream, head);
-    });
-    upstream.once("error", (error) => {
-      client.end(`HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n${error.message}\n`);
-    });
+    }
+    if (client.destroyed) {
+      opened.socket.destroy();
+      return;
+    }
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (opened.rest.length > 0) client.write(opened.rest);
+    this.splice(client, opened.socket, head);
   }
 
   /** A plain-http request in absolute form, to an allowed host; the response streamed back. */
@@ -161,7 +207,10 @@ export class EgressProxy {
     // takes its upstream request along).
     const slot = this.takeSlot(req.socket);
     res.once("close", () => {
-      if (!res.writableFinished) slot.upstream?.destroy();
+      if (!res.writableFinished) {
+        slot.upstream?.destroy();
+        slot.abort?.();
+      }
       slot.release();
     });
     let url: URL;
@@ -174,28 +223,43 @@ export class EgressProxy {
       return;
     }
     const port = Number(url.port || 80);
-    const address = await this.resolve(url.hostname.replace(/^\[|\]$/g, ""), port);
-    if (typeof address === "string") {
-      res.writeHead(403, { "content-type": "text/plain", connection: "close" });
-      res.end(`${address}\n`);
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    const route = await this.route(host, port, "request");
+    if ("status" in route) {
+      res.writeHead(route.status, { "content-type": "text/plain", connection: "close" });
+      res.end(`${route.message}\n`);
       return;
     }
     if (slot.released) return; // its client went while its host was being resolved
     const headers = { ...req.headers };
     delete headers["proxy-connection"];
+    // The agent's credentials for a proxy are never passed on: the machine's proxy gets the service's.
     delete headers["proxy-authorization"];
+    const via = "upstream" in route ? route.upstream : undefined;
+    if (via?.authorization) headers["proxy-authorization"] = via.authorization;
+    const opening = via ? undefined : connectAny((route as { addresses: string[] }).addresses, port);
+    slot.abort = opening?.abort;
     const upstream = request({
-      host: address.address,
-      port,
+      host: via ? via.host : host,
+      port: via ? via.port : port,
       method: req.method,
-      path: `${url.pathname}${url.search}`,
+      // To the machine's proxy, the absolute form of the URL the decision was made on.
+      path: via ? url.href : `${url.pathname}${url.search}`,
       headers: { ...headers, host: url.host },
       setHost: false,
       // A connection of this request's own: no pool shared with other tasks (or the rest of the service).
-      agent: false,
+      agent: opening ? agentOf(opening.socket) : false,
     });
     slot.upstream = upstream;
     upstream.on("response", (answer) => {
+      // 407: the machine's proxy wants credentials — the service's to give, not the agent's (whose proxy
+      // caesar's is, and asks none).
+      if (via && answer.statusCode === 407) {
+        answer.resume();
+        res.writeHead(502, { "content-type": "text/plain", connection: "close" });
+        res.end(`${this.upstreamFailed(host, port, `the machine's proxy, ${via.label}, answered 407`)}\n`);
+        return;
+      }
       // The upstream is anyone's server: an answer Node will not write back (a status below 100, say)
       // throws here, in the conductor service that conducts every task — a 502 instead.
       try {
@@ -209,8 +273,13 @@ export class EgressProxy {
       answer.pipe(res);
     });
     upstream.on("error", (error) => {
-      if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain", connection: "close" });
-      res.end(`${error.message}\n`);
+      let message = error.message;
+      if (!res.headersSent) {
+        if (via && !slot.released)
+          message = this.upstreamFailed(host, port, `the machine's proxy, ${via.label}, failed: ${message}`);
+        res.writeHead(502, { "content-type": "text/plain", connection: "close" });
+      }
+      res.end(`${message}\n`);
     });
     req.pipe(upstream);
   }
@@ -234,30 +303,61 @@ export class EgressProxy {
     return slot;
   }
 
-  /** The address to connect to for `host:port`, or why not (reported as a refusal). */
-  private async resolve(host: string, port: number): Promise<{ address: string } | string> {
-    const refuse = (why: string) => {
+  /**
+   * Where to reach `host:port` (a tunnel's or a plain-http request's), or why not — each refusal reported.
+   * The decision is made on the name the agent asked for, by the task's rules, before any machine's proxy
+   * is considered. Directly, the name is resolved here and only its checked addresses are tried (a
+   * wildcard's: its public ones). Through the machine's proxy, which resolves the name again itself, a
+   * named host goes by name; a wildcard's must resolve here, to public addresses only.
+   */
+  private async route(host: string, port: number, kind: "tunnel" | "request"): Promise<Route | Stop> {
+    const refuse = (why: string): Stop => {
       this.onRefused({ host, port, why });
-      return `caesar's sandbox refused ${host}:${port}: ${why}.`;
+      return { status: 403, message: `caesar's sandbox refused ${host}:${port}: ${why}.` };
     };
     const match = matchHost(this.rules, host, port);
     if (!match) return refuse("not among the task's allowed hosts ([sandbox] allow_hosts)");
     if (match === "wildcard" && isLoopbackHost(host)) return refuse(INTERNAL);
-    let addresses: { address: string }[];
+    // The host's own loopback (a local model server) is never the machine's proxy's to reach.
+    const machine = this.options.upstream;
+    const upstream = isLoopbackHost(host)
+      ? undefined
+      : kind === "tunnel"
+        ? machine?.forTunnel(host, port)
+        : machine?.forRequest(host, port);
+    if (upstream && "unusable" in upstream)
+      return { status: 502, message: this.upstreamFailed(host, port, upstream.unusable) };
+    if (upstream && !isPlainHost(host)) return refuse("not a host name the machine's proxy can be asked for");
+    if (upstream && match === "named") return { upstream };
+    let addresses: string[];
     try {
-      addresses = isIP(host)
-        ? [{ address: host }]
-        : match === "wildcard"
-          ? await resolveByDns(host)
-          : await lookup(host, { all: true });
+      addresses = isIP(host) ? [host] : await this.addressesOf(host, match === "wildcard" ? "dns" : "system");
     } catch (error) {
-      return `caesar's sandbox could not resolve ${host}: ${(error as Error).message}`;
+      const why = (error as Error).message;
+      // A wildcard's name that does not resolve here is not sent on to be resolved elsewhere.
+      return upstream
+        ? refuse(
+            `it does not resolve here (${why}), and a wildcard's host goes to the machine's proxy only once checked`,
+          )
+        : { status: 403, message: `caesar's sandbox could not resolve ${host}: ${why}` };
     }
+    if (upstream) return addresses.some(isInternalAddress) ? refuse(INTERNAL) : { upstream };
     // A wildcard names no address of the machine's own networks; a name that resolves there is refused.
-    const usable =
-      match === "named" ? addresses : addresses.filter((entry) => !isInternalAddress(entry.address));
+    const usable = match === "named" ? addresses : addresses.filter((address) => !isInternalAddress(address));
     if (usable.length === 0) return refuse(INTERNAL);
-    return usable[0]!;
+    return { addresses: usable };
+  }
+
+  /** The machine's proxy did not let an allowed host through: reported, and the agent's 502 says why. */
+  private upstreamFailed(host: string, port: number, why: string): string {
+    this.onRefused({ host, port, why, upstream: true });
+    return `caesar's sandbox could not reach ${host}:${port} through the machine's proxy: ${why}.`;
+  }
+
+  private addressesOf(host: string, how: "dns" | "system"): Promise<string[]> {
+    if (this.options.resolveName) return this.options.resolveName(host, how);
+    if (how === "dns") return resolveByDns(host);
+    return lookup(host, { all: true }).then((entries) => entries.map((entry) => entry.address));
   }
 
   private splice(client: Duplex, upstream: Socket, head: Buffer): void {
@@ -281,19 +381,46 @@ export class EgressProxy {
  * No /etc/hosts either: names there are the machine's own, which only a rule naming them opens.
  */
 const resolver = new Resolver({ timeout: 2500, tries: 2 });
-async function resolveByDns(host: string): Promise<{ address: string }[]> {
+async function resolveByDns(host: string): Promise<string[]> {
   const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
   const addresses = [
     ...(v4.status === "fulfilled" ? v4.value : []),
     ...(v6.status === "fulfilled" ? v6.value : []),
   ];
   if (addresses.length === 0) throw v4.status === "rejected" ? v4.reason : new Error("no address");
-  return addresses.map((address) => ({ address }));
+  return addresses;
 }
 
-function refusalResponse(message: string): string {
+/** A tunnel's connection to the first of `addresses` that answers (connect-any.ts). */
+function directTunnel(
+  addresses: string[],
+  port: number,
+): { tunnel: Promise<{ socket: Socket; rest: Buffer }>; abort: () => void } {
+  const { socket, abort } = connectAny(addresses, port);
+  return { tunnel: socket.then((connected) => ({ socket: connected, rest: Buffer.alloc(0) })), abort };
+}
+
+/**
+ * An agent of one request, whose one connection is `socket` (the first checked address that answered:
+ * connect-any.ts). Not kept alive, as any agent of Node's default: the request says `Connection: close`
+ * and its socket ends with its answer.
+ */
+function agentOf(socket: Promise<Socket>): Agent {
+  const agent = new Agent();
+  agent.createConnection = (_options, done) => {
+    socket.then(
+      (connected) => done?.(null, connected),
+      (error: Error) => done?.(error, undefined as unknown as Socket),
+    );
+    return undefined;
+  };
+  return agent;
+}
+
+function answer(status: 403 | 502, message: string): string {
   const body = `${message}\n`;
-  return `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  const reason = status === 403 ? "Forbidden" : "Bad Gateway";
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
 /** `host:port` or `[v6]:port` of a CONNECT request. */

@@ -252,6 +252,8 @@ export const ERRORS = {
   configuration_in_task: { area: "policy", exit: 1, http: 422, governance: "evasion" },
   /** A sandboxed agent asked caesar's egress proxy for a host its task may not reach (`[sandbox] allow_hosts`). */
   egress_refused: { area: "policy", exit: null, http: null, governance: "limit" },
+  /** The machine's proxy (HTTPS_PROXY), which caesar's egress proxy goes through, did not open a host the task may reach. */
+  egress_upstream_failed: { area: "policy", exit: null, http: null, governance: "limit" },
   /** The target agent is not reachable from the caller (disabled, or not among its delegates). */
   delegate_unreachable: { area: "policy", exit: 1, http: 422, governance: "limit" },
   /** An independent delegate whose risk profile lists `always_ask` tools: nobody could approve them. */

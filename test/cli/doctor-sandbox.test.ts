@@ -86,3 +86,31 @@ describe("caesar doctor: the sandbox per agent", () => {
       );
   });
 });
+
+describe("caesar doctor: the machine's proxy", () => {
+  it("names the proxy the egress proxy chains, and a variable it cannot use — never a password", async () => {
+    const root = makeRepo({ "README.md": "# x\n", ".caesar/config.toml": '[sandbox]\nmode = "auto"\n' });
+    const env = {
+      HOME: tempDir(),
+      XDG_CONFIG_HOME: tempDir(),
+      HTTPS_PROXY: "http://jane:hunter2@gw.corp.example:3128",
+      HTTP_PROXY: "https://jane:hunter2@gw.corp.example:443",
+      NO_PROXY: ".corp.example",
+    };
+    const result = await runCaesar(["doctor", "--json"], { cwd: root, env });
+    const json = parseJsonOutput<{ sandbox: { backend: string | null; upstream_proxy: unknown } }>(result);
+    expect(json.sandbox.upstream_proxy).toEqual({
+      tunnels: "HTTPS_PROXY (gw.corp.example:3128)",
+      requests: null,
+      problems: [expect.stringContaining("HTTP_PROXY names an https:// proxy (gw.corp.example)")],
+    });
+    const text = await runCaesar(["doctor"], { cwd: root, env });
+    if (json.sandbox.backend) {
+      expect(text.stdout).toContain(
+        "through the machine's proxy — tunnels through HTTPS_PROXY (gw.corp.example:3128), plain http through none (directly)",
+      );
+      expect(text.stdout).toContain("WARNING: HTTP_PROXY names an https:// proxy");
+    }
+    expect(`${result.stdout}${text.stdout}${text.stderr}`).not.toContain("hunter2");
+  });
+});

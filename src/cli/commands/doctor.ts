@@ -28,6 +28,7 @@ export const doctorCommand: CommandDefinition = {
         const agents = await summarizeAgents(config, listAdapters(config, ctx.root));
         const { readServiceStatus } = await import("../service-line.js");
         const { platformSandbox } = await import("../../sandbox/decide.js");
+        const { MachineProxies } = await import("../../sandbox/upstream-proxy.js");
         const platform = platformSandbox();
         const { planTrace } = await import("../../engine/lifecycle/trace-plan.js");
         const traced = planTrace(config, process.env, undefined);
@@ -45,10 +46,10 @@ export const doctorCommand: CommandDefinition = {
             allow_hosts: config.sandbox.allow_hosts.value,
             allow_hosts_from: config.sandbox.allow_hosts.source,
             relay: findExecutable("socat") ?? null,
-            // Its user and password, if it names them, are not printed.
-            upstream_proxy:
-              (process.env.HTTPS_PROXY || process.env.https_proxy || "").replace(/\/\/[^/@]*@/, "//…@") ||
-              null,
+            // The machine's proxy the egress proxy chains, as this environment names it (the conductor
+            // service reads its own, the environment of the command that started it): variable, host and
+            // port only, never its user and password.
+            upstream_proxy: MachineProxies.fromEnvironment(process.env).describe(),
           },
           telemetry: { settings: traced.telemetry, problem: traced.findings[0]?.detail ?? null },
           agents: agents.map((agent) => ({ ...agent, model_hosts: modelHosts(agent.product, process.env) })),

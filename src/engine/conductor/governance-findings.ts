@@ -25,7 +25,9 @@ export async function governanceFindings(root: string, id: string): Promise<Find
     title:
       refusal.code === "records_rewritten"
         ? "The agent rewrote caesar's records in its task directory"
-        : `caesar refused the agent's \`${refusal.action}\``,
+        : refusal.code === "egress_upstream_failed"
+          ? `The machine's proxy did not open the agent's \`${refusal.action}\``
+          : `caesar refused the agent's \`${refusal.action}\``,
     detail: `${refusal.summary} (${refusal.code}, ${refusal.at})`,
   }));
   if (refusals.length > SHOWN) {

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { EgressProxy, type EgressRefusal, portSocket } from "../../sandbox/egress-proxy.js";
+import { MachineProxies } from "../../sandbox/upstream-proxy.js";
 import { formatHostRule, parseHostRules } from "../../support/host-rules.js";
 import { controlTaskPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
@@ -19,7 +20,9 @@ export function egressFolderOf(root: string, taskId: string): string {
  * A sandboxed task's egress proxy (sandbox/egress-proxy.ts), opened by whoever conducts it — the service or
  * a cluster worker — for as long as it does: in a folder of the task's control directory, which its sandbox
  * alone has bound. Each host it refuses is recorded against the task once: an `error` event and a refusal
- * (a `medium` finding of its report).
+ * (a `medium` finding of its report); so is each allowed host the machine's proxy would not open.
+ * The machine's proxy it chains (HTTPS_PROXY, NO_PROXY…) is read from this process's environment — the
+ * service's or the worker's — never from the task's, which an agent's request may have set.
  */
 export async function openEgress(
   root: string,
@@ -34,6 +37,10 @@ export async function openEgress(
   let unrecorded = 0;
   const onRefused = (refusal: EgressRefusal) => {
     const key = formatHostRule({ host: refusal.host, port: refusal.port });
+    if (refusal.upstream) {
+      recordUpstream(key, refusal.why);
+      return;
+    }
     if (seen.has(key)) return;
     if (seen.size >= RECORDED) {
       unrecorded++;
@@ -60,7 +67,29 @@ export async function openEgress(
       appendRefusal(root, taskId, { code: "egress_refused", action: `connect ${shown}`, summary }),
     ]).catch(() => undefined);
   };
-  const proxy = new EgressProxy(egressFolderOf(root, taskId), parseHostRules(plan.sandbox.egress), onRefused);
+  // Allowed hosts the machine's proxy did not open: a few on record (its words name no credentials), the
+  // rest in the service's log as a count.
+  const failed = new Set<string>();
+  const recordUpstream = (key: string, why: string) => {
+    if (failed.has(key)) return;
+    if (failed.size >= RECORDED) {
+      log(`[egress ${taskId}] the machine's proxy did not open ${key.slice(0, 200)}: ${why.slice(0, 300)}`);
+      return;
+    }
+    failed.add(key);
+    const shown = key.length > 260 ? `${key.slice(0, 250)}…${key.slice(-8)}` : key;
+    const summary = `The agent asked to reach ${shown}, which its task may, but caesar could not through the machine's proxy: ${why.slice(0, 300)}. See "The sandbox's network" in docs/configuration.md.`;
+    void Promise.all([
+      events.append({ type: "error", code: "egress_upstream_failed", message: summary }),
+      appendRefusal(root, taskId, { code: "egress_upstream_failed", action: `connect ${shown}`, summary }),
+    ]).catch(() => undefined);
+  };
+  const proxy = new EgressProxy(
+    egressFolderOf(root, taskId),
+    parseHostRules(plan.sandbox.egress),
+    onRefused,
+    { upstream: MachineProxies.fromEnvironment(process.env) },
+  );
   try {
     await proxy.listen();
   } catch (error) {
