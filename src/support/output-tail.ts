@@ -81,3 +81,49 @@ export async function readHandleTail(handle: FileHandle, bytes: number, from = 0
   await handle.read(buffer, 0, length, size - length);
   return buffer.toString("utf8");
 }
+
+/**
+ * The last bytes of a byte stream fed in chunks (at least `maxBytes` once that many came): a copy of each
+ * chunk's end only, so a flood costs a bounded copy per chunk and no decoding until the text is asked for.
+ */
+export class ByteTail {
+  /** The kept ends of chunks, in order; whole pieces are dropped from the front. */
+  private readonly pieces: Buffer[] = [];
+  private length = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Add a chunk (copied: the caller may reuse its buffer). */
+  push(chunk: Uint8Array): void {
+    if (chunk.length === 0) return;
+    if (chunk.length >= this.maxBytes) {
+      this.pieces.length = 0;
+      this.pieces.push(Buffer.from(chunk.subarray(chunk.length - this.maxBytes)));
+      this.length = this.maxBytes;
+      return;
+    }
+    this.pieces.push(Buffer.from(chunk));
+    this.length += chunk.length;
+    while (this.pieces.length > 1 && this.length - this.pieces[0]!.length >= this.maxBytes)
+      this.length -= this.pieces.shift()!.length;
+  }
+
+  /** The kept bytes (their start may be in the middle of a character or a line). */
+  bytes(): Buffer {
+    const all = Buffer.concat(this.pieces, this.length);
+    return all.subarray(Math.max(0, all.length - this.maxBytes));
+  }
+
+  /** The kept bytes as text, from the first whole character (UTF-8). */
+  text(): string {
+    const bytes = this.bytes();
+    return bytes.subarray(characterStart(bytes, 0)).toString("utf8");
+  }
+}
+
+/** The first offset at or after `from` that starts a UTF-8 character (past at most 3 continuation bytes). */
+export function characterStart(bytes: Uint8Array, from: number): number {
+  let at = from;
+  while (at < bytes.length && at < from + 3 && (bytes[at]! & 0xc0) === 0x80) at += 1;
+  return at;
+}

@@ -1,10 +1,11 @@
+import { StringDecoder } from "node:string_decoder";
 import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
 import { writeLaunchFiles } from "../../agents/launch-files.js";
 import type { EventBody } from "../../protocol/event.js";
 import { LineBuffer } from "../../protocol/jsonl.js";
 import { formatDuration } from "../../support/duration.js";
 import { messageOf } from "../../support/errors.js";
-import { OutputTail } from "../../support/output-tail.js";
+import { ByteTail, OutputTail, tailOf } from "../../support/output-tail.js";
 import { recordProcess } from "../../support/process.js";
 import type { EventWriter } from "../store/event-log.js";
 import type { TaskPlan } from "../store/task-plan.js";
@@ -241,6 +242,10 @@ async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn
   };
 }
 
+/** The last lines of stdout a failure message shows, and the bytes of a flood kept to find them. */
+const STDOUT_TAIL_LINES = 10;
+const STDOUT_TAIL_BYTES = 64 * 1024;
+
 interface Output {
   sink: OutputSink;
   stream: AgentStream;
@@ -279,14 +284,18 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
     ...(plan.ask_permissions ? { askPermissionsUntil: deadlineAt } : {}),
   });
   const stderrTail = new OutputTail();
-  const stdoutTail = new OutputTail(10);
+  const stdoutTail = new OutputTail(STDOUT_TAIL_LINES);
+  // Of a translator that takes stdout as bytes, the end of it, read as lines only when a failure needs them.
+  const stdoutBytes = stream.stdoutBytes ? new ByteTail(STDOUT_TAIL_BYTES) : undefined;
   const lines = { stdout: new LineBuffer(), stderr: new LineBuffer() };
-  // A translator that reads no line of stdout gets its chunks whole (a flood is never split into lines).
-  const feed = (name: OutputStream, text: string) => {
-    if (name === "stdout" && stream.stdoutText) {
-      stdoutTail.pushText(text);
-      stream.stdoutText(text);
-    } else for (const line of lines[name].push(text)) handle(name, line);
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  // A translator that reads no line of stdout gets its bytes as they came (a flood is neither decoded nor
+  // split into lines).
+  const feed = (name: OutputStream, bytes: Buffer) => {
+    if (name === "stdout" && stream.stdoutBytes) {
+      stdoutBytes?.push(bytes);
+      stream.stdoutBytes(bytes);
+    } else for (const line of lines[name].push(decoders[name].write(bytes))) handle(name, line);
   };
   const handle = (name: OutputStream, line: string) => {
     if (name === "stdout") {
@@ -302,26 +311,33 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
     meter,
     lastOutput: Date.now(),
     // A session agent's stdout is the protocol (JSON-RPC frames): its words are on stderr only.
-    tail: () => stderrTail.text || (stream.stdinPipe ? "" : stdoutTail.text),
+    tail: () =>
+      stderrTail.text ||
+      (stream.stdinPipe ? "" : stdoutBytes ? tailOf(stdoutBytes.text(), STDOUT_TAIL_LINES) : stdoutTail.text),
     sink: {
-      async consume(name, text) {
+      async consume(name, bytes) {
         output.lastOutput = Date.now();
-        const size = await raw.append(text);
-        feed(name, text);
+        // raw.log gets the bytes as the agent wrote them; the buffer is not reused before they are written.
+        const size = await raw.append(bytes);
+        feed(name, bytes);
         await events.flush();
         return size;
       },
-      replay(name, text) {
+      replay(name, bytes) {
         replaying = true;
         try {
-          feed(name, text);
+          feed(name, bytes);
         } finally {
           replaying = false;
         }
       },
       async end() {
-        for (const name of ["stdout", "stderr"] as const)
-          for (const line of lines[name].flush()) handle(name, line);
+        for (const name of ["stdout", "stderr"] as const) {
+          // An unfinished character at the very end (its replacement); the bytes themselves are in raw.log.
+          const rest = decoders[name].end();
+          const last = [...(rest ? lines[name].push(rest) : []), ...lines[name].flush()];
+          for (const line of last) handle(name, line);
+        }
         await events.flush();
       },
     },

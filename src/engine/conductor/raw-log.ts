@@ -37,8 +37,8 @@ export class RawLog {
     return new Promise((resolve) => this.stream.write("", () => resolve(this.size())));
   }
 
-  /** Write, then resolve with the log's size once it is on disk. */
-  append(chunk: string): Promise<number> {
+  /** Write, then resolve with the log's size once it is on disk (a buffer is not copied: keep it till then). */
+  append(chunk: string | Buffer): Promise<number> {
     return new Promise((resolve) => this.stream.write(chunk, () => resolve(this.size())));
   }
 
