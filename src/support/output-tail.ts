@@ -83,41 +83,63 @@ export async function readHandleTail(handle: FileHandle, bytes: number, from = 0
 }
 
 /**
- * The last bytes of a byte stream fed in chunks (at least `maxBytes` once that many came): a copy of each
- * chunk's end only, so a flood costs a bounded copy per chunk and no decoding until the text is asked for.
+ * The last bytes of a byte stream fed in chunks (`maxBytes` of them once that many came), in a ring of its
+ * own that grows to `maxBytes` and is then written over: a chunk costs a copy of its end, no allocation, so
+ * a flood leaves no garbage behind; nothing is decoded until the text is asked for.
  */
 export class ByteTail {
-  /** The kept ends of chunks, in order; whole pieces are dropped from the front. */
-  private readonly pieces: Buffer[] = [];
+  private ring = Buffer.alloc(0);
+  /** Where the oldest kept byte is, and how many are kept. */
+  private start = 0;
   private length = 0;
 
   constructor(private readonly maxBytes: number) {}
 
   /** Add a chunk (copied: the caller may reuse its buffer). */
   push(chunk: Uint8Array): void {
-    if (chunk.length === 0) return;
-    if (chunk.length >= this.maxBytes) {
-      this.pieces.length = 0;
-      this.pieces.push(Buffer.from(chunk.subarray(chunk.length - this.maxBytes)));
-      this.length = this.maxBytes;
-      return;
+    const bytes = chunk.length > this.maxBytes ? chunk.subarray(chunk.length - this.maxBytes) : chunk;
+    if (bytes.length === 0) return;
+    const wanted = Math.min(this.maxBytes, this.length + bytes.length);
+    if (wanted > this.ring.length) {
+      // Grown by doubling up to its bound, the kept bytes moved to its start.
+      const grown = Buffer.alloc(Math.min(this.maxBytes, Math.max(wanted, this.ring.length * 2, 4096)));
+      this.copyOut(grown);
+      this.ring = grown;
+      this.start = 0;
     }
-    this.pieces.push(Buffer.from(chunk));
-    this.length += chunk.length;
-    while (this.pieces.length > 1 && this.length - this.pieces[0]!.length >= this.maxBytes)
-      this.length -= this.pieces.shift()!.length;
+    const size = this.ring.length;
+    let at = (this.start + this.length) % size;
+    let from = 0;
+    while (from < bytes.length) {
+      const count = Math.min(bytes.length - from, size - at);
+      this.ring.set(bytes.subarray(from, from + count), at);
+      from += count;
+      at = (at + count) % size;
+    }
+    const overflow = this.length + bytes.length - size;
+    if (overflow > 0) {
+      this.start = (this.start + overflow) % size;
+      this.length = size;
+    } else this.length += bytes.length;
   }
 
-  /** The kept bytes (their start may be in the middle of a character or a line). */
+  /** The kept bytes, oldest first (their start may be in the middle of a character or a line). */
   bytes(): Buffer {
-    const all = Buffer.concat(this.pieces, this.length);
-    return all.subarray(Math.max(0, all.length - this.maxBytes));
+    const out = Buffer.alloc(this.length);
+    this.copyOut(out);
+    return out;
   }
 
   /** The kept bytes as text, from the first whole character (UTF-8). */
   text(): string {
     const bytes = this.bytes();
     return bytes.subarray(characterStart(bytes, 0)).toString("utf8");
+  }
+
+  private copyOut(target: Buffer): void {
+    const first = Math.min(this.length, this.ring.length - this.start);
+    this.ring.copy(target, 0, this.start, this.start + first);
+    this.ring.copy(target, first, 0, this.length - first);
   }
 }
 

@@ -222,6 +222,41 @@ describe("the conductor service", () => {
     expect(raw.length - printed.length).toBeLessThan(4096);
   }, 180_000);
 
+  it("conducts another task while one floods its output: the other starts and ends during the flood", async () => {
+    const root = project("[policy]\nmax_parallel = 4\n");
+    const folder = tempDir("caesar-flood-others-");
+    writeFileSync(join(folder, "piece.txt"), "y".repeat(99).concat("\n").repeat(2_600)); // 260 KB
+    const marker = join(folder, "other-ran");
+    const report = (summary: string) =>
+      `printf '{"protocol":"caesar.report/v1","status":"success","summary":"${summary}"}' > "$CAESAR_REPORT_PATH"`;
+    // The flood goes on until the other task's agent has run (at most 100 MB): a service stalled by it
+    // would never start the other one.
+    const flood = join(folder, "flood.sh");
+    writeFileSync(
+      flood,
+      `#!/bin/sh\ni=0\nwhile [ ! -e "${marker}" ] && [ $i -lt 400 ]; do cat "${join(folder, "piece.txt")}"; i=$((i+1)); done\nif [ -e "${marker}" ]; then echo "the other task ran during the flood"; fi\n${report("flooded")}\n`,
+      { mode: 0o755 },
+    );
+    const other = join(folder, "other.sh");
+    writeFileSync(other, `#!/bin/sh\ntouch "${marker}"\n${report("ran")}\n`, { mode: 0o755 });
+    writeConfig(
+      root,
+      `[policy]\nmax_parallel = 4\n[[agent]]\nid = "flood"\nbin = "${flood}"\n\n[[agent]]\nid = "other"\nbin = "${other}"\n`,
+    );
+    git(root, "commit", "-qam", "flood and other");
+    const flooding = await detach(root, ["--agent", "flood", "flood"]);
+    await until("the flood to start", () => state(root, flooding).phase === "running", 60_000, root);
+    const ran = await runCaesar(["run", "--json", "--agent", "other", "other"], {
+      cwd: root,
+      timeoutMs: 120_000,
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    await until("the flood to finish", () => state(root, flooding).phase === "finished", 120_000, root);
+    expect(state(root, flooding).report?.summary).toBe("flooded");
+    const raw = readFileSync(join(taskDir(root, flooding), "raw.log"));
+    expect(raw.subarray(-200).toString()).toContain("the other task ran during the flood");
+  }, 240_000);
+
   it("keeps max_parallel = 1 across SIGKILLs of the service: a queued task never starts while a taken-over agent runs", async () => {
     const root = project("[policy]\nmax_parallel = 1\n");
     // Each agent writes when it starts and when it ends, in its task directory (the one folder besides its

@@ -88,13 +88,15 @@ describe("the end of a byte stream fed in chunks", () => {
     const pieces = ["a", "é", "✓", "😀", "\n", "\r\n", "word "];
     for (let round = 0; round < 200; round++) {
       let text = "";
-      const count = Math.floor(next() * 400);
+      // Small bounds, and large ones its ring grows to by doubling.
+      const large = next() < 0.3;
+      const count = Math.floor(next() * (large ? 8000 : 400));
       for (let i = 0; i < count; i++) text += pieces[Math.floor(next() * pieces.length)];
       const bytes = Buffer.from(text);
-      const max = 1 + Math.floor(next() * 300);
+      const max = 1 + Math.floor(next() * (large ? 20_000 : 300));
       const tail = new ByteTail(max);
       for (let at = 0; at < bytes.length; ) {
-        const size = 1 + Math.floor(next() * (next() < 0.2 ? 600 : 20));
+        const size = 1 + Math.floor(next() * (next() < 0.2 ? (large ? 9000 : 600) : 20));
         tail.push(bytes.subarray(at, at + size));
         at += size;
       }
