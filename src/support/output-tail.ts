@@ -75,11 +75,16 @@ export async function readFileTail(path: string, bytes: number, from = 0): Promi
 
 /** The last `bytes` of an open file from offset `from` on, as text. */
 export async function readHandleTail(handle: FileHandle, bytes: number, from = 0): Promise<string> {
+  return (await readHandleTailBytes(handle, bytes, from)).toString("utf8");
+}
+
+/** The last `bytes` of an open file from offset `from` on. */
+export async function readHandleTailBytes(handle: FileHandle, bytes: number, from = 0): Promise<Buffer> {
   const { size } = await handle.stat();
   const length = Math.max(0, Math.min(size - from, bytes));
   const buffer = Buffer.alloc(length);
-  await handle.read(buffer, 0, length, size - length);
-  return buffer.toString("utf8");
+  const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+  return buffer.subarray(0, bytesRead);
 }
 
 /**

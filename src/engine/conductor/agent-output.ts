@@ -5,7 +5,8 @@ import { ChangeWatch } from "../store/change-watch.js";
 
 /**
  * The files of one run (turn) of an agent: its stdout and stderr as it wrote them, the exit status its
- * keeper wrote (agent-process.ts), and how far a conductor has handled the output (the cursor).
+ * keeper wrote (agent-process.ts), and how far a conductor has handled the output (the cursor) — or, for an
+ * agent whose output went straight into raw.log (`direct`, present then), none of its output.
  */
 export interface AgentFiles {
   dir: string;
@@ -13,6 +14,7 @@ export interface AgentFiles {
   stderr: string;
   exit: string;
   cursor: string;
+  direct: string;
 }
 
 export function agentFiles(dir: string, turn: number): AgentFiles {
@@ -22,6 +24,7 @@ export function agentFiles(dir: string, turn: number): AgentFiles {
     stderr: join(dir, `${turn}.err`),
     exit: join(dir, `${turn}.exit`),
     cursor: join(dir, `${turn}.cursor`),
+    direct: join(dir, `${turn}.direct`),
   };
 }
 
