@@ -8,8 +8,8 @@
 //    one bare Node start plus `git worktree add` of the same repository — and the agent run directly.
 // 2. Memory: caesar's summed peak for one attached task (the front end, the service, the agent's keeper),
 //    and per running task with `--parallel` tasks at once (the service's RSS growth divided by their number).
-// 3. A flood: an agent printing `--flood-mb` MB on stdout, against a plain copy of the same bytes to a file;
-//    the service's peak memory while it reads them.
+// 3. A flood: an agent printing `--flood-mb` MB on stdout, against a plain copy of the same bytes to a file,
+//    and against a no-op run of the same build (what the flood itself costs); the service's peak memory.
 // With `--baseline <path to another caesar's bin/caesar.js>` (an older build: one conductor process per
 // task), the same measurements of it, run interleaved with this build's. With `--sandbox`, this build again
 // with every agent in caesar's OS sandbox (`[sandbox] mode = "required"`: bubblewrap, the egress proxy).
@@ -24,7 +24,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -264,37 +264,61 @@ async function runParallel(build) {
 }
 for (const build of builds) await runParallel(build);
 
-// 3. A flood of output.
+// 3. A flood of output: `--runs` floods per build (at most 5), each beside a no-op run of the same build, so that
+// what the flood itself costs — its wall time beyond a no-op task's — is seen apart from `caesar run`'s own.
 console.log(`\n== a flood: ${floodMb} MB on stdout`);
 const copyTarget = join(scratch, "copy.txt");
 const copies = [];
-for (let i = 0; i < 3; i++) copies.push(timed("sh", ["-c", `cat "${bigFile}" > "${copyTarget}"`]).seconds);
-const copy = median(copies);
-console.log(`plain copy to a file  ${ms(copy)}`);
+const floodRuns = Math.max(1, Math.min(runs, 5));
 for (const build of builds) {
-  const root = makeProject(`${build.name.replace(/\W/g, "-")}-flood`, build.sandbox);
-  timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: root });
-  const pid = servicePid(root);
-  const before = pid ? processStats(pid) : undefined;
-  const run = timed(build.bin, ["run", "--json", "--agent", "flood", "flood"], { cwd: root });
-  const after = pid ? processStats(pid) : undefined;
-  const id = readdirSync(join(root, ".caesar", "tasks")).find((task) => {
+  build.floodRoot = makeProject(`${build.name.replace(/\W/g, "-")}-flood`, build.sandbox);
+  timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: build.floodRoot });
+  build.pid = servicePid(build.floodRoot);
+  build.before = build.pid ? processStats(build.pid) : undefined;
+  Object.assign(build, { floods: [], noops: [], floodCpu: [], floodFront: 0 });
+}
+const loads = [];
+for (let i = 0; i < floodRuns; i++) {
+  copies.push(timed("sh", ["-c", `cat "${bigFile}" > "${copyTarget}"`]).seconds);
+  loads.push(loadavg()[0]);
+  for (const build of builds) {
+    const root = build.floodRoot;
+    build.noops.push(
+      timed(build.bin, ["run", "--json", "--agent", "noop", `noop ${i}`], { cwd: root }).seconds,
+    );
+    const before = build.pid ? processStats(build.pid) : undefined;
+    const run = timed(build.bin, ["run", "--json", "--agent", "flood", "flood"], { cwd: root });
+    const after = build.pid ? processStats(build.pid) : undefined;
+    build.floods.push(run.seconds);
+    build.floodFront = Math.max(build.floodFront, run.rssKiB);
+    build.floodCpu.push(run.cpu + (before && after ? after.cpu - before.cpu : 0));
+  }
+}
+const copy = median(copies);
+console.log(
+  `plain copy to a file  ${ms(copy)}  (load average during the floods: ${loads.map((load) => load.toFixed(2)).join(", ")})`,
+);
+for (const build of builds) {
+  const root = build.floodRoot;
+  const ids = readdirSync(join(root, ".caesar", "tasks")).filter((task) => {
     const state = JSON.parse(readFileSync(join(root, ".caesar", "tasks", task, "state.json"), "utf8"));
     return state.objective === "flood";
   });
-  const raw = readFileSync(join(root, ".caesar", "tasks", id, "raw.log")).length;
+  const raw = readFileSync(join(root, ".caesar", "tasks", ids[0], "raw.log")).length;
   let memory;
-  let cpu = run.cpu;
-  if (before && after) {
-    memory = `service peak ${mib(after.hwm)} (before the flood ${mib(before.rss)})`;
-    cpu += after.cpu - before.cpu;
+  let cpu = median(build.floodCpu);
+  const after = build.pid ? processStats(build.pid) : undefined;
+  if (build.before && after) {
+    memory = `service peak ${mib(after.hwm)} (before the floods ${mib(build.before.rss)})`;
   } else {
-    const conductor = conductorPeaks(root).find((peak) => peak.id === id);
-    memory = `conductor peak ${mib(conductor?.rss ?? 0)}`;
-    cpu += conductor?.cpu ?? 0;
+    const peaks = conductorPeaks(root).filter((peak) => ids.includes(peak.id));
+    memory = `conductor peak ${mib(Math.max(0, ...peaks.map((peak) => peak.rss)))}`;
+    cpu += median(peaks.map((peak) => peak.cpu));
   }
+  const flood = median(build.floods);
+  const beyond = flood - median(build.noops);
   console.log(
-    `${build.name.padEnd(20)} ${ms(run.seconds)} = ${(run.seconds / copy).toFixed(2)}x the copy  (target <= 3x); CPU ${cpu.toFixed(2)} s; ${memory}; front end ${mib(run.rssKiB)}; raw.log ${(raw / 1e6).toFixed(1)} MB`,
+    `${build.name.padEnd(20)} ${ms(flood)} = ${(flood / copy).toFixed(2)}x the copy  (target <= 3x); beyond a no-op run (${ms(median(build.noops))}): ${ms(beyond)} = ${(beyond / copy).toFixed(2)}x the copy; CPU ${cpu.toFixed(2)} s; ${memory}; front end ${mib(build.floodFront)}; raw.log ${(raw / 1e6).toFixed(1)} MB`,
   );
 }
 

@@ -189,10 +189,11 @@ export interface StreamTranslator {
   stdout(line: string): TranslatedEvents;
   stderr?(line: string): TranslatedEvents;
   /**
-   * A translator that reads no line of stdout (it keeps only the end of it) takes stdout as the raw chunks
-   * the agent wrote instead: the runner then splits none of it into lines (a flood costs a read and a write).
+   * A translator that reads no line of stdout (it keeps only the end of it) takes stdout as the bytes the
+   * agent wrote instead: the runner then neither decodes nor splits any of it (a flood costs a read and a
+   * write). The bytes are lent for the call only: a translator keeping some copies them.
    */
-  stdoutText?(text: string): void;
+  stdoutBytes?(bytes: Uint8Array): void;
   finish(exit: ProcessExit): Promise<StreamOutcome>;
 }
 

@@ -182,6 +182,90 @@ describe("the conductor service", () => {
     }
   }, 180_000);
 
+  // Out of the OS sandbox, the agent writes straight into raw.log (nothing of it may be cut when taken
+  // over); in it, caesar copies its output there (up to the cursor: nothing twice).
+  it.each([
+    ["straight into raw.log", "off"],
+    ["copied by caesar, in its OS sandbox", "required"],
+  ])(
+    "loses no byte of a flood (%s) when it is killed in the middle of it: raw.log holds the output once, in order, and the report at its end is found",
+    async (_how, sandbox) => {
+      const root = project();
+      // 12 copies of 1.1 MB of lines with characters of 2, 3 and 4 bytes (cut apart by the reader's chunks),
+      // a pause between copies so that the kills land in the flood, then the report as the last of stdout.
+      const folder = tempDir("caesar-flood-agent-");
+      const piece = Array.from({ length: 24_000 }, (_, i) => `${i} é ✓ 😀 ${"x".repeat(i % 50)}\n`).join("");
+      writeFileSync(join(folder, "piece.txt"), piece);
+      const report = '{"protocol":"caesar.report/v1","status":"success","summary":"flooded"}';
+      const agent = join(folder, "flood.sh");
+      writeFileSync(
+        agent,
+        `#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "${join(folder, "piece.txt")}"; sleep 0.15; done\nprintf '\`\`\`json caesar:report\\n%s\\n\`\`\`\\n' '${report}'\n`,
+        { mode: 0o755 },
+      );
+      writeConfig(root, `[sandbox]\nmode = "${sandbox}"\n[[agent]]\nid = "flood"\nbin = "${agent}"\n`);
+      git(root, "commit", "-qam", "flood");
+      const id = await detach(root, ["--agent", "flood", "flood"]);
+      for (let kill = 0; kill < 3; kill++) {
+        const running = await until("a service", () => service(root), 60_000, root);
+        await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 400));
+        if (state(root, id).phase === "finished") break;
+        process.kill(running.pid, "SIGKILL");
+        const ps = await runCaesar(["ps", "--json"], { cwd: root });
+        expect(ps.code, ps.stderr).toBe(0);
+      }
+      await until("the flood to finish", () => state(root, id).phase === "finished", 120_000, root);
+      const final = state(root, id);
+      expect(final.outcome).toBe("succeeded");
+      expect(final.report).toMatchObject({ status: "success", summary: "flooded" });
+      // Taken over at least once while it printed (the same agent process to its end).
+      const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8");
+      expect(events).toContain("the conductor service took over flood");
+      const raw = readFileSync(join(taskDir(root, id), "raw.log"));
+      const printed = Buffer.from(`${piece.repeat(12)}\`\`\`json caesar:report\n${report}\n\`\`\`\n`);
+      const at = raw.indexOf(printed);
+      expect(at, "the flood is in raw.log, whole and in order").toBeGreaterThanOrEqual(0);
+      // Nothing of it twice: what else raw.log holds is caesar's few notes.
+      expect(raw.length - printed.length).toBeLessThan(4096);
+    },
+    180_000,
+  );
+
+  it("conducts another task while one floods its output: the other starts and ends during the flood", async () => {
+    const root = project("[policy]\nmax_parallel = 4\n");
+    const folder = tempDir("caesar-flood-others-");
+    writeFileSync(join(folder, "piece.txt"), "y".repeat(99).concat("\n").repeat(2_600)); // 260 KB
+    const marker = join(folder, "other-ran");
+    const report = (summary: string) =>
+      `printf '{"protocol":"caesar.report/v1","status":"success","summary":"${summary}"}' > "$CAESAR_REPORT_PATH"`;
+    // The flood (13 MB/s at most) goes on until the other task's agent has run, for at least 12 s and at
+    // most 156 MB: a service stalled by it would not start the other one before it ends.
+    const flood = join(folder, "flood.sh");
+    writeFileSync(
+      flood,
+      `#!/bin/sh\ni=0\nwhile [ ! -e "${marker}" ] && [ $i -lt 600 ]; do cat "${join(folder, "piece.txt")}"; sleep 0.02; i=$((i+1)); done\nif [ -e "${marker}" ]; then echo "the other task ran during the flood"; fi\n${report("flooded")}\n`,
+      { mode: 0o755 },
+    );
+    const other = join(folder, "other.sh");
+    writeFileSync(other, `#!/bin/sh\ntouch "${marker}"\n${report("ran")}\n`, { mode: 0o755 });
+    writeConfig(
+      root,
+      `[policy]\nmax_parallel = 4\n[[agent]]\nid = "flood"\nbin = "${flood}"\n\n[[agent]]\nid = "other"\nbin = "${other}"\n`,
+    );
+    git(root, "commit", "-qam", "flood and other");
+    const flooding = await detach(root, ["--agent", "flood", "flood"]);
+    await until("the flood to start", () => state(root, flooding).phase === "running", 60_000, root);
+    const ran = await runCaesar(["run", "--json", "--agent", "other", "other"], {
+      cwd: root,
+      timeoutMs: 120_000,
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    await until("the flood to finish", () => state(root, flooding).phase === "finished", 120_000, root);
+    expect(state(root, flooding).report?.summary).toBe("flooded");
+    const raw = readFileSync(join(taskDir(root, flooding), "raw.log"));
+    expect(raw.subarray(-200).toString()).toContain("the other task ran during the flood");
+  }, 240_000);
+
   it("keeps max_parallel = 1 across SIGKILLs of the service: a queued task never starts while a taken-over agent runs", async () => {
     const root = project("[policy]\nmax_parallel = 1\n");
     // Each agent writes when it starts and when it ends, in its task directory (the one folder besides its

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, stat } from "node:fs/promises";
 import { needsConductor, recoverTask } from "../../engine/lifecycle/recover.js";
-import { watchPath } from "../../engine/store/change-watch.js";
+import { RAW_OUTPUT_FILES, watchPath } from "../../engine/store/change-watch.js";
 import { projectPaths } from "../../engine/store/project.js";
 import { listTaskIds } from "../../engine/store/task-store.js";
 import {
@@ -288,7 +288,7 @@ export class TaskIndex {
     if (!this.watchers.has(task.id)) {
       this.watchers.set(
         task.id,
-        watchPath(task.dir, () => this.schedule(task.id), { pollMs: 1000 }),
+        watchPath(task.dir, () => this.schedule(task.id), { pollMs: 1000, ignore: RAW_OUTPUT_FILES }),
       );
     }
     if (needsConductor(task.state) && !this.finishing.has(task.id)) {

@@ -1,12 +1,12 @@
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import { type FileHandle, open, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { StringDecoder } from "node:string_decoder";
 import { ChangeWatch } from "../store/change-watch.js";
 
 /**
  * The files of one run (turn) of an agent: its stdout and stderr as it wrote them, the exit status its
- * keeper wrote (agent-process.ts), and how far a conductor has handled the output (the cursor).
+ * keeper wrote (agent-process.ts), and how far a conductor has handled the output (the cursor) — or, for an
+ * agent whose output went straight into raw.log (`direct`, present then), none of its output.
  */
 export interface AgentFiles {
   dir: string;
@@ -14,6 +14,7 @@ export interface AgentFiles {
   stderr: string;
   exit: string;
   cursor: string;
+  direct: string;
 }
 
 export function agentFiles(dir: string, turn: number): AgentFiles {
@@ -23,6 +24,7 @@ export function agentFiles(dir: string, turn: number): AgentFiles {
     stderr: join(dir, `${turn}.err`),
     exit: join(dir, `${turn}.exit`),
     cursor: join(dir, `${turn}.cursor`),
+    direct: join(dir, `${turn}.direct`),
   };
 }
 
@@ -38,17 +40,26 @@ export interface OutputCursor {
 
 export type OutputStream = "stdout" | "stderr";
 
-/** Where the output goes (the conductor's raw.log and stream translator). */
+/**
+ * Where the output goes (the conductor's raw.log and stream translator), as the bytes the agent wrote: a
+ * chunk is lent for the call (and, for `consume`, until its promise settles), then its buffer is reused.
+ */
 export interface OutputSink {
   /** Handle a chunk; resolves with raw.log's size once it is written there and its events are appended. */
-  consume(stream: OutputStream, text: string): Promise<number>;
+  consume(stream: OutputStream, bytes: Buffer): Promise<number>;
   /** A chunk a previous conductor handled already: rebuild what is derived from it, write nothing. */
-  replay(stream: OutputStream, text: string): void;
+  replay(stream: OutputStream, bytes: Buffer): void;
   /** The output is complete (lines left without a newline are the last ones). */
   end(): Promise<void>;
 }
 
-const CHUNK_BYTES = 64 * 1024;
+/**
+ * A read's size: small while the agent writes little, growing (doubling while reads fill it) to the largest
+ * during a flood, whose cost is then a read and a write per MiB rather than per 64 KiB; back to the smallest
+ * once the reader has caught up, so a service with many quiet tasks holds 64 KiB for each.
+ */
+const MIN_CHUNK_BYTES = 64 * 1024;
+const MAX_CHUNK_BYTES = 1024 * 1024;
 /** The cursor file: three numbers, rewritten in place at its start, padded to a fixed size. */
 const CURSOR_BYTES = 64;
 
@@ -57,7 +68,6 @@ interface StreamState {
   path: string;
   handle?: FileHandle;
   offset: number;
-  decoder: StringDecoder;
 }
 
 /**
@@ -70,7 +80,7 @@ export class OutputReader {
   private raw: number;
   private cursorFd: number | undefined;
   private readonly watch: ChangeWatch;
-  private readonly buffer = Buffer.alloc(CHUNK_BYTES);
+  private buffer = Buffer.allocUnsafe(MIN_CHUNK_BYTES);
 
   constructor(
     private readonly files: AgentFiles,
@@ -78,8 +88,8 @@ export class OutputReader {
     cursor: OutputCursor,
   ) {
     this.streams = [
-      { name: "stdout", path: files.stdout, offset: cursor.stdout, decoder: new StringDecoder("utf8") },
-      { name: "stderr", path: files.stderr, offset: cursor.stderr, decoder: new StringDecoder("utf8") },
+      { name: "stdout", path: files.stdout, offset: cursor.stdout },
+      { name: "stderr", path: files.stderr, offset: cursor.stderr },
     ];
     this.raw = cursor.raw;
     this.watch = new ChangeWatch(files.dir, { pollMs: 250 });
@@ -89,14 +99,14 @@ export class OutputReader {
   async replay(): Promise<void> {
     for (const stream of this.streams) {
       const handle = await this.handleOf(stream);
-      const decoder = stream.decoder;
       let position = 0;
       while (handle && position < stream.offset) {
-        const want = Math.min(CHUNK_BYTES, stream.offset - position);
+        const want = Math.min(this.buffer.length, stream.offset - position);
         const { bytesRead } = await handle.read(this.buffer, 0, want, position);
         if (bytesRead === 0) break;
         position += bytesRead;
-        this.sink.replay(stream.name, decoder.write(this.buffer.subarray(0, bytesRead)));
+        this.sink.replay(stream.name, this.buffer.subarray(0, bytesRead));
+        this.resize(bytesRead);
       }
     }
   }
@@ -116,10 +126,6 @@ export class OutputReader {
   /** Read what is left, then end the sink. */
   async drain(): Promise<void> {
     while (await this.readOnce()) {}
-    for (const stream of this.streams) {
-      const rest = stream.decoder.end();
-      if (rest) this.raw = await this.sink.consume(stream.name, rest);
-    }
     await this.sink.end();
   }
 
@@ -140,15 +146,23 @@ export class OutputReader {
     for (const stream of this.streams) {
       const handle = await this.handleOf(stream);
       if (!handle) continue;
-      const { bytesRead } = await handle.read(this.buffer, 0, CHUNK_BYTES, stream.offset);
+      const { bytesRead } = await handle.read(this.buffer, 0, this.buffer.length, stream.offset);
       if (bytesRead === 0) continue;
       any = true;
-      const text = stream.decoder.write(this.buffer.subarray(0, bytesRead));
-      this.raw = await this.sink.consume(stream.name, text);
+      this.raw = await this.sink.consume(stream.name, this.buffer.subarray(0, bytesRead));
       stream.offset += bytesRead;
       this.writeCursor();
+      this.resize(bytesRead);
     }
     return any;
+  }
+
+  /** A full read: the next one may take more; a short one (the reader caught up): back to the smallest. */
+  private resize(bytesRead: number): void {
+    const size = this.buffer.length;
+    if (bytesRead === size && size < MAX_CHUNK_BYTES) this.buffer = Buffer.allocUnsafe(size * 2);
+    else if (bytesRead < size && size > MIN_CHUNK_BYTES && bytesRead < MIN_CHUNK_BYTES)
+      this.buffer = Buffer.allocUnsafe(MIN_CHUNK_BYTES);
   }
 
   private async handleOf(stream: StreamState): Promise<FileHandle | undefined> {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import type { ProcessExit } from "../../agents/adapter.js";
 import { isGroupAlive, isProcessAlive, type RecordedProcess } from "../../support/process.js";
@@ -32,6 +32,12 @@ export interface AgentProcessOptions {
   files: AgentFiles;
   /** Where the output goes, chunk by chunk (raw.log, the stream translator). */
   sink: OutputSink;
+  /**
+   * raw.log's open file, for an agent whose translator reads none of its output as it comes (a plain-text
+   * agent): its stdout and stderr are then that file itself, appended to by the agent with no copy by
+   * caesar, and `sink` gets nothing. A marker file says so to a conductor taking the agent over.
+   */
+  direct?: number;
   /** Keep stdin open as a pipe (a session driven over stdio, ACP): such an agent ends with its conductor. */
   stdinPipe?: boolean;
 }
@@ -64,10 +70,13 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   if (!found.ok) return failedToStart(found.error);
   await mkdir(files.dir, { recursive: true, mode: 0o700 });
   await Promise.all(
-    [files.stdout, files.stderr, files.exit, files.cursor].map((path) => rm(path, { force: true })),
+    [files.stdout, files.stderr, files.exit, files.cursor, files.direct].map((path) =>
+      rm(path, { force: true }),
+    ),
   );
-  const stdout = openSync(files.stdout, "a", 0o600);
-  const stderr = openSync(files.stderr, "a", 0o600);
+  if (options.direct !== undefined) writeFileSync(files.direct, "", { mode: 0o600 });
+  const stdout = options.direct ?? openSync(files.stdout, "a", 0o600);
+  const stderr = options.direct ?? openSync(files.stderr, "a", 0o600);
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn("/bin/sh", ["-c", KEEPER, "caesar-agent", files.exit, found.path, ...options.args], {
@@ -79,8 +88,10 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
   } catch (error) {
     return failedToStart(error as NodeJS.ErrnoException);
   } finally {
-    closeSync(stdout);
-    closeSync(stderr);
+    if (options.direct === undefined) {
+      closeSync(stdout);
+      closeSync(stderr);
+    }
   }
   // An agent that dies closes its stdin: writing then fails with EPIPE, which its exit explains.
   child.stdin?.on("error", () => {});
@@ -95,7 +106,10 @@ export async function startAgentProcess(options: AgentProcessOptions): Promise<A
     const exit = await keeperExit;
     return failedToStart((exit.error ?? new Error("spawn failed")) as NodeJS.ErrnoException);
   }
-  const reader = new OutputReader(files, options.sink, { stdout: 0, stderr: 0, raw: 0 });
+  const reader =
+    options.direct === undefined
+      ? new OutputReader(files, options.sink, { stdout: 0, stderr: 0, raw: 0 })
+      : undefined;
   const done = follow(
     reader,
     files,
@@ -132,8 +146,9 @@ export interface AdoptOptions {
  */
 export async function adoptAgentProcess(options: AdoptOptions): Promise<AgentProcess> {
   const { keeper, files } = options;
-  const reader = new OutputReader(files, options.sink, options.cursor);
-  await reader.replay();
+  // An agent whose output went straight into raw.log left nothing to replay nor to read.
+  const reader = isDirect(files) ? undefined : new OutputReader(files, options.sink, options.cursor);
+  await reader?.replay();
   const gone = (async () => {
     const watch = new ChangeWatch(files.dir, { pollMs: 200 });
     try {
@@ -156,26 +171,32 @@ export async function adoptAgentProcess(options: AdoptOptions): Promise<AgentPro
  * grandchild still writing), read the rest, and resolve with how the agent ended.
  */
 async function follow(
-  reader: OutputReader,
+  reader: OutputReader | undefined,
   files: AgentFiles,
   pgid: number,
   keeperGone: Promise<void>,
 ): Promise<AgentExit> {
   let exited = false;
-  void keeperGone.then(() => {
+  const gone = keeperGone.then(() => {
     exited = true;
-    reader.wake();
+    reader?.wake();
   });
-  await reader.readUntil(() => exited);
+  if (reader) await reader.readUntil(() => exited);
+  else await gone;
   // What the agent started may still run: a moment to end by itself, then the group is ended.
   if (isGroupAlive(pgid)) {
     await delay(300);
     await terminateGroup(pgid);
   }
-  await reader.drain();
-  reader.close();
+  await reader?.drain();
+  reader?.close();
   const status = await readExitFile(files.exit);
   return statusToExit(status);
+}
+
+/** Did this run of the agent write its output straight into raw.log (startAgentProcess's `direct`)? */
+export function isDirect(files: AgentFiles): boolean {
+  return existsSync(files.direct);
 }
 
 /** The status the keeper wrote (undefined until it has, or when it was killed before it could). */

@@ -25,8 +25,8 @@ export interface AgentStream {
   /** Bind the started process (a session writes to its stdin). */
   attach(agent: AgentProcess): void;
   stdout(line: string): void;
-  /** Present when the translator takes stdout as raw chunks (it reads no line): see StreamTranslator. */
-  stdoutText?(text: string): void;
+  /** Present when the translator takes stdout as bytes (it reads no line): see StreamTranslator. */
+  stdoutBytes?(bytes: Uint8Array): void;
   stderr(line: string): void;
   /**
    * The task is being stopped (cancel, deadline). A session cancels itself and the group is ended after a
@@ -64,7 +64,7 @@ export function makeAgentStream(context: AgentStreamContext): AgentStream {
       stdinPipe: false,
       attach() {},
       stdout: (line) => safely(() => translator.stdout(line)),
-      ...(translator.stdoutText ? { stdoutText: translator.stdoutText.bind(translator) } : {}),
+      ...(translator.stdoutBytes ? { stdoutBytes: translator.stdoutBytes.bind(translator) } : {}),
       stderr: (line) => safely(() => translator.stderr?.(line) ?? []),
       stop: (agent) => void agent.terminate(),
       finish: (exit) => translator.finish(exit),

@@ -1,17 +1,20 @@
+import { StringDecoder } from "node:string_decoder";
 import type { AgentAdapter, LaunchContext, ProcessExit, StreamOutcome } from "../../agents/adapter.js";
 import { writeLaunchFiles } from "../../agents/launch-files.js";
 import type { EventBody } from "../../protocol/event.js";
 import { LineBuffer } from "../../protocol/jsonl.js";
+import { taskPaths } from "../../protocol/task-dir.js";
 import { formatDuration } from "../../support/duration.js";
 import { messageOf } from "../../support/errors.js";
-import { OutputTail } from "../../support/output-tail.js";
+import { ByteTail, OutputTail, tailOf } from "../../support/output-tail.js";
 import { recordProcess } from "../../support/process.js";
 import type { EventWriter } from "../store/event-log.js";
+import { readTaskTailBytes } from "../store/task-files.js";
 import type { TaskPlan } from "../store/task-plan.js";
 import { readState, updateState } from "../store/task-store.js";
 import { type ActionMeter, makeActionMeter, type OverBudget } from "./action-meter.js";
 import { agentFiles, type OutputSink, type OutputStream, readCursor } from "./agent-output.js";
-import { type AgentProcess, adoptAgentProcess, startAgentProcess } from "./agent-process.js";
+import { type AgentProcess, adoptAgentProcess, isDirect, startAgentProcess } from "./agent-process.js";
 import { type AgentStream, makeAgentStream } from "./agent-stream.js";
 import type { AgentTurn } from "./attempts.js";
 import { BROKER_ENV } from "./broker-files.js";
@@ -80,6 +83,14 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   // The program is looked up here, before its sandbox, so that a missing one is said as such.
   const found = findExecutable(command.bin, env.PATH ?? process.env.PATH ?? "", command.cwd);
   if (!found.ok) return failedToStart(found.error);
+  // An agent whose output is read by no translator as it comes writes it straight into raw.log — unless it
+  // runs in caesar's OS sandbox, where raw.log is read-only to it: a file it could write to (an inherited
+  // descriptor can be made to overwrite, truncate) would undo that, so its output is copied there as a line
+  // translator's is.
+  const direct =
+    output.stream.stdoutBytes && !output.stream.stdinPipe && plan.sandbox.backend !== "bwrap"
+      ? raw.fd
+      : undefined;
   const sandboxed = sandboxCommand(
     plan,
     state,
@@ -97,6 +108,7 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
     files: agentFiles(agentOutputDir(dir), input.turn),
     sink: output.sink,
     stdinPipe: output.stream.stdinPipe,
+    ...(direct !== undefined ? { direct } : {}),
   });
   if (agent.pid === undefined) return failedToStart((await agent.done).spawnError);
   output.stream.attach(agent);
@@ -121,7 +133,15 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
       : {}),
   }));
   await started;
-  return awaitAgent(input, { agent, output, command: command.display, startedAt, deadlineAt, rawFrom });
+  return awaitAgent(input, {
+    agent,
+    output,
+    command: command.display,
+    startedAt,
+    deadlineAt,
+    rawFrom,
+    direct: direct !== undefined,
+  });
 }
 
 /**
@@ -139,6 +159,7 @@ export async function adoptAgent(
   if (output.stream.stdinPipe)
     throw new Error("a session agent (driven over its stdin) ends with its conductor");
   const files = agentFiles(agentOutputDir(dir), input.turn);
+  const direct = isDirect(files);
   const cursor = (await readCursor(files.cursor)) ?? { stdout: 0, stderr: 0, raw: input.rawFrom };
   const agent = await adoptAgentProcess({ keeper, files, sink: output.sink, cursor });
   await input.events.append({
@@ -152,6 +173,7 @@ export async function adoptAgent(
     startedAt: new Date(state.agent_started_at ?? state.started_at ?? Date.now()),
     deadlineAt: input.deadlineAt,
     rawFrom: input.rawFrom,
+    direct,
   });
 }
 
@@ -162,6 +184,8 @@ interface Running {
   startedAt: Date;
   deadlineAt: number;
   rawFrom: number;
+  /** The agent's output went straight into raw.log (from `rawFrom` on): nothing was handed to the stream. */
+  direct: boolean;
 }
 
 /** Follow a started (or adopted) agent to its end: deadline, cancel, stall notices, then how it ended. */
@@ -187,8 +211,15 @@ async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn
   const onCancel = () => stop("cancelled");
   cancel.addEventListener("abort", onCancel, { once: true });
   if (cancel.aborted) onCancel();
+  // Output written straight into raw.log is seen by its size.
+  let rawSize = running.direct ? raw.sizeOnDisk() : 0;
   const stall = setInterval(
     () => {
+      if (running.direct) {
+        const size = raw.sizeOnDisk();
+        if (size !== rawSize) output.lastOutput = Date.now();
+        rawSize = size;
+      }
       const silent = Date.now() - output.lastOutput;
       if (silent >= plan.stall_ms) {
         output.lastOutput = Date.now();
@@ -207,6 +238,9 @@ async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn
   clearTimeout(deadline);
   clearInterval(stall);
   cancel.removeEventListener("abort", onCancel);
+  // Its end, for the translator (which keeps only that) and a failure's words: stdout and stderr as one.
+  if (running.direct)
+    output.direct(await readTaskTailBytes(taskPaths(input.dir).raw, DIRECT_TAIL_BYTES, running.rawFrom));
   await events.flush();
 
   let said: StreamOutcome = {};
@@ -241,6 +275,12 @@ async function awaitAgent(input: TurnInput, running: Running): Promise<AgentTurn
   };
 }
 
+/** The last lines of stdout a failure message shows, and the bytes of a flood kept to find them. */
+const STDOUT_TAIL_LINES = 10;
+const STDOUT_TAIL_BYTES = 64 * 1024;
+/** Of an agent that wrote straight into raw.log, the end of it read for its translator (which keeps less). */
+const DIRECT_TAIL_BYTES = 512 * 1024;
+
 interface Output {
   sink: OutputSink;
   stream: AgentStream;
@@ -250,6 +290,8 @@ interface Output {
   tail(): string;
   /** Its tool calls, counted in its tree's budget. */
   meter: ActionMeter;
+  /** The end of output an agent wrote straight into raw.log (stdout and stderr), once it has ended. */
+  direct(bytes: Buffer): void;
 }
 
 /**
@@ -279,14 +321,18 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
     ...(plan.ask_permissions ? { askPermissionsUntil: deadlineAt } : {}),
   });
   const stderrTail = new OutputTail();
-  const stdoutTail = new OutputTail(10);
+  const stdoutTail = new OutputTail(STDOUT_TAIL_LINES);
+  // Of a translator that takes stdout as bytes, the end of it, read as lines only when a failure needs them.
+  const stdoutBytes = stream.stdoutBytes ? new ByteTail(STDOUT_TAIL_BYTES) : undefined;
   const lines = { stdout: new LineBuffer(), stderr: new LineBuffer() };
-  // A translator that reads no line of stdout gets its chunks whole (a flood is never split into lines).
-  const feed = (name: OutputStream, text: string) => {
-    if (name === "stdout" && stream.stdoutText) {
-      stdoutTail.pushText(text);
-      stream.stdoutText(text);
-    } else for (const line of lines[name].push(text)) handle(name, line);
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  // A translator that reads no line of stdout gets its bytes as they came (a flood is neither decoded nor
+  // split into lines).
+  const feed = (name: OutputStream, bytes: Buffer) => {
+    if (name === "stdout" && stream.stdoutBytes) {
+      stdoutBytes?.push(bytes);
+      stream.stdoutBytes(bytes);
+    } else for (const line of lines[name].push(decoders[name].write(bytes))) handle(name, line);
   };
   const handle = (name: OutputStream, line: string) => {
     if (name === "stdout") {
@@ -302,26 +348,37 @@ function makeOutput(input: TurnInput, deadlineAt: number): Output {
     meter,
     lastOutput: Date.now(),
     // A session agent's stdout is the protocol (JSON-RPC frames): its words are on stderr only.
-    tail: () => stderrTail.text || (stream.stdinPipe ? "" : stdoutTail.text),
+    tail: () =>
+      stderrTail.text ||
+      (stream.stdinPipe ? "" : stdoutBytes ? tailOf(stdoutBytes.text(), STDOUT_TAIL_LINES) : stdoutTail.text),
+    direct(bytes) {
+      stdoutBytes?.push(bytes);
+      stream.stdoutBytes?.(bytes);
+    },
     sink: {
-      async consume(name, text) {
+      async consume(name, bytes) {
         output.lastOutput = Date.now();
-        const size = await raw.append(text);
-        feed(name, text);
+        // raw.log gets the bytes as the agent wrote them; the buffer is not reused before they are written.
+        const size = await raw.append(bytes);
+        feed(name, bytes);
         await events.flush();
         return size;
       },
-      replay(name, text) {
+      replay(name, bytes) {
         replaying = true;
         try {
-          feed(name, text);
+          feed(name, bytes);
         } finally {
           replaying = false;
         }
       },
       async end() {
-        for (const name of ["stdout", "stderr"] as const)
-          for (const line of lines[name].flush()) handle(name, line);
+        for (const name of ["stdout", "stderr"] as const) {
+          // An unfinished character at the very end (its replacement); the bytes themselves are in raw.log.
+          const rest = decoders[name].end();
+          const last = [...(rest ? lines[name].push(rest) : []), ...lines[name].flush()];
+          for (const line of last) handle(name, line);
+        }
         await events.flush();
       },
     },

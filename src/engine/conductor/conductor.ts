@@ -15,6 +15,7 @@ import type { SlotHolder, TaskState } from "../store/state.js";
 import { loadPlan, type TaskPlan } from "../store/task-plan.js";
 import { readState, taskDirOf, updateState } from "../store/task-store.js";
 import { agentFiles, readCursor } from "./agent-output.js";
+import { isDirect } from "./agent-process.js";
 import { adoptAgent, type Describe, runAgent, type TurnInput } from "./agent-turn.js";
 import { type AttemptsProgress, conductAttempts, readProgress } from "./attempts.js";
 import { brokerSocketOf } from "./broker-files.js";
@@ -385,7 +386,7 @@ async function continueTask(input: RunInput, state: TaskState, progress: Attempt
 
 type ResumePoint =
   | { kind: "start" }
-  | { kind: "adopt"; progress: AttemptsProgress; rawCut: number }
+  | { kind: "adopt"; progress: AttemptsProgress; rawCut: number | undefined }
   | { kind: "finish"; why: string };
 
 /**
@@ -418,7 +419,10 @@ async function resumePoint(dir: string, plan: TaskPlan, state: TaskState): Promi
   if (!progress) return { kind: "finish", why: "caesar's record of its agent's run is gone" };
   if (progress.turn !== state.agent_turn)
     return { kind: "finish", why: "it was between two runs of its agent" };
-  const cursor = await readCursor(agentFiles(agentOutputDir(dir), progress.turn).cursor);
+  const files = agentFiles(agentOutputDir(dir), progress.turn);
+  // An agent writing straight into raw.log: all of it there is its own, nothing to cut.
+  if (isDirect(files)) return { kind: "adopt", progress, rawCut: undefined };
+  const cursor = await readCursor(files.cursor);
   return { kind: "adopt", progress, rawCut: cursor?.raw ?? progress.raw_from };
 }
 

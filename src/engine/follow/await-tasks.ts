@@ -5,7 +5,7 @@ import { taskPaths } from "../../protocol/task-dir.js";
 import { UsageError } from "../../support/errors.js";
 import * as z from "../../support/zod.js";
 import { recoverTask } from "../lifecycle/recover.js";
-import { watchPath } from "../store/change-watch.js";
+import { RAW_OUTPUT_FILES, watchPath } from "../store/change-watch.js";
 import { readState, taskDirOf } from "../store/task-store.js";
 import { isSuccessfulFinish, type TaskView, viewTask } from "./task-view.js";
 
@@ -174,6 +174,6 @@ function waitForAnyChange(dirs: string[], timeoutMs: number, signal?: AbortSigna
     };
     const timer = setTimeout(done, timeoutMs);
     signal?.addEventListener("abort", done, { once: true });
-    for (const dir of dirs) stops.push(watchPath(dir, done, { pollMs: 1_000 }));
+    for (const dir of dirs) stops.push(watchPath(dir, done, { pollMs: 1_000, ignore: RAW_OUTPUT_FILES }));
   });
 }

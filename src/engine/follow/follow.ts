@@ -1,7 +1,7 @@
 import type { CaesarEvent } from "../../protocol/event.js";
 import { taskPaths } from "../../protocol/task-dir.js";
 import { recoverTask } from "../lifecycle/recover.js";
-import { ChangeWatch } from "../store/change-watch.js";
+import { ChangeWatch, RAW_OUTPUT_FILES } from "../store/change-watch.js";
 import { type RejectedLine, readEvents } from "../store/event-log.js";
 import { markFinishedEvents } from "../store/event-owner.js";
 import type { TaskState } from "../store/state.js";
@@ -38,7 +38,8 @@ export async function followTask(
   let lastStateKey = "";
   let state = await readState(dir);
   const seen = { taskEnd: false };
-  const watch = new ChangeWatch(dir, { pollMs: 500 });
+  // Woken by its events and state, not by the agent's raw output (a flood of it would spin this loop).
+  const watch = new ChangeWatch(dir, { pollMs: 500, ignore: RAW_OUTPUT_FILES });
   try {
     for (;;) {
       // The state is read after the events: it then names caesar's `finished` if they hold it.

@@ -1,11 +1,21 @@
 import { type FSWatcher, watch } from "node:fs";
+import { TASK_FILES } from "../../protocol/task-dir.js";
 
 export interface WatchOptions {
   /** Polling interval of the fallback, also active beside the watcher in case events are missed (ms). */
   pollMs?: number;
   /** Never use fs.watch (filesystems without inotify, or tests of the fallback). */
   pollOnly?: boolean;
+  /**
+   * Names of files in the watched directory whose changes do not count (a task's raw.log, which an agent's
+   * flood appends to a thousand times a second, for a reader of its events and state). The polling
+   * fallback still calls at its interval.
+   */
+  ignore?: readonly string[];
 }
+
+/** A task directory's files a reader of its events and state need not wake for: the agent's raw output. */
+export const RAW_OUTPUT_FILES: readonly string[] = [TASK_FILES.raw];
 
 /**
  * Call `onChange` soon after anything in `path` (a file or a directory) changes: fs.watch when the
@@ -17,7 +27,11 @@ export function watchPath(path: string, onChange: () => void, options: WatchOpti
   let watcher: FSWatcher | undefined;
   if (!pollOnly) {
     try {
-      watcher = watch(path, { persistent: false }, () => onChange());
+      const ignore = options.ignore;
+      watcher = watch(path, { persistent: false }, (_event, name) => {
+        if (ignore && typeof name === "string" && ignore.includes(name)) return;
+        onChange();
+      });
       watcher.on("error", () => {
         watcher?.close();
         watcher = undefined;

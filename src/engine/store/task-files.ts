@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, relative } from "node:path";
-import { readHandleTail } from "../../support/output-tail.js";
+import { readHandleTailBytes } from "../../support/output-tail.js";
 import {
   appendTaskFile,
   openTaskFile as openSafely,
@@ -143,15 +143,20 @@ export function appendTaskText(
 
 /** The last `bytes` of a task file from offset `from` on, as text ("" when it cannot be read). */
 export async function readTaskTail(path: string, bytes: number, from = 0): Promise<string> {
+  return (await readTaskTailBytes(path, bytes, from)).toString("utf8");
+}
+
+/** The last `bytes` of a task file from offset `from` on (none when it cannot be read). */
+export async function readTaskTailBytes(path: string, bytes: number, from = 0): Promise<Buffer> {
   try {
     const handle = await openTaskFile(path, "read", { maxBytes: Number.MAX_SAFE_INTEGER });
-    if (!handle) return "";
+    if (!handle) return Buffer.alloc(0);
     try {
-      return await readHandleTail(handle, bytes, from);
+      return await readHandleTailBytes(handle, bytes, from);
     } finally {
       await handle.close();
     }
   } catch {
-    return "";
+    return Buffer.alloc(0);
   }
 }

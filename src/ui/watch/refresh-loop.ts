@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { watchPath } from "../../engine/store/change-watch.js";
+import { RAW_OUTPUT_FILES, watchPath } from "../../engine/store/change-watch.js";
 import type { TaskEvents, WatchSource } from "./source.js";
 
 /** Delay that coalesces a burst of file notifications into one refresh. */
@@ -101,7 +101,11 @@ export class RefreshLoop {
       if (!isStore && !existsSync(path)) continue;
       this.watchers.set(
         path,
-        watchPath(path, () => this.schedule(), isStore ? {} : { pollMs: TASK_DIR_POLL_MS }),
+        watchPath(
+          path,
+          () => this.schedule(),
+          isStore ? {} : { pollMs: TASK_DIR_POLL_MS, ignore: RAW_OUTPUT_FILES },
+        ),
       );
     }
   }

@@ -1,7 +1,7 @@
-import { writeFileSync } from "node:fs";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChangeWatch } from "../../../src/engine/store/change-watch.js";
+import { ChangeWatch, RAW_OUTPUT_FILES, watchPath } from "../../../src/engine/store/change-watch.js";
 import { tempDir } from "../../helpers/repo.js";
 
 describe("ChangeWatch", () => {
@@ -53,6 +53,41 @@ describe("ChangeWatch", () => {
       );
     } finally {
       watch.close();
+    }
+  });
+
+  it("is not woken by the files it ignores (a task's raw output), and still by the others", async () => {
+    const dir = tempDir();
+    const calls = { ignoring: 0, all: 0 };
+    let seenState: () => void = () => {};
+    const stateSeen = new Promise<void>((resolve) => {
+      seenState = resolve;
+    });
+    // No polling: fs.watch alone calls.
+    const stops = [
+      watchPath(
+        dir,
+        () => {
+          calls.ignoring += 1;
+          seenState();
+        },
+        { pollMs: 60_000, ignore: RAW_OUTPUT_FILES },
+      ),
+      watchPath(dir, () => (calls.all += 1), { pollMs: 60_000 }),
+    ];
+    try {
+      for (let i = 0; i < 20; i++) {
+        appendFileSync(join(dir, "raw.log"), `line ${i}\n`);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      writeFileSync(join(dir, "state.json"), "{}");
+      // Events come in order: once the state's change is seen, the raw output's were seen before it.
+      await stateSeen;
+      expect(calls.all).toBeGreaterThan(calls.ignoring);
+      expect(calls.ignoring).toBeGreaterThanOrEqual(1);
+      expect(calls.ignoring).toBeLessThanOrEqual(2);
+    } finally {
+      for (const stop of stops) stop();
     }
   });
 });
