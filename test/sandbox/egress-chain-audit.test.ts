@@ -1,0 +1,106 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
+import { connect, type Socket } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { EgressProxy, type EgressRefusal, PROXY_SOCKET } from "../../src/sandbox/egress-proxy.js";
+import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
+import { parseHostRules } from "../../src/support/host-rules.js";
+import { tempDir } from "../helpers/repo.js";
+
+// The chain to a machine's proxy as an attacker inside the sandbox sees it: names spelled to slip past the
+// loopback rule, methods a gateway answers itself, URLs that carry more than a host.
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const close of closers.splice(0).reverse()) close();
+});
+
+async function listening(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => {
+    server.closeAllConnections?.();
+    server.close();
+  });
+  return (server.address() as { port: number }).port;
+}
+
+interface Asked {
+  method: string;
+  url: string;
+  headers: IncomingMessage["headers"];
+}
+
+/**
+ * A gateway that records what it is asked and answers everything itself: a CONNECT with a 200 (then
+ * closes), a TRACE as RFC 9110 lets its final recipient (the message it received, echoed), anything else
+ * 200 `gateway`.
+ */
+async function gateway(): Promise<{ port: number; asked: Asked[] }> {
+  const asked: Asked[] = [];
+  const server = createHttpServer((req, res) => {
+    asked.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+    if (req.method === "TRACE") {
+      const echoed = `${req.method} ${req.url} HTTP/1.1\r\n${Object.entries(req.headers)
+        .map(([name, value]) => `${name}: ${String(value)}`)
+        .join("\r\n")}\r\n\r\n`;
+      res.writeHead(200, { "content-type": "message/http", connection: "close" });
+      res.end(echoed);
+      return;
+    }
+    res.writeHead(200, { connection: "close" });
+    res.end("gateway\n");
+  });
+  server.on("connect", (req: IncomingMessage, client: Socket) => {
+    client.on("error", () => undefined);
+    asked.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+    client.end("HTTP/1.1 200 Connection established\r\n\r\nfrom the gateway\n");
+  });
+  return { port: await listening(server), asked };
+}
+
+async function proxyOf(
+  rules: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ proxy: EgressProxy; refused: EgressRefusal[] }> {
+  const refused: EgressRefusal[] = [];
+  const proxy = new EgressProxy(
+    join(tempDir("caesar-egress-chain-audit-"), "egress"),
+    parseHostRules(rules),
+    (refusal) => refused.push(refusal),
+    { upstream: MachineProxies.fromEnvironment(env) },
+  );
+  await proxy.listen();
+  closers.push(() => proxy.close());
+  return { proxy, refused };
+}
+
+/** All the proxy answers to `text`, sent raw on its socket. */
+function exchange(proxy: EgressProxy, text: string, waitMs = 5000): Promise<string> {
+  return new Promise((done) => {
+    const socket = connect(join(proxy.folder, PROXY_SOCKET));
+    let all = "";
+    socket.on("connect", () => socket.write(text));
+    socket.on("data", (chunk: Buffer) => (all += chunk));
+    socket.on("error", () => undefined);
+    socket.on("close", () => done(all));
+    setTimeout(() => socket.destroy(), waitMs);
+  });
+}
+
+describe("an agent against the chain to a machine's proxy", () => {
+  it("a loopback rule's name spelled with a trailing dot or in capitals is the host's loopback, never the gateway's", async () => {
+    const gw = await gateway();
+    const env = { HTTPS_PROXY: `http://127.0.0.1:${gw.port}`, HTTP_PROXY: `http://127.0.0.1:${gw.port}` };
+    const { proxy } = await proxyOf(["localhost:11434"], env);
+    const answers = [
+      await exchange(proxy, "CONNECT localhost.:11434 HTTP/1.1\r\nHost: localhost.:11434\r\n\r\n"),
+      await exchange(proxy, "CONNECT LOCALHOST.:11434 HTTP/1.1\r\nHost: localhost.:11434\r\n\r\n"),
+      await exchange(
+        proxy,
+        "GET http://LocalHost.:11434/ HTTP/1.1\r\nHost: localhost.:11434\r\nConnection: close\r\n\r\n",
+      ),
+    ];
+    for (const answer of answers) expect(answer).not.toContain("gateway");
+    expect(gw.asked).toEqual([]);
+  });
+});
