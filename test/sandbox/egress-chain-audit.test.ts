@@ -103,4 +103,17 @@ describe("an agent against the chain to a machine's proxy", () => {
     for (const answer of answers) expect(answer).not.toContain("gateway");
     expect(gw.asked).toEqual([]);
   });
+
+  it("a TRACE a gateway answers itself (Max-Forwards: 0) echoes no credentials: it is not sent to the gateway", async () => {
+    const gw = await gateway();
+    const url = `http://jane:hunter2@127.0.0.1:${gw.port}`;
+    const { proxy } = await proxyOf(["api.model.test"], { HTTPS_PROXY: url, HTTP_PROXY: url });
+    const traced = await exchange(
+      proxy,
+      "TRACE http://api.model.test/ HTTP/1.1\r\nHost: api.model.test\r\nMax-Forwards: 0\r\nConnection: close\r\n\r\n",
+    );
+    expect(traced.split("\r\n")[0]).toBe("HTTP/1.1 405 Method Not Allowed");
+    expect(traced).not.toContain(Buffer.from("jane:hunter2").toString("base64"));
+    expect(gw.asked).toEqual([]);
+  });
 });
