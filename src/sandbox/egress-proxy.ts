@@ -254,8 +254,10 @@ export class EgressProxy {
       host: via ? via.host : host,
       port: via ? via.port : port,
       method: req.method,
-      // To the machine's proxy, the absolute form of the URL the decision was made on.
-      path: via ? url.href : `${url.pathname}${url.search}`,
+      // To the machine's proxy, the absolute form of the URL the decision was made on: its host, path and
+      // query only — no user (`http://other:x@host/`) nor fragment (`#@other/`) that a gateway could read
+      // its host from.
+      path: via ? `http://${url.host}${url.pathname}${url.search}` : `${url.pathname}${url.search}`,
       headers: { ...headers, host: url.host },
       setHost: false,
       // A connection of this request's own: no pool shared with other tasks (or the rest of the service).

@@ -116,4 +116,19 @@ describe("an agent against the chain to a machine's proxy", () => {
     expect(traced).not.toContain(Buffer.from("jane:hunter2").toString("base64"));
     expect(gw.asked).toEqual([]);
   });
+
+  it("the URL sent to the gateway names only the host the decision was made on: no user, no fragment", async () => {
+    const gw = await gateway();
+    const url = `http://127.0.0.1:${gw.port}`;
+    const { proxy } = await proxyOf(["api.model.test"], { HTTPS_PROXY: url, HTTP_PROXY: url });
+    for (const target of [
+      "http://evil.example:x@api.model.test/a?b=1",
+      "http://api.model.test/a?b=1#@evil.example/",
+    ])
+      await exchange(proxy, `GET ${target} HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+    expect(gw.asked.map((asked) => [asked.url, asked.headers.host])).toEqual([
+      ["http://api.model.test/a?b=1", "api.model.test"],
+      ["http://api.model.test/a?b=1", "api.model.test"],
+    ]);
+  });
 });
