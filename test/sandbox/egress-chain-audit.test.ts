@@ -6,6 +6,8 @@ import { EgressProxy, type EgressRefusal, PROXY_SOCKET } from "../../src/sandbox
 import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
 import { parseHostRules } from "../../src/support/host-rules.js";
 import { tempDir } from "../helpers/repo.js";
+import { itWith } from "../helpers/system-deps.js";
+import { BUBBLEWRAP, project, run } from "./probe-project.js";
 
 // The chain to a machine's proxy as an attacker inside the sandbox sees it: names spelled to slip past the
 // loopback rule, methods a gateway answers itself, URLs that carry more than a host.
@@ -131,4 +133,27 @@ describe("an agent against the chain to a machine's proxy", () => {
       ["http://api.model.test/a?b=1", "api.model.test"],
     ]);
   });
+});
+
+describe("a sandboxed agent's environment behind a machine's proxy", () => {
+  itWith(
+    BUBBLEWRAP,
+    "names no proxy of the machine's with its credentials: not ALL_PROXY, FTP_PROXY, nor a tool's own proxy variable",
+    async () => {
+      const root = project(`env | grep -i proxy | sed 's/^/ENV /'`, "required", `allow_hosts = []`);
+      const url = "http://corp:s3cret-gw@gw.corp.test:3128";
+      const result = await run(root, ["--network", "on", "--mode", "write"], {
+        HTTPS_PROXY: url,
+        HTTP_PROXY: url,
+        ALL_PROXY: url,
+        all_proxy: url,
+        FTP_PROXY: "corp:s3cret-gw@gw.corp.test:3128",
+        npm_config_https_proxy: url,
+        NO_PROXY: "",
+        no_proxy: "",
+      });
+      expect(result.raw).toContain("ENV HTTPS_PROXY=http://127.0.0.1:");
+      expect(result.raw).not.toContain("s3cret-gw");
+    },
+  );
 });
