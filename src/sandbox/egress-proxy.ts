@@ -231,11 +231,22 @@ export class EgressProxy {
       return;
     }
     if (slot.released) return; // its client went while its host was being resolved
+    const via = "upstream" in route ? route.upstream : undefined;
+    // A TRACE's answer is the request its last recipient received: with Max-Forwards: 0 that is the
+    // machine's proxy, whose reflection would carry the service's Proxy-Authorization back to the agent.
+    if (via && req.method === "TRACE") {
+      res.writeHead(405, {
+        "content-type": "text/plain",
+        allow: "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH",
+        connection: "close",
+      });
+      res.end("caesar's sandbox proxy sends no TRACE through the machine's proxy.\n");
+      return;
+    }
     const headers = { ...req.headers };
     delete headers["proxy-connection"];
     // The agent's credentials for a proxy are never passed on: the machine's proxy gets the service's.
     delete headers["proxy-authorization"];
-    const via = "upstream" in route ? route.upstream : undefined;
     if (via?.authorization) headers["proxy-authorization"] = via.authorization;
     const opening = via ? undefined : connectAny((route as { addresses: string[] }).addresses, port);
     slot.abort = opening?.abort;
@@ -243,8 +254,10 @@ export class EgressProxy {
       host: via ? via.host : host,
       port: via ? via.port : port,
       method: req.method,
-      // To the machine's proxy, the absolute form of the URL the decision was made on.
-      path: via ? url.href : `${url.pathname}${url.search}`,
+      // To the machine's proxy, the absolute form of the URL the decision was made on: its host, path and
+      // query only — no user (`http://other:x@host/`) nor fragment (`#@other/`) that a gateway could read
+      // its host from.
+      path: via ? `http://${url.host}${url.pathname}${url.search}` : `${url.pathname}${url.search}`,
       headers: { ...headers, host: url.host },
       setHost: false,
       // A connection of this request's own: no pool shared with other tasks (or the rest of the service).

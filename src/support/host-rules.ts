@@ -82,9 +82,14 @@ export function matchHost(
   return wildcard ? "wildcard" : null;
 }
 
-/** A loopback address or name: served inside the sandbox at the same address (a local model server). */
+/**
+ * A loopback address or name: served inside the sandbox at the same address (a local model server). Read
+ * as matchHost reads a name (case and one trailing dot ignored): `localhost.` is the rule `localhost`'s
+ * host, and never the machine's proxy's to reach.
+ */
 export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\./.test(host);
+  const name = host.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name === "::1" || /^127\./.test(name);
 }
 
 /** The ports of 127.0.0.1 the rules name: each is forwarded into the sandbox at 127.0.0.1:<port>. */

@@ -82,8 +82,25 @@ export function sandboxCommand(
   return {
     bin: probeBwrap().path ?? "bwrap",
     args: [...bwrapArgs(profile, command.cwd), ...agent],
-    env: { ...env, ...proxyEnv, TMPDIR: tmp },
+    env: { ...withoutProxyCredentials(env, proxyEnv), ...proxyEnv, TMPDIR: tmp },
   };
+}
+
+/**
+ * The agent's variables behind caesar's egress proxy, less each other variable naming a proxy with its
+ * credentials (`ALL_PROXY`, `FTP_PROXY`, `npm_config_https_proxy`… = `http://user:password@gateway`): the
+ * machine's proxy is not the agent's to reach, nor are its credentials its to read.
+ */
+function withoutProxyCredentials(
+  env: Record<string, string>,
+  proxyEnv: Record<string, string>,
+): Record<string, string> {
+  if (Object.keys(proxyEnv).length === 0) return env;
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      ([name, value]) => !(/proxy/i.test(name) && /(^|:\/\/)[^/?#\s@]*@/.test(value.trim())),
+    ),
+  );
 }
 
 /** socat where the machine has it (about 4.5 MiB per task); else a relay of Node's own (about 40 MiB). */

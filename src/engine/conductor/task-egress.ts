@@ -70,10 +70,16 @@ export async function openEgress(
   // Allowed hosts the machine's proxy did not open: a few on record (its words name no credentials), the
   // rest in the service's log as a count.
   const failed = new Set<string>();
+  let uncounted = 0;
   const recordUpstream = (key: string, why: string) => {
     if (failed.has(key)) return;
     if (failed.size >= RECORDED) {
-      log(`[egress ${taskId}] the machine's proxy did not open ${key.slice(0, 200)}: ${why.slice(0, 300)}`);
+      // The first one past the records, then every thousandth: a count, not a line per request.
+      uncounted++;
+      if (uncounted === 1 || uncounted % 1000 === 0)
+        log(
+          `[egress ${taskId}] ${uncounted} more host(s) the machine's proxy did not open, not recorded; the latest: ${key.slice(0, 200)}: ${why.slice(0, 300)}`,
+        );
       return;
     }
     failed.add(key);
