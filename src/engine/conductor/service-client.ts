@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { TASK_TOKEN_ENV } from "../../protocol/task-dir.js";
 import { CaesarError, messageOf } from "../../support/errors.js";
-import { CAESAR_BIN, PACKAGE_ROOT } from "../../support/package-paths.js";
+import { PACKAGE_ROOT, SERVICE_MAIN } from "../../support/package-paths.js";
 import { PACKAGE_VERSION } from "../../support/package-version.js";
 import { isProcessAlive } from "../../support/process.js";
 import {
@@ -95,7 +95,7 @@ export function startService(root: string): number | undefined {
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   const log = openSync(paths.log, "a", 0o600);
   try {
-    const child = spawn(process.execPath, [CAESAR_BIN, "service", "run", "--root", root], {
+    const child = spawn(process.execPath, [SERVICE_MAIN, "--root", root], {
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],
