@@ -1,5 +1,6 @@
 import type { CaesarEvent } from "../../protocol/event.js";
-import { taskPaths } from "../../protocol/task-dir.js";
+import { TASK_FILES, taskPaths } from "../../protocol/task-dir.js";
+import { trace } from "../../support/trace.js";
 import { recoverTask } from "../lifecycle/recover.js";
 import { ChangeWatch } from "../store/change-watch.js";
 import { type RejectedLine, readEvents } from "../store/event-log.js";
@@ -38,12 +39,17 @@ export async function followTask(
   let lastStateKey = "";
   let state = await readState(dir);
   const seen = { taskEnd: false };
-  const watch = new ChangeWatch(dir, { pollMs: 500 });
+  // Woken by its state and its events only: the agent's output and the logs change far more often.
+  const watch = new ChangeWatch(dir, {
+    pollMs: 500,
+    only: [TASK_FILES.state, TASK_FILES.events],
+  });
   try {
     for (;;) {
       // The state is read after the events: it then names caesar's `finished` if they hold it.
       const events = await readNew();
       state = await readState(dir);
+      trace(`follow: ${events.length} event(s), ${state.phase}`);
       for (const event of markFinishedEvents(events, state, seen)) handlers.onEvent?.(event);
       const key = `${state.phase}:${state.updated_at}`;
       if (key !== lastStateKey) {

@@ -5,6 +5,12 @@ export interface WatchOptions {
   pollMs?: number;
   /** Never use fs.watch (filesystems without inotify, or tests of the fallback). */
   pollOnly?: boolean;
+  /**
+   * For a directory: the names of its entries whose changes count (a follower of a task wants its state and
+   * events, not every write to its logs or a temp file's creation). A change the platform does not name
+   * counts; the polling fallback calls all the same.
+   */
+  only?: readonly string[];
 }
 
 /**
@@ -17,7 +23,10 @@ export function watchPath(path: string, onChange: () => void, options: WatchOpti
   let watcher: FSWatcher | undefined;
   if (!pollOnly) {
     try {
-      watcher = watch(path, { persistent: false }, () => onChange());
+      const only = options.only;
+      watcher = watch(path, { persistent: false }, (_event, name) => {
+        if (!only || !name || only.includes(name.toString())) onChange();
+      });
       watcher.on("error", () => {
         watcher?.close();
         watcher = undefined;

@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ChangeWatch } from "../../../src/engine/store/change-watch.js";
+import { ChangeWatch, watchPath } from "../../../src/engine/store/change-watch.js";
 import { tempDir } from "../../helpers/repo.js";
 
 describe("ChangeWatch", () => {
@@ -53,6 +53,24 @@ describe("ChangeWatch", () => {
       );
     } finally {
       watch.close();
+    }
+  });
+
+  it("counts only the entries it was given: a follower is not woken by every write to the logs", async () => {
+    const dir = tempDir();
+    let calls = 0;
+    const stop = watchPath(dir, () => calls++, { pollMs: 60_000, only: ["state.json"] });
+    try {
+      writeFileSync(join(dir, "raw.log"), "output");
+      writeFileSync(join(dir, ".state.json.1.tmp"), "{}");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(calls).toBe(0);
+      writeFileSync(join(dir, "state.json"), "{}");
+      for (let waited = 0; calls === 0 && waited < 10_000; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(calls).toBeGreaterThan(0);
+    } finally {
+      stop();
     }
   });
 });
