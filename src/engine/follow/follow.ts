@@ -37,7 +37,7 @@ export async function followTask(
     return read.events;
   };
   let lastStateKey = "";
-  let state = await readState(dir);
+  let state: TaskState;
   const seen = { taskEnd: false };
   // Woken by its state and its events only: the agent's output and the logs change far more often.
   const watch = new ChangeWatch(dir, {
