@@ -2,7 +2,7 @@
 // bench/run: what `caesar run` and the conductor service cost a task, measured in one run against baselines measured in
 // the same run.
 //
-//   npm run bench:run -- [--runs 11] [--parallel 20] [--flood-mb 100] [--baseline <bin>] [--sandbox]
+//   npm run bench:run -- [--runs 11] [--parallel 20] [--flood-mb 100] [--baseline <bin>]... [--sandbox]
 //
 // 1. `caesar run` with a warm service (a no-op agent, worktree isolation, 200 files) against its floor —
 //    one bare Node start plus `git worktree add` of the same repository — and the agent run directly.
@@ -11,7 +11,8 @@
 // 3. A flood: an agent printing `--flood-mb` MB on stdout, against a plain copy of the same bytes to a file,
 //    and against a no-op run of the same build (what the flood itself costs); the service's peak memory.
 // With `--baseline <path to another caesar's bin/caesar.js>` (an older build: one conductor process per
-// task), the same measurements of it, run interleaved with this build's. With `--sandbox`, this build again
+// task), the same measurements of it, run interleaved with this build's; given again, of each (a change
+// judged against the build it replaces and against an older one, in one run). With `--sandbox`, this build again
 // with every agent in caesar's OS sandbox (`[sandbox] mode = "required"`: bubblewrap, the egress proxy).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
@@ -34,7 +35,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "11" },
     parallel: { type: "string", default: "20" },
     "flood-mb": { type: "string", default: "100" },
-    baseline: { type: "string" },
+    baseline: { type: "string", multiple: true },
     sandbox: { type: "boolean", default: false },
   },
 });
@@ -42,7 +43,10 @@ const runs = Number(values.runs);
 const parallel = Number(values.parallel);
 const floodMb = Number(values["flood-mb"]);
 const builds = [{ name: "this build", bin: fileURLToPath(new URL("../bin/caesar.js", import.meta.url)) }];
-if (values.baseline) builds.push({ name: "baseline", bin: values.baseline });
+for (const [index, bin] of (values.baseline ?? []).entries())
+  builds.push({ name: index === 0 ? "baseline" : `baseline ${index + 1}`, bin });
+if ((values.baseline ?? []).length > 1)
+  for (const build of builds.slice(1)) console.log(`${build.name}: ${build.bin}`);
 if (values.sandbox) builds.push({ name: "sandboxed", bin: builds[0].bin, sandbox: true });
 
 const scratch = mkdtempSync(join(tmpdir(), "caesar-bench-service-"));

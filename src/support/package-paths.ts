@@ -11,6 +11,8 @@ export const PACKAGE_ROOT = fileURLToPath(ROOT_URL);
 export const PACKAGE_JSON = fileURLToPath(new URL("package.json", ROOT_URL));
 /** The `caesar` executable (a node script). */
 export const CAESAR_BIN = fileURLToPath(new URL("bin/caesar.js", ROOT_URL));
+/** The conductor service's own entry (src/cli/service-main.ts, built): front ends start it detached. */
+export const SERVICE_MAIN = fileURLToPath(new URL("dist/service/main.js", ROOT_URL));
 /** The bundled reference agent. */
 export const REFERENCE_AGENT_SCRIPT = fileURLToPath(new URL("agents/reference-agent.mjs", ROOT_URL));
 /** The dashboard's static files (plain ES modules, HTML and CSS: no build step on the user's side). */

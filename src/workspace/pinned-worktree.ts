@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, realpathSync } from "node:fs";
 import { lstat, readFile, readlink, rename, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { CaesarError } from "../support/errors.js";
 import { randomHex } from "../support/random.js";
 
@@ -42,6 +42,13 @@ export function pinnedWorktreeOf(dir: string): PinnedWorktree | undefined {
 
 function findRegistration(commonDir: string, top: string): PinnedWorktree | undefined {
   const worktrees = join(commonDir, "worktrees");
+  // git names a worktree's folder after the worktree's own (a number added when that name is taken): that
+  // one is looked at first, and the others — as many as the project's worktrees — only when it is not it.
+  const named = join(worktrees, basename(top));
+  if (registers(named, top)) {
+    known.set(top, named);
+    return { top, gitDir: named };
+  }
   let names: string[] = [];
   try {
     names = readdirSync(worktrees);

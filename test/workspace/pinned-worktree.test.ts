@@ -155,4 +155,16 @@ describe("a long-lived process's knowledge of a project's git dir", () => {
       join(separate, "worktrees", "t2"),
     );
   });
+
+  it("finds the registration git named otherwise: a worktree elsewhere took the task's folder name first", () => {
+    const root = makeRepo({ "README.md": "# a project\n" });
+    // Registered first, it gets the git dir named t_0000beef; the task's worktree gets t_0000beef1.
+    const elsewhere = join(tempDir("caesar-elsewhere-"), "t_0000beef");
+    git(root, "worktree", "add", "-q", "--detach", elsewhere);
+    const task = join(root, ".caesar", "wt", "t_0000beef");
+    git(root, "worktree", "add", "-q", "--detach", task);
+    const common = join(root, ".git", "worktrees");
+    expect(pinnedWorktreeOf(task)?.gitDir).toBe(join(common, "t_0000beef1"));
+    expect(readFileSync(join(common, "t_0000beef", "gitdir"), "utf8").trim()).toBe(join(elsewhere, ".git"));
+  });
 });

@@ -80,6 +80,7 @@ export const runCommand: CommandDefinition = {
         });
         trace("run: request built");
         const { runFromCli } = await import("../run/run-task.js");
+        trace("run: loaded");
         return runFromCli(ctx, request, { detach: readFlags(RUN_FLAGS, ctx.options).detach });
       }),
     );

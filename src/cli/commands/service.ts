@@ -1,11 +1,8 @@
 import type { Command } from "commander";
 import type { ServiceStatus } from "../../engine/conductor/service-files.js";
-import { parseDuration } from "../../support/duration.js";
 import { type CommandDefinition, handle, withCommonOptions } from "../command.js";
 import { describeService, readServiceStatus } from "../service-line.js";
-
-/** How long a service with nothing to do stays (`caesar service run --idle`, CAESAR_SERVICE_IDLE). */
-const DEFAULT_IDLE = "60s";
+import { DEFAULT_SERVICE_IDLE } from "../service-run.js";
 
 export const serviceCommand: CommandDefinition = {
   name: "service",
@@ -62,30 +59,14 @@ export const serviceCommand: CommandDefinition = {
       service
         .command("run")
         .description("run the service in the foreground (front ends start it by themselves)")
-        .option("--idle <duration>", `exit after this long with nothing to do (default ${DEFAULT_IDLE})`),
+        .option(
+          "--idle <duration>",
+          `exit after this long with nothing to do (default ${DEFAULT_SERVICE_IDLE})`,
+        ),
     ).action(
       handle(async (ctx) => {
-        const { runService } = await import("../../engine/service/service.js");
-        const idle = String(ctx.options.idle ?? process.env.CAESAR_SERVICE_IDLE ?? DEFAULT_IDLE);
-        const idleMs = parseDuration(idle, "--idle");
-        const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-        // One task's stray failure is logged, never the end of the service that conducts all of them.
-        process.on("unhandledRejection", (reason) =>
-          log(
-            `[service] unhandled: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
-          ),
-        );
-        const outcome = await runService(ctx.root, {
-          idleMs,
-          log,
-          onSignal: (listen) => {
-            for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, listen);
-            process.on("SIGHUP", () => {});
-          },
-        });
-        if (outcome === "already_running") log(`[service] another service conducts the tasks of ${ctx.root}`);
-        // Its agents do not need this process: what may still hold the event loop is done.
-        process.exit(0);
+        const { serveProject } = await import("../service-run.js");
+        await serveProject(ctx.root, ctx.options.idle === undefined ? undefined : String(ctx.options.idle));
       }),
     );
     return service;

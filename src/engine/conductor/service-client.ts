@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { TASK_TOKEN_ENV } from "../../protocol/task-dir.js";
 import { CaesarError, messageOf } from "../../support/errors.js";
-import { CAESAR_BIN, PACKAGE_ROOT } from "../../support/package-paths.js";
+import { PACKAGE_ROOT, SERVICE_MAIN } from "../../support/package-paths.js";
 import { PACKAGE_VERSION } from "../../support/package-version.js";
 import { isProcessAlive } from "../../support/process.js";
 import {
@@ -95,7 +95,7 @@ export function startService(root: string): number | undefined {
   mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   const log = openSync(paths.log, "a", 0o600);
   try {
-    const child = spawn(process.execPath, [CAESAR_BIN, "service", "run", "--root", root], {
+    const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, SERVICE_MAIN, "--root", root], {
       cwd: root,
       detached: true,
       stdio: ["ignore", log, log],
@@ -108,6 +108,18 @@ export function startService(root: string): number | undefined {
     closeSync(log);
   }
 }
+
+/**
+ * The service's V8 flags, on its command line (a process that stays; measured with bench/run.mjs):
+ * - a young generation of at most 1 MiB per semi-space (V8 lets it grow to 16): the service keeps little
+ *   of what it allocates, and a young generation grown once — loading its code, a task's first steps —
+ *   stayed resident for its whole life, about 10 MiB;
+ * - no optimising compiler (TurboFan): its first job alone cost about 4 MiB, for code that waits on
+ *   processes and files; a flood of output is read in chunks (agent-output.ts), and its CPU was the same.
+ * Fixed here, never read from the environment: a front end may run with an agent's environment, and the
+ * service runs outside every sandbox.
+ */
+export const SERVICE_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1", "--no-opt"];
 
 /**
  * The service's own environment: the front end's that started it, without a task's credentials (a nested

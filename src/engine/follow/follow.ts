@@ -1,7 +1,8 @@
 import type { CaesarEvent } from "../../protocol/event.js";
-import { taskPaths } from "../../protocol/task-dir.js";
+import { TASK_FILES, taskPaths } from "../../protocol/task-dir.js";
+import { trace } from "../../support/trace.js";
 import { recoverTask } from "../lifecycle/recover.js";
-import { ChangeWatch, RAW_OUTPUT_FILES } from "../store/change-watch.js";
+import { ChangeWatch } from "../store/change-watch.js";
 import { type RejectedLine, readEvents } from "../store/event-log.js";
 import { markFinishedEvents } from "../store/event-owner.js";
 import type { TaskState } from "../store/state.js";
@@ -36,15 +37,19 @@ export async function followTask(
     return read.events;
   };
   let lastStateKey = "";
-  let state = await readState(dir);
+  let state: TaskState;
   const seen = { taskEnd: false };
-  // Woken by its events and state, not by the agent's raw output (a flood of it would spin this loop).
-  const watch = new ChangeWatch(dir, { pollMs: 500, ignore: RAW_OUTPUT_FILES });
+  // Woken by its state and its events only: the agent's output and the logs change far more often.
+  const watch = new ChangeWatch(dir, {
+    pollMs: 500,
+    only: [TASK_FILES.state, TASK_FILES.events],
+  });
   try {
     for (;;) {
       // The state is read after the events: it then names caesar's `finished` if they hold it.
       const events = await readNew();
       state = await readState(dir);
+      trace(`follow: ${events.length} event(s), ${state.phase}`);
       for (const event of markFinishedEvents(events, state, seen)) handlers.onEvent?.(event);
       const key = `${state.phase}:${state.updated_at}`;
       if (key !== lastStateKey) {

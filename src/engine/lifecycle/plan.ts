@@ -96,6 +96,10 @@ async function planRequest(
   caller: Caller,
 ): Promise<{ plan: TaskPlan; adapter: AgentAdapter }> {
   const { root } = context;
+  // A person's request (no parent task, whose worktree would come first): git is asked about the project
+  // at once, its process running while the configuration is read and checked.
+  const early = caller.kind === "task" ? undefined : describeRepository(root);
+  early?.catch(() => undefined); // awaited below, or not at all when the request is refused first
   const globalConfig = globalConfigOf(root, caller, context.env);
   const config = context.config ?? (await loadConfig(root, context.env, { globalPath: globalConfig }));
   // Never empty: the request's parse refuses an objective that says nothing.
@@ -135,7 +139,7 @@ async function planRequest(
   }
 
   const mode = request.mode ?? role?.mode ?? inherited?.mode ?? config.policy.mode.value;
-  const repo = await repositoryFor(root, parent);
+  const repo = await repositoryFor(root, parent, early);
   const checks = resolveChecks(request, {
     config,
     role,
@@ -386,13 +390,17 @@ function cannotConfine(adapter: AgentAdapter, config: EffectiveConfig, root: str
  * Where the task's git work tree is: for a child of a worktree task, the parent's worktree (the child
  * branches from the parent's HEAD, and applies back into it); otherwise the project's repository.
  */
-async function repositoryFor(root: string, parent: ParentTask | undefined) {
+async function repositoryFor(
+  root: string,
+  parent: ParentTask | undefined,
+  early: ReturnType<typeof describeRepository> | undefined,
+) {
   const parentTree = parent?.task.worktree;
   if (parentTree && existsSync(parentTree)) {
     const described = await describeRepository(parentTree);
     if (described.kind !== "none") return { ...described, workspace: parent!.task.workspace };
   }
-  const described = await describeRepository(root);
+  const described = await (early ?? describeRepository(root));
   return described.kind === "none" ? described : { ...described, workspace: root };
 }
 

@@ -210,9 +210,19 @@ async function createTaskFiles(
     throw error;
   }
   const paths = taskPaths(dir);
-  await writePlan(dir, plan);
-  // Before the state: a service that finds the task (its scan) conducts it with this environment.
-  await writeTaskEnvironment(dir, env);
+  // The project's change number (its own lock and file) is drawn while the plan and the environment are
+  // written: each write is flushed to disk as before, two of them at once instead of one after the other.
+  // Both finish before anything fails, so that what a failure removes is not written again after.
+  const [numbered, written] = await Promise.allSettled([
+    nextChangeNumber(store.state),
+    (async () => {
+      await writePlan(dir, plan);
+      // Before the state: a service that finds the task (its scan) conducts it with this environment.
+      await writeTaskEnvironment(dir, env);
+    })(),
+  ]);
+  if (written.status === "rejected") throw written.reason;
+  if (numbered.status === "rejected") throw numbered.reason;
   const now = new Date().toISOString();
   const state: TaskState = {
     version: 1,
@@ -258,7 +268,7 @@ async function createTaskFiles(
     applied: null,
     cleaned_at: null,
     token_sha256: null,
-    change_number: await nextChangeNumber(store.state),
+    change_number: numbered.value,
     remote: null,
     ...extra,
   };

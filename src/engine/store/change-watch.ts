@@ -12,6 +12,12 @@ export interface WatchOptions {
    * fallback still calls at its interval.
    */
   ignore?: readonly string[];
+  /**
+   * For a directory: the names of its entries whose changes count (a follower of a task wants its state and
+   * events, not every write to its logs or a temp file's creation). A change the platform does not name
+   * counts; the polling fallback calls all the same.
+   */
+  only?: readonly string[];
 }
 
 /** A task directory's files a reader of its events and state need not wake for: the agent's raw output. */
@@ -27,10 +33,11 @@ export function watchPath(path: string, onChange: () => void, options: WatchOpti
   let watcher: FSWatcher | undefined;
   if (!pollOnly) {
     try {
-      const ignore = options.ignore;
+      const { ignore, only } = options;
       watcher = watch(path, { persistent: false }, (_event, name) => {
-        if (ignore && typeof name === "string" && ignore.includes(name)) return;
-        onChange();
+        const entry = name?.toString();
+        if (entry !== undefined && ignore?.includes(entry)) return;
+        if (!only || entry === undefined || only.includes(entry)) onChange();
       });
       watcher.on("error", () => {
         watcher?.close();

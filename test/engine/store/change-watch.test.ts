@@ -90,4 +90,22 @@ describe("ChangeWatch", () => {
       for (const stop of stops) stop();
     }
   });
+
+  it("counts only the entries it was given: a follower is not woken by every write to the logs", async () => {
+    const dir = tempDir();
+    let calls = 0;
+    const stop = watchPath(dir, () => calls++, { pollMs: 60_000, only: ["state.json"] });
+    try {
+      writeFileSync(join(dir, "raw.log"), "output");
+      writeFileSync(join(dir, ".state.json.1.tmp"), "{}");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(calls).toBe(0);
+      writeFileSync(join(dir, "state.json"), "{}");
+      for (let waited = 0; calls === 0 && waited < 10_000; waited += 20)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(calls).toBeGreaterThan(0);
+    } finally {
+      stop();
+    }
+  });
 });
