@@ -6,7 +6,8 @@ import { git, makeRepo, taskDir, tempDir, writeConfig } from "../helpers/repo.js
 
 // A plain-text agent (a custom [[agent]] program: no stream of its own for caesar to read) writes its stdout
 // and stderr straight into the task's raw.log, which caesar never copies: its output is there in the order
-// it wrote it, and caesar sees it go by its size.
+// it wrote it, and caesar sees it go by its size. Only without caesar's OS sandbox (`[sandbox] mode =
+// "off"` here): a sandboxed agent never holds raw.log open for writing, and its output is copied.
 
 interface Finished {
   task_id: string;
@@ -21,7 +22,7 @@ function projectWith(agents: Record<string, string>, policy = ""): string {
     writeFileSync(bin, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
     return `[[agent]]\nid = "${id}"\nbin = "${bin}"\n`;
   });
-  writeConfig(root, `${policy}\n${config.join("\n")}`);
+  writeConfig(root, `[sandbox]\nmode = "off"\n${policy}\n${config.join("\n")}`);
   git(root, "add", ".caesar/config.toml");
   git(root, "commit", "-qm", "agents");
   return root;

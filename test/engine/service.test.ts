@@ -248,9 +248,10 @@ describe("the conductor service", () => {
     );
     const other = join(folder, "other.sh");
     writeFileSync(other, `#!/bin/sh\ntouch "${marker}"\n${report("ran")}\n`, { mode: 0o755 });
+    // The two agents signal each other through a file outside both their workspaces: no OS sandbox.
     writeConfig(
       root,
-      `[policy]\nmax_parallel = 4\n[[agent]]\nid = "flood"\nbin = "${flood}"\n\n[[agent]]\nid = "other"\nbin = "${other}"\n`,
+      `[sandbox]\nmode = "off"\n[policy]\nmax_parallel = 4\n[[agent]]\nid = "flood"\nbin = "${flood}"\n\n[[agent]]\nid = "other"\nbin = "${other}"\n`,
     );
     git(root, "commit", "-qam", "flood and other");
     const flooding = await detach(root, ["--agent", "flood", "flood"]);
