@@ -12,8 +12,9 @@
 //    and against a no-op run of the same build (what the flood itself costs); the service's peak memory.
 // With `--baseline <path to another caesar's bin/caesar.js>` (an older build: one conductor process per
 // task), the same measurements of it, run interleaved with this build's; given again, of each (a change
-// judged against the build it replaces and against an older one, in one run). With `--sandbox`, this build again
-// with every agent in caesar's OS sandbox (`[sandbox] mode = "required"`: bubblewrap, the egress proxy).
+// judged against the build it replaces and against an older one, in one run). This build runs without the OS
+// sandbox (`[sandbox] mode = "off"`), as older builds did; with `--sandbox`, again with every agent in it
+// (`[sandbox] mode = "required"`: bubblewrap, the egress proxy).
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
@@ -42,12 +43,16 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const parallel = Number(values.parallel);
 const floodMb = Number(values["flood-mb"]);
-const builds = [{ name: "this build", bin: fileURLToPath(new URL("../bin/caesar.js", import.meta.url)) }];
+// This build without the OS sandbox (its default is to sandbox where one can run), so that it is judged
+// against older builds on the same work; `--sandbox` adds it sandboxed. Baselines keep their defaults.
+const builds = [
+  { name: "this build", bin: fileURLToPath(new URL("../bin/caesar.js", import.meta.url)), sandbox: "off" },
+];
 for (const [index, bin] of (values.baseline ?? []).entries())
   builds.push({ name: index === 0 ? "baseline" : `baseline ${index + 1}`, bin });
 if ((values.baseline ?? []).length > 1)
   for (const build of builds.slice(1)) console.log(`${build.name}: ${build.bin}`);
-if (values.sandbox) builds.push({ name: "sandboxed", bin: builds[0].bin, sandbox: true });
+if (values.sandbox) builds.push({ name: "sandboxed", bin: builds[0].bin, sandbox: "required" });
 
 const scratch = mkdtempSync(join(tmpdir(), "caesar-bench-service-"));
 const gitEnv = {
@@ -66,7 +71,7 @@ const bigFile = join(scratch, "flood.txt");
 }
 
 /** A repository of 200 files with three agents: no-op, a sleeper, and the flood. */
-function makeProject(name, sandbox = false) {
+function makeProject(name, sandbox) {
   const root = join(scratch, name);
   mkdirSync(root);
   const agents = {
@@ -90,7 +95,7 @@ function makeProject(name, sandbox = false) {
   const config = Object.keys(agents)
     .map((id) => `[[agent]]\nid = "${id}"\nbin = "${join(agentDir, `${id}.sh`)}"\n`)
     .join("\n");
-  const sandboxed = sandbox ? '[sandbox]\nmode = "required"\n' : "";
+  const sandboxed = sandbox ? `[sandbox]\nmode = "${sandbox}"\n` : "";
   writeFileSync(
     join(root, ".caesar", "config.toml"),
     `[policy]\nmax_parallel = ${parallel + 4}\n${sandboxed}${config}`,
