@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../src/support/process.js";
 import { CAESAR_BIN, parseJsonOutput, runCaesar } from "../helpers/cli.js";
 import { git, makeRepo, readJson, taskDir, tempDir, writeConfig } from "../helpers/repo.js";
+import { itWith } from "../helpers/system-deps.js";
+import { BUBBLEWRAP } from "../sandbox/probe-project.js";
 
 // The conductor service: one process per project conducts every local task, and its own death — kill -9,
 // again and again — loses no task: agents write their output to files and outlive it, and the next service
@@ -184,50 +186,52 @@ describe("the conductor service", () => {
 
   // Out of the OS sandbox, the agent writes straight into raw.log (nothing of it may be cut when taken
   // over); in it, caesar copies its output there (up to the cursor: nothing twice).
-  it.each([
-    ["straight into raw.log", "off"],
-    ["copied by caesar, in its OS sandbox", "required"],
-  ])(
-    "loses no byte of a flood (%s) when it is killed in the middle of it: raw.log holds the output once, in order, and the report at its end is found",
-    async (_how, sandbox) => {
-      const root = project();
-      // 12 copies of 1.1 MB of lines with characters of 2, 3 and 4 bytes (cut apart by the reader's chunks),
-      // a pause between copies so that the kills land in the flood, then the report as the last of stdout.
-      const folder = tempDir("caesar-flood-agent-");
-      const piece = Array.from({ length: 24_000 }, (_, i) => `${i} é ✓ 😀 ${"x".repeat(i % 50)}\n`).join("");
-      writeFileSync(join(folder, "piece.txt"), piece);
-      const report = '{"protocol":"caesar.report/v1","status":"success","summary":"flooded"}';
-      const agent = join(folder, "flood.sh");
-      writeFileSync(
-        agent,
-        `#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "${join(folder, "piece.txt")}"; sleep 0.15; done\nprintf '\`\`\`json caesar:report\\n%s\\n\`\`\`\\n' '${report}'\n`,
-        { mode: 0o755 },
-      );
-      writeConfig(root, `[sandbox]\nmode = "${sandbox}"\n[[agent]]\nid = "flood"\nbin = "${agent}"\n`);
-      git(root, "commit", "-qam", "flood");
-      const id = await detach(root, ["--agent", "flood", "flood"]);
-      for (let kill = 0; kill < 3; kill++) {
-        const running = await until("a service", () => service(root), 60_000, root);
-        await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 400));
-        if (state(root, id).phase === "finished") break;
-        process.kill(running.pid, "SIGKILL");
-        const ps = await runCaesar(["ps", "--json"], { cwd: root });
-        expect(ps.code, ps.stderr).toBe(0);
-      }
-      await until("the flood to finish", () => state(root, id).phase === "finished", 120_000, root);
-      const final = state(root, id);
-      expect(final.outcome).toBe("succeeded");
-      expect(final.report).toMatchObject({ status: "success", summary: "flooded" });
-      // Taken over at least once while it printed (the same agent process to its end).
-      const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8");
-      expect(events).toContain("the conductor service took over flood");
-      const raw = readFileSync(join(taskDir(root, id), "raw.log"));
-      const printed = Buffer.from(`${piece.repeat(12)}\`\`\`json caesar:report\n${report}\n\`\`\`\n`);
-      const at = raw.indexOf(printed);
-      expect(at, "the flood is in raw.log, whole and in order").toBeGreaterThanOrEqual(0);
-      // Nothing of it twice: what else raw.log holds is caesar's few notes.
-      expect(raw.length - printed.length).toBeLessThan(4096);
-    },
+  const floodKilled = (how: string) =>
+    `loses no byte of a flood (${how}) when it is killed in the middle of it: raw.log holds the output once, in order, and the report at its end is found`;
+  const floodThroughKills = async (sandbox: "off" | "required") => {
+    const root = project();
+    // 12 copies of 1.1 MB of lines with characters of 2, 3 and 4 bytes (cut apart by the reader's chunks),
+    // a pause between copies so that the kills land in the flood, then the report as the last of stdout.
+    const folder = tempDir("caesar-flood-agent-");
+    const piece = Array.from({ length: 24_000 }, (_, i) => `${i} é ✓ 😀 ${"x".repeat(i % 50)}\n`).join("");
+    writeFileSync(join(folder, "piece.txt"), piece);
+    const report = '{"protocol":"caesar.report/v1","status":"success","summary":"flooded"}';
+    const agent = join(folder, "flood.sh");
+    writeFileSync(
+      agent,
+      `#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10 11 12; do cat "${join(folder, "piece.txt")}"; sleep 0.15; done\nprintf '\`\`\`json caesar:report\\n%s\\n\`\`\`\\n' '${report}'\n`,
+      { mode: 0o755 },
+    );
+    writeConfig(root, `[sandbox]\nmode = "${sandbox}"\n[[agent]]\nid = "flood"\nbin = "${agent}"\n`);
+    git(root, "commit", "-qam", "flood");
+    const id = await detach(root, ["--agent", "flood", "flood"]);
+    for (let kill = 0; kill < 3; kill++) {
+      const running = await until("a service", () => service(root), 60_000, root);
+      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 400));
+      if (state(root, id).phase === "finished") break;
+      process.kill(running.pid, "SIGKILL");
+      const ps = await runCaesar(["ps", "--json"], { cwd: root });
+      expect(ps.code, ps.stderr).toBe(0);
+    }
+    await until("the flood to finish", () => state(root, id).phase === "finished", 120_000, root);
+    const final = state(root, id);
+    expect(final.outcome).toBe("succeeded");
+    expect(final.report).toMatchObject({ status: "success", summary: "flooded" });
+    // Taken over at least once while it printed (the same agent process to its end).
+    const events = readFileSync(join(taskDir(root, id), "events.jsonl"), "utf8");
+    expect(events).toContain("the conductor service took over flood");
+    const raw = readFileSync(join(taskDir(root, id), "raw.log"));
+    const printed = Buffer.from(`${piece.repeat(12)}\`\`\`json caesar:report\n${report}\n\`\`\`\n`);
+    const at = raw.indexOf(printed);
+    expect(at, "the flood is in raw.log, whole and in order").toBeGreaterThanOrEqual(0);
+    // Nothing of it twice: what else raw.log holds is caesar's few notes.
+    expect(raw.length - printed.length).toBeLessThan(4096);
+  };
+  it(floodKilled("straight into raw.log"), () => floodThroughKills("off"), 180_000);
+  itWith(
+    BUBBLEWRAP,
+    floodKilled("copied by caesar, in its OS sandbox"),
+    () => floodThroughKills("required"),
     180_000,
   );
 
