@@ -12,6 +12,7 @@ import {
   relayPlan,
 } from "../../sandbox/relay.js";
 import { findExecutable as findOnPath } from "../../support/executable-path.js";
+import { PACKAGE_ROOT } from "../../support/package-paths.js";
 import { controlPaths, findGitCommonDir } from "../store/control.js";
 import { projectPaths } from "../store/project.js";
 import type { TaskState } from "../store/state.js";
@@ -172,10 +173,12 @@ export function profileOf(
     // Its broker's folder, bound where it is: inside the hidden control directory, the one thing there.
     broker: broker ? { source: dirname(broker), target: dirname(broker) } : null,
     // Under the private /tmp, what the agent still needs to read: the project (the user's checkout and the
-    // other tasks' folders stay read-only), its program, its home (its CLI's settings), its PATH.
+    // other tasks' folders stay read-only), its program, caesar's own package (the bundled reference agent's
+    // script, the `caesar` its nested requests run — a clone in /tmp), its home (its CLI's settings), its PATH.
     visible: [
       plan.root,
       dirname(program),
+      PACKAGE_ROOT.replace(/\/+$/, ""),
       ...(env.HOME ? [env.HOME] : []),
       ...(env.PATH ?? "").split(":"),
     ].filter(Boolean),
