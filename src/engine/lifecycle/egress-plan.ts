@@ -25,13 +25,15 @@ export function egressHosts(
 /**
  * The rule that lets a traced task's agent reach the OpenTelemetry collector caesar sends the task's spans to
  * (it is handed the trace, TRACEPARENT, to join): that URL's host and port only — its scheme's port when it
- * names none. Undefined when no rule can say it.
+ * names none. Undefined when no rule can say it, or it would be a wildcard.
  */
 export function collectorRule(tracesUrl: string): string | undefined {
   try {
     const url = new URL(tracesUrl);
     const rule = `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}`;
-    return typeof parseHostRule(rule) === "string" ? undefined : rule;
+    const parsed = parseHostRule(rule);
+    // One host: a URL's host may hold `*` (the URL parser takes it), which a rule reads as a wildcard.
+    return typeof parsed === "string" || parsed.host.includes("*") ? undefined : rule;
   } catch {
     return undefined;
   }
