@@ -7,7 +7,7 @@ import { parseHostRule } from "../../support/host-rules.js";
  * The hosts a sandboxed agent reaches through caesar's egress proxy: always its model's (an agent without
  * its model does nothing — a task with no network still reaches it), and `[sandbox] allow_hosts` when the
  * task has the network. Read from the environment of whoever asked (a nested request's is its tree's
- * front end's, never the agent's: broker.ts) and from configuration the agent cannot write.
+ * front end's, never the agent's: task-broker.ts) and from configuration the agent cannot write.
  */
 export function egressHosts(
   adapter: Pick<AgentAdapter, "product">,
