@@ -1,6 +1,6 @@
 /**
  * The conductor service's own entry point (dist/service/main.js, bundled on its own), which front ends start detached
- * (engine/conductor/service-client.ts): `node dist/cli/service.js --root <project> [--idle <duration>]`.
+ * (engine/conductor/service-client.ts): `node --max-semi-space-size=1 --no-opt dist/service/main.js --root <project> [--idle <duration>]`.
  * It loads the service and what it conducts with, not the command line's parser and every command's
  * definition: about 7 MiB less for a process that stays. `caesar service run` runs the same service in the
  * foreground (service-run.ts).

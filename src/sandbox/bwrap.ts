@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, lstatSync, statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { userInfo } from "node:os";
-import { delimiter, isAbsolute, join } from "node:path";
+import { delimiter, isAbsolute } from "node:path";
 import { findExecutable } from "../support/executable-path.js";
 import type { SandboxProfile } from "./profile.js";
 

@@ -13,4 +13,10 @@ describe("the egress rule for a task's OpenTelemetry collector", () => {
     expect(collectorRule("not a url")).toBeUndefined();
     expect(collectorRule("http://exa mple.com/")).toBeUndefined();
   });
+
+  it("is never a wildcard: a collector is one host, and `*.com` would open every host under it", () => {
+    // The WHATWG URL parser takes `*` in a host name; the OTLP exporter cannot post to such a URL.
+    expect(collectorRule("http://*.com/v1/traces")).toBeUndefined();
+    expect(collectorRule("https://*.example.com:4318/v1/traces")).toBeUndefined();
+  });
 });

@@ -152,10 +152,6 @@ export class WorkerProcess {
 const GIT_ENV = ["-c", "user.name=test", "-c", "user.email=test@example.com"];
 
 /**
- * A shared bare remote and its first commit: a project whose committed configuration declares the
- * fixture agents every worker serves.
- */
-/**
  * The lab's workers run their agents without the OS sandbox unless the suite's configuration says otherwise
  * (each worker has a home of its own, so the test run's global layer does not reach it): the fixture agents
  * record their runs in the lab's directory ($RUNS, $FLAKY_DIR), outside every workspace, which a sandboxed
@@ -163,6 +159,10 @@ const GIT_ENV = ["-c", "user.name=test", "-c", "user.email=test@example.com"];
  */
 const UNSANDBOXED = '[sandbox]\nmode = "off"\n\n';
 
+/**
+ * A shared bare remote and its first commit: a project whose committed configuration declares the
+ * fixture agents every worker serves.
+ */
 export function makeSharedRemote(dir: string, config: string): string {
   const remote = join(dir, "remote.git");
   execFileSync("git", ["init", "--quiet", "--bare", "-b", "main", remote]);

@@ -11,8 +11,10 @@ import { controlPaths } from "../store/control.js";
  * A cluster worker conducting tasks in this clone says so in the control directory: `workers/<pid>.json`
  * (its pid and start time), for as long as it runs. A command a sandboxed task's broker starts on that
  * worker believes the task it is named for only when its parent is such a worker (broker-files.ts), as
- * on a machine it believes the project's conductor service. No agent can write the record: the control
- * directory is read-only in every sandbox.
+ * on a machine it believes the project's conductor service, and that parent conducts the task
+ * (lifecycle/caller.ts). No sandboxed agent can write the record: the control directory is read-only in
+ * every sandbox. An unsandboxed one can (it writes what the user can), so a record alone proves nothing
+ * about a task: one it wrote for itself names no task it conducts.
  */
 const WorkerRecordSchema = z.object({ pid: z.number().int().positive(), start: z.string().optional() });
 

@@ -60,12 +60,19 @@ export async function identifyCaller(root: string, options: IdentifyOptions): Pr
   // named the task, and only the service (this process's parent) can say so.
   if (env[BROKER_CALLER_ENV] !== undefined) {
     const named = brokeredCaller(root, env);
-    const proof: Proof = named
+    let proof: Proof = named
       ? await proveTask(root, named, undefined)
       : {
           kind: "unproven",
           reason: `${BROKER_CALLER_ENV} is set, but this process was not started by the project's conductor service or a cluster worker of this clone`,
         };
+    // The task named is conducted by this very parent (its broker's owner): a worker record is a file, and
+    // one an unsandboxed agent wrote for itself must not let its own command pass for another task.
+    if (proof.kind === "task" && proof.state.conductor?.pid !== process.ppid)
+      proof = {
+        kind: "unproven",
+        reason: `${BROKER_CALLER_ENV} names ${proof.id}, which this process's parent (pid ${process.ppid}) does not conduct`,
+      };
     if (proof.kind === "task") return proof;
     throw await refuse(
       root,
