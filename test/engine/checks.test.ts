@@ -208,13 +208,16 @@ describe("bad checks", () => {
   it("a check that hangs is killed at its deadline with its whole process group, and reported", async () => {
     const root = project();
     const started = Date.now();
+    // A duration of its own: the background sleep is found by its command line (under the OS sandbox, $! is
+    // a pid of the sandbox's own namespace, not the host's).
+    const sleep = `sleep 300.${String(Math.random()).slice(2, 8)}`;
     const { result, body } = await run(root, [
       "--agent",
       "writer",
       "--check-timeout",
       "2s",
       "--check",
-      "sleep 300 & echo $! > bg.pid; echo waiting; wait",
+      `${sleep} & echo waiting; wait`,
       "write out.txt",
     ]);
     expect(result.code).toBe(1);
@@ -222,8 +225,17 @@ describe("bad checks", () => {
     expect(check).toMatchObject({ passed: false, timed_out: true, error: "killed at its deadline (2.0s)" });
     expect(check.output_tail).toContain("waiting");
     expect(Date.now() - started).toBeLessThan(60_000);
-    const background = Number(readFileSync(join(body!.state.worktree!, "bg.pid"), "utf8"));
-    expect(isProcessAlive(background)).toBe(false);
+    const left = readdirSync("/proc").filter((pid) => {
+      try {
+        return (
+          /^\d+$/.test(pid) &&
+          readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").includes(sleep)
+        );
+      } catch {
+        return false;
+      }
+    });
+    expect(left).toEqual([]);
     expect(body!.report.findings.some((f) => f.title.includes("killed at its deadline"))).toBe(true);
   });
 

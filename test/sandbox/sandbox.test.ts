@@ -132,6 +132,40 @@ describe("agents in an OS sandbox (bubblewrap)", () => {
     },
   );
 
+  itWith(
+    BUBBLEWRAP,
+    "a check runs in the task's sandbox: what the agent wrote for it writes only the worktree",
+    async () => {
+      const home = tempDir("caesar-sandbox-home-");
+      // The agent writes the check's script into its worktree; the check runs it.
+      const script = [
+        "cat > check.sh <<'EOF'",
+        tryWrite(["$PWD/built.txt", "$ROOT/src/app.txt", `${home}/.bashrc`]),
+        "EOF",
+        "chmod +x check.sh",
+      ].join("\n");
+      const sandboxed = project(script, "required");
+      const result = await run(sandboxed, ["--check", "sh ./check.sh"], { ROOT: sandboxed, HOME: home });
+      const log = readFileSync(join(taskDir(sandboxed, result.task_id), "checks", "1-1.log"), "utf8");
+      expect(log).toContain("WROTE");
+      expect(
+        log
+          .split("\n")
+          .filter((line) => line.startsWith("WROTE "))
+          .map((line) => line.replace(/^WROTE .*\//, "")),
+      ).toEqual(["built.txt"]);
+      expect(readFileSync(join(sandboxed, "src/app.txt"), "utf8")).toBe("original\n");
+      expect(existsSync(join(home, ".bashrc"))).toBe(false);
+
+      // Without the sandbox, the same check writes the person's checkout and home.
+      const open = project(script, "off");
+      const unsandboxed = await run(open, ["--check", "sh ./check.sh"], { ROOT: open, HOME: home });
+      const openLog = readFileSync(join(taskDir(open, unsandboxed.task_id), "checks", "1-1.log"), "utf8");
+      expect(openLog).toContain(`WROTE ${open}/src/app.txt`);
+      expect(existsSync(join(home, ".bashrc"))).toBe(true);
+    },
+  );
+
   itWith(BUBBLEWRAP, "another task's processes and their environment are invisible", async () => {
     const script = [
       'if [ -n "$OTHER_SECRET" ]; then sleep 30; exit 0; fi',

@@ -20,6 +20,7 @@ import { agentOutputDir } from "./output-dir.js";
 import type { RawLog } from "./raw-log.js";
 import { CHANNEL_REPORT_FILE } from "./recover.js";
 import { adoptSandboxCommits } from "./sandbox-commits.js";
+import { type EgressDoor, sandboxCommand } from "./sandbox-run.js";
 import { pointerFindings } from "./worktree-pointer.js";
 
 /** How one run of the agent ended: it exited (or was stopped), or it could not start. */
@@ -67,6 +68,8 @@ export interface AttemptsInput {
   git: { top: string | null; startTree: string | null; excluded: string[] };
   /** Run the agent once; `deadlineAt` is undefined for the first run, which fixes it. */
   runTurn(launch: LaunchContext, deadlineAt: number | undefined, turn: number): Promise<AgentTurn>;
+  /** The task's egress proxy, when its sandbox has one: its checks reach what its agent reaches. */
+  egress?: EgressDoor;
   /** Take over the run in progress when the previous conductor ended, instead of starting the first. */
   resume?: { progress: AttemptsProgress; adopt(turn: number, rawFrom: number): Promise<AgentTurn> };
   finish(input: Omit<FinishInput, "dir" | "plan" | "events" | "beforeFinalState">): Promise<unknown>;
@@ -202,7 +205,17 @@ async function checkTurn(
   // A check that runs git in the worktree must not run the agent's git configuration.
   findings.push(...(await pointerFindings(input.launch.task.workspace, dir)));
   // What a sandboxed agent committed is in the project's store before anything is snapshotted.
-  findings.push(...(await adoptSandboxCommits(plan, await readState(dir))));
+  const state = await readState(dir);
+  findings.push(...(await adoptSandboxCommits(plan, state)));
+  // A check runs what the agent wrote: in the task's sandbox, writing its worktree (a build, a coverage
+  // report), or — in place — only what the task's mode lets its agent write.
+  const checkPlan: TaskPlan = { ...plan, mode: state.worktree ? "write" : plan.mode };
+  const wrap = plan.sandbox.backend
+    ? (bin: string, args: string[], env: Record<string, string>) =>
+        sandboxCommand(checkPlan, state, dir, { bin, args, cwd: state.workspace }, env, {
+          egress: input.egress,
+        })
+    : undefined;
   // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.
   const before = await snapshotOf(input);
   const results = await runChecks({
@@ -214,6 +227,7 @@ async function checkTurn(
     deadlineAt: turn.deadlineAt,
     events: input.events,
     signal: input.cancel,
+    ...(wrap ? { wrap } : {}),
     onProcess: async (pid) => {
       await updateState(dir, (state) => ({
         ...state,

@@ -26,11 +26,24 @@ export interface ChecksRun {
   onProcess?(pid: number | null): Promise<void>;
   /** The environment to start from (default: this process's), before secrets are removed. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The command a check runs as, given `sh -c <check>` and its environment: in the task's OS sandbox when
+   * it has one (a check runs what the agent wrote — `npm test`, `./ci.sh` — and must be no freer than it).
+   */
+  wrap?(
+    bin: string,
+    args: string[],
+    env: Record<string, string>,
+  ): {
+    bin: string;
+    args: string[];
+    env: Record<string, string>;
+  };
 }
 
 /**
- * Run the task's checks one after the other in its workspace — each with `sh -c`, in a process group of
- * its own, with its own deadline (never past the task's), without the model providers' credentials —
+ * Run the task's checks one after the other in its workspace — each with `sh -c` (inside the task's OS
+ * sandbox when it has one: `wrap`), in a process group of its own, with its own deadline (never past the task's), without the model providers' credentials —
  * keeping each one's output in the task directory, bounded. Every check gets a result: one that could not
  * run says why.
  */
@@ -106,11 +119,15 @@ async function runOne(input: {
     status: "started",
   });
   const started = Date.now();
+  const shell = ["/bin/sh", ["-c", check.command]] as const;
+  const command = run.wrap
+    ? run.wrap(shell[0], [...shell[1]], input.env)
+    : { bin: shell[0], args: [...shell[1]], env: input.env };
   const child = startGroupProcess({
-    bin: "sh",
-    args: ["-c", check.command],
+    bin: command.bin,
+    args: command.args,
     cwd: run.workspace,
-    env: input.env,
+    env: command.env,
     raw: output,
     onStdoutLine: () => {},
     onStderrLine: () => {},

@@ -345,6 +345,7 @@ async function attempts(
     cancel: input.cancel,
     launch,
     git,
+    ...(input.egress ? { egress: input.egress } : {}),
     runTurn: (turnLaunch, deadlineAt, turn) =>
       runAgent({ ...turnInput(turn, deadlineAt), launch: turnLaunch }),
     ...(resume
