@@ -47,9 +47,19 @@ export function taskGitOf(worktree: string): TaskGit | undefined {
 export async function prepareTaskCommits(worktree: string): Promise<Record<string, string>> {
   const task = taskGitOf(worktree);
   if (!task) return {};
-  await mkdir(task.objects, { recursive: true, mode: 0o700 });
-  const head = await gitOut(worktree, ["rev-parse", "--verify", "HEAD^{commit}"]);
-  await git(worktree, ["update-ref", "--no-deref", "-m", "caesar: detached for the sandbox", "HEAD", head]);
+  // One git: update-ref resolves `HEAD^{commit}` itself (and fails, as rev-parse --verify did, when HEAD
+  // is no commit), while the folder is made.
+  await Promise.all([
+    mkdir(task.objects, { recursive: true, mode: 0o700 }),
+    git(worktree, [
+      "update-ref",
+      "--no-deref",
+      "-m",
+      "caesar: detached for the sandbox",
+      "HEAD",
+      "HEAD^{commit}",
+    ]),
+  ]);
   return {
     GIT_OBJECT_DIRECTORY: task.objects,
     GIT_ALTERNATE_OBJECT_DIRECTORIES: join(task.common, "objects"),
@@ -124,14 +134,17 @@ export async function adoptTaskCommits(
  * other stores is refused), no link anywhere in it (a link would have caesar read what the sandbox hides).
  */
 async function listTaskObjects(task: TaskGit): Promise<{ list: string[] }> {
-  await assertPlainTree(task.objects, 0);
+  // No file at all (the agent committed nothing, most runs): no object either, and no git to ask.
+  if ((await assertPlainTree(task.objects, 0)) === 0) return { list: [] };
   const out = await gitOut(task.common, ["cat-file", "--batch-all-objects", "--batch-check=%(objectname)"], {
     env: { GIT_DIR: task.common, GIT_OBJECT_DIRECTORY: task.objects, GIT_ALTERNATE_OBJECT_DIRECTORIES: "" },
   });
   return { list: out.split("\n").filter((line) => OBJECT_ID.test(line)) };
 }
 
-async function assertPlainTree(dir: string, depth: number): Promise<void> {
+/** Throws unless `dir` is a plain tree of folders and regular files; the number of its files. */
+async function assertPlainTree(dir: string, depth: number): Promise<number> {
+  let files = 0;
   const info = await lstat(dir);
   if (!info.isDirectory()) throw new Error(`${dir} is not a plain folder`);
   for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -145,9 +158,11 @@ async function assertPlainTree(dir: string, depth: number): Promise<void> {
     if (entry.isSymbolicLink()) throw new Error(`${path} is a link`);
     if (entry.isDirectory()) {
       if (depth >= 2) throw new Error(`${path} is deeper than an object store goes`);
-      await assertPlainTree(path, depth + 1);
+      files += await assertPlainTree(path, depth + 1);
     } else if (!entry.isFile()) throw new Error(`${path} is not a regular file`);
+    else files++;
   }
+  return files;
 }
 
 /** `git pack-objects` from the task's folder into `git index-pack --strict` in the project's store. */

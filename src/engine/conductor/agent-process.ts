@@ -184,10 +184,7 @@ async function follow(
   if (reader) await reader.readUntil(() => exited);
   else await gone;
   // What the agent started may still run: a moment to end by itself, then the group is ended.
-  if (isGroupAlive(pgid)) {
-    await delay(300);
-    await terminateGroup(pgid);
-  }
+  if (!(await groupGoneWithin(pgid, LINGER_MS))) await terminateGroup(pgid);
   await reader?.drain();
   reader?.close();
   const status = await readExitFile(files.exit);
@@ -233,6 +230,26 @@ function failedToStart(error: NodeJS.ErrnoException): AgentProcess {
     write() {},
     closeStdin() {},
   };
+}
+
+/** How long what an agent started may outlive its keeper before its group is ended. */
+const LINGER_MS = 300;
+
+/**
+ * Is the group gone within `ms`? Looked at again and again (after 5 ms, then twice as long each time),
+ * not once at the end: a sandbox's namespace is torn down a few milliseconds after its keeper exits (its
+ * init and relay still members then), and a fixed wait of the whole grace cost every sandboxed task 300 ms.
+ */
+async function groupGoneWithin(pgid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  let step = 5;
+  while (isGroupAlive(pgid)) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await delay(Math.min(step, left));
+    step *= 2;
+  }
+  return true;
 }
 
 function delay(ms: number): Promise<void> {

@@ -69,10 +69,12 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
   const deadlineAt = input.deadlineAt ?? Date.now() + plan.timeout_ms;
   const output = makeOutput(input, deadlineAt);
   const state = await readState(dir);
+  const commits = await prepareSandboxCommits(plan, state);
+  if (Object.keys(commits).length > 0) input.note("conductor: commits' folder ready");
   const env: Record<string, string> = {
     ...launch.env,
     ...command.env,
-    ...(await prepareSandboxCommits(plan, state)),
+    ...commits,
     [TASK_TOKEN_ENV]: token,
     ...(input.broker ? { [BROKER_ENV]: input.broker } : {}),
   };
@@ -111,6 +113,7 @@ export async function runAgent(input: TurnInput): Promise<AgentTurn> {
     ...(direct !== undefined ? { direct } : {}),
   });
   if (agent.pid === undefined) return failedToStart((await agent.done).spawnError);
+  input.note("conductor: agent spawned");
   output.stream.attach(agent);
   const startedAt = new Date();
   // Appended before anything else is awaited, so it precedes what the agent writes itself.

@@ -176,6 +176,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     const broker =
       plan.sandbox.backend && options.openBroker ? await options.openBroker(taskId, dir, plan) : undefined;
     egress = await openEgress(root, taskId, plan, events, options.log ?? (() => undefined));
+    if (broker || egress) note("conductor: broker and egress open");
     const input: RunInput = {
       finish,
       describe,

@@ -157,6 +157,7 @@ async function observeChanges(state: TaskState, plan: TaskPlan, dir: string): Pr
   const findings = state.worktree ? await pointerFindings(state.worktree, dir) : [];
   // What a sandboxed agent committed is in the project's store before the snapshot (sandbox-commits.ts).
   findings.push(...(await adoptSandboxCommits(plan, state)));
+  trace("finish: commits adopted");
   // A fresh worktree starts at its base: when git sees it untouched, the end tree is the start tree.
   if (state.worktree && state.base_ref && (await isPristine(top, state.base_ref)))
     return { tree: state.start_tree, commit: null, changes: [], findings };
