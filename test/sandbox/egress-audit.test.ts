@@ -1,22 +1,16 @@
-import { mkdirSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { openEgress } from "../../src/engine/conductor/task-egress.js";
-import type { EventWriter } from "../../src/engine/store/event-log.js";
-import type { TaskPlan } from "../../src/engine/store/task-plan.js";
+import { describe, expect, it } from "vitest";
 import { EgressProxy, type EgressRefusal, PROXY_SOCKET } from "../../src/sandbox/egress-proxy.js";
 import { isInternalAddress, parseHostRules } from "../../src/support/host-rules.js";
 import { tempDir } from "../helpers/repo.js";
+import { closedAfterEach, countingEgress } from "./egress-lab.js";
 
 // The egress proxy as an attacker sees it: a sandboxed agent that spells addresses oddly, pipelines
 // requests it never waits for, and asks for endless names it knows will be refused.
 
-const closers: (() => void)[] = [];
-afterEach(() => {
-  for (const close of closers.splice(0)) close();
-});
+const closers = closedAfterEach();
 
 async function proxyOf(rules: string[]): Promise<{ proxy: EgressProxy; refused: EgressRefusal[] }> {
   const refused: EgressRefusal[] = [];
@@ -172,23 +166,7 @@ describe("the egress proxy against a hostile agent", () => {
   });
 
   it("endless refused names are recorded 20 times and take neither the service's memory nor its log", async () => {
-    const root = tempDir("ea-");
-    mkdirSync(join(root, ".caesar"), { recursive: true });
-    let events = 0;
-    const lines: string[] = [];
-    const proxy = await openEgress(
-      root,
-      "t_flood",
-      { sandbox: { backend: "bwrap", egress: ["api.anthropic.com"] } } as unknown as TaskPlan,
-      {
-        append: async () => {
-          events++;
-        },
-      } as unknown as EventWriter,
-      (line) => lines.push(line),
-    );
-    if (!proxy) throw new Error("no proxy");
-    closers.push(() => proxy.close());
+    const { proxy, events: counted, lines } = await countingEgress("t_flood", ["api.anthropic.com"], closers);
     const name = "a".repeat(2000);
     for (let i = 0; i < 1500; i += 50)
       await Promise.all(
@@ -197,7 +175,7 @@ describe("the egress proxy against a hostile agent", () => {
         ),
       );
     // Twenty hosts, and once: "more than 20".
-    expect(events).toBe(21);
+    expect(counted()).toBe(21);
     expect(lines.length).toBeLessThanOrEqual(3);
     expect(lines.join("").length).toBeLessThan(2000);
   });

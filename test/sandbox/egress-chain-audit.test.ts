@@ -1,34 +1,21 @@
-import { mkdirSync } from "node:fs";
 import { createServer as createHttpServer, type IncomingMessage, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { openEgress } from "../../src/engine/conductor/task-egress.js";
-import type { EventWriter } from "../../src/engine/store/event-log.js";
-import type { TaskPlan } from "../../src/engine/store/task-plan.js";
+import { describe, expect, it } from "vitest";
 import { EgressProxy, type EgressRefusal, PROXY_SOCKET } from "../../src/sandbox/egress-proxy.js";
 import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
 import { parseHostRules } from "../../src/support/host-rules.js";
 import { tempDir } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
+import { closedAfterEach, countingEgress, listening as serveOnLoopback } from "./egress-lab.js";
 import { BUBBLEWRAP, project, run } from "./probe-project.js";
 
 // The chain to a machine's proxy as an attacker inside the sandbox sees it: names spelled to slip past the
 // loopback rule, methods a gateway answers itself, URLs that carry more than a host.
 
-const closers: (() => void)[] = [];
-afterEach(() => {
-  for (const close of closers.splice(0).reverse()) close();
-});
+const closers = closedAfterEach();
 
-async function listening(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  closers.push(() => {
-    server.closeAllConnections?.();
-    server.close();
-  });
-  return (server.address() as { port: number }).port;
-}
+const listening = (server: Server) => serveOnLoopback(server, closers);
 
 interface Asked {
   method: string;
@@ -164,10 +151,6 @@ describe("a sandboxed agent's environment behind a machine's proxy", () => {
 
 describe("the service's log against endless hosts its machine's proxy does not open", () => {
   it("past the 20 on record, they are counted in the log, not written one line each", async () => {
-    const root = tempDir("caesar-egress-chain-audit-");
-    mkdirSync(join(root, ".caesar"), { recursive: true });
-    let events = 0;
-    const lines: string[] = [];
     const saved = process.env.HTTPS_PROXY;
     // A proxy caesar cannot chain: every allowed host is a 502 recorded as the machine's proxy's.
     process.env.HTTPS_PROXY = "https://gw.corp.test:3128";
@@ -175,26 +158,14 @@ describe("the service's log against endless hosts its machine's proxy does not o
       if (saved === undefined) delete process.env.HTTPS_PROXY;
       else process.env.HTTPS_PROXY = saved;
     });
-    const proxy = await openEgress(
-      root,
-      "t_upstream_flood",
-      { sandbox: { backend: "bwrap", egress: ["*"] } } as unknown as TaskPlan,
-      {
-        append: async () => {
-          events++;
-        },
-      } as unknown as EventWriter,
-      (line) => lines.push(line),
-    );
-    if (!proxy) throw new Error("no proxy");
-    closers.push(() => proxy.close());
+    const { proxy, events: counted, lines } = await countingEgress("t_upstream_flood", ["*"], closers);
     for (let i = 0; i < 1500; i += 50)
       await Promise.all(
         Array.from({ length: 50 }, (_, j) =>
           exchange(proxy, `CONNECT h${(i + j) % 100}.example:443 HTTP/1.1\r\n\r\n`),
         ),
       );
-    expect(events).toBeLessThanOrEqual(21);
+    expect(counted()).toBeLessThanOrEqual(21);
     expect(lines.length).toBeLessThanOrEqual(3);
   });
 });

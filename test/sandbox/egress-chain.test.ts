@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { createServer as createHttpServer, type IncomingMessage, request, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { governanceFindings } from "../../src/engine/conductor/governance-findings.js";
 import { openEgress } from "../../src/engine/conductor/task-egress.js";
 import { controlTaskPaths } from "../../src/engine/store/control.js";
@@ -14,25 +14,16 @@ import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
 import { parseHostRules } from "../../src/support/host-rules.js";
 import { git, taskDir, tempDir, writeFiles } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
+import { closedAfterEach, listening as serveOnLoopback } from "./egress-lab.js";
 import { BUBBLEWRAP, project, run } from "./probe-project.js";
 
 // The egress proxy behind a machine's own proxy (a company's gateway): what the task's rules allow goes
 // through the proxy the service's environment names, by the name the agent asked for; nothing else does.
 // Real sockets throughout: a target server, and gateways written here that record what they are asked.
 
-const closers: (() => void)[] = [];
-afterEach(() => {
-  for (const close of closers.splice(0).reverse()) close();
-});
+const closers = closedAfterEach();
 
-async function listening(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  closers.push(() => {
-    server.closeAllConnections?.();
-    server.close();
-  });
-  return (server.address() as { port: number }).port;
-}
+const listening = (server: Server) => serveOnLoopback(server, closers);
 
 /** A server on the host's loopback answering `hello from the target`, counting what it answers. */
 async function targetServer(): Promise<{ port: number; hits: () => number }> {
