@@ -141,6 +141,21 @@ describe("the conductor service", () => {
     expect(parseJsonOutput<{ running: boolean }>(status).running).toBe(true);
   });
 
+  it("a task finished by a service killed before it wrote the task directory's state.json: the next one writes it", async () => {
+    const root = project();
+    const done = await runCaesar(["run", "--json", "--agent", "conformant", "first"], { cwd: root });
+    expect(done.code, done.stderr).toBe(0);
+    const id = parseJsonOutput<{ task_id: string }>(done).task_id;
+    const mirror = join(taskDir(root, id), "state.json");
+    const finished = readFileSync(mirror, "utf8");
+    // The record finished, its copy not yet: as a service killed between the two writes leaves them.
+    await runCaesar(["service", "stop", "--now"], { cwd: root });
+    writeFileSync(mirror, finished.replace('"phase": "finished"', '"phase": "running"'));
+    // The next service (brought by the next task) finds it finished and writes its copy.
+    await detach(root, ["--agent", "conformant", "second"]);
+    await until("the copy to catch up", () => readFileSync(mirror, "utf8") === finished, 60_000, root);
+  });
+
   it("loses no task when it is killed with SIGKILL again and again: every agent ends with its own report", async () => {
     const root = project("[policy]\nmax_parallel = 4\n");
     const env = { LINES: "40", PAUSE_S: "0.1" };

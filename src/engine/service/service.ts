@@ -30,7 +30,7 @@ import { controlPaths, controlTaskPaths } from "../store/control.js";
 import type { SlotHolder, TaskState } from "../store/state.js";
 import { appendTaskText } from "../store/task-files.js";
 import { loadPlan } from "../store/task-plan.js";
-import { readState, taskDirOf } from "../store/task-store.js";
+import { catchUpFinishedMirror, readState, taskDirOf } from "../store/task-store.js";
 import { SlotPool } from "./slot-pool.js";
 
 export interface ServiceOptions {
@@ -391,6 +391,9 @@ class ConductorService {
       const state = await readState(dir).catch(() => undefined);
       if (!state || state.phase === "finished" || state.remote) {
         if (state) this.finished.add(id);
+        // Finished by a conductor killed before it wrote the task directory's copy: written now.
+        if (state?.phase === "finished" && (await catchUpFinishedMirror(dir).catch(() => false)))
+          this.options.log(`[service] ${id}: its state.json caught up with its finished record`);
         continue;
       }
       const conductor = state.conductor;

@@ -192,6 +192,24 @@ export async function updateState(
 }
 
 /**
+ * A finished task's mirror brought up to its record. The record is written first, the mirror next: a
+ * conductor killed between the two leaves the record finished and the mirror still saying it runs, which
+ * the task directory's readers (anything that speaks OACP) would show for ever, since nothing writes a
+ * finished task's state again. Returns whether the mirror was behind.
+ */
+export async function catchUpFinishedMirror(dir: string): Promise<boolean> {
+  const control = controlOfTaskDir(dir);
+  if (!control || !existsSync(control.state)) return false;
+  return withLock(control.lock, async () => {
+    const text = await readFile(control.state, "utf8");
+    if (parseState(text, control.state).phase !== "finished") return false;
+    if ((await readTaskTextOrNothing(taskPaths(dir).state)) === text) return false;
+    await writeMirror(taskPaths(dir).state, text);
+    return true;
+  });
+}
+
+/**
  * Compare a verified task's mirrors (state.json, plan.json in its task directory) with caesar's records;
  * a mirror someone else rewrote is recorded against the task and put back. Returns what was rewritten.
  */
