@@ -16,6 +16,7 @@ interface DoctorResult {
     detail: string;
     allow_hosts: string[];
     allow_hosts_from: string;
+    mask_keys: boolean;
     /** socat, which serves the egress proxy inside a sandbox; null: a relay of Node's own does. */
     relay: string | null;
     /**
@@ -25,7 +26,7 @@ interface DoctorResult {
     upstream_proxy: { tunnels: string | null; requests: string | null; problems: string[] };
   };
   telemetry: { settings: TelemetrySettings | null; problem: string | null };
-  agents: (AgentSummary & { model_hosts: string[] })[];
+  agents: (AgentSummary & { model_hosts: string[]; masked_keys: string[] })[];
 }
 
 export function renderDoctor(result: DoctorResult): string {
@@ -96,7 +97,7 @@ export function renderDoctor(result: DoctorResult): string {
  * directory, a private /tmp), plus its CLI's home of the task's, and whether its own sandbox stays on.
  */
 function describeAgentSandbox(
-  agent: AgentSummary & { model_hosts: string[] },
+  agent: AgentSummary & { model_hosts: string[]; masked_keys: string[] },
   sandbox: DoctorResult["sandbox"],
 ): string[] {
   const applies = sandbox.mode !== "off" && sandbox.backend !== null;
@@ -119,6 +120,12 @@ function describeAgentSandbox(
       ? `  reaches      ${agent.model_hosts.join(", ")} (its model, even with the network off), through caesar's egress proxy`
       : "  reaches      no host of its own: only [sandbox] allow_hosts, when its task has the network",
   );
+  if (agent.masked_keys.length > 0)
+    lines.push(
+      sandbox.mask_keys
+        ? `  keys         ${"masked".padEnd(10)} ${agent.masked_keys.join(", ")}: a placeholder inside; caesar puts the key back on the way to its provider`
+        : `  keys         ${"readable".padEnd(10)} ${agent.masked_keys.join(", ")}: in its environment ([sandbox] mask_keys = false)`,
+    );
   if (agent.sandbox)
     lines.push(`  own sandbox  ${agent.sandbox.own.value.padEnd(10)} ${agent.sandbox.own.why}`);
   return lines;

@@ -96,6 +96,7 @@ export const DEFAULT_ALLOW_HOSTS = [
 export const SANDBOX_DEFAULTS = {
   mode: "auto" as "required" | "auto" | "off",
   allow_hosts: DEFAULT_ALLOW_HOSTS as string[],
+  mask_keys: true as boolean,
 };
 
 /** `[telemetry]`: unset keys stay null (the OTEL_* variables, or off). */

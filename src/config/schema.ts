@@ -100,6 +100,12 @@ export const SandboxSchema = z.strictObject({
     .describe(
       "What a sandboxed agent reaches through caesar's egress proxy when its task has the network, besides its model's hosts: `example.com`, `example.com:8443`, `*.example.com`, `*` (any public host). Replaces the default list of package registries.",
     ),
+  mask_keys: z
+    .boolean()
+    .optional()
+    .describe(
+      "Mask a sandboxed agent's provider key (claude, gemini, copilot with its own provider): the agent gets a placeholder, and caesar puts the key back on each request to the provider. Default true.",
+    ),
 });
 
 /**

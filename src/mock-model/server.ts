@@ -5,6 +5,7 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { MOCK_API_KEY } from "./agent-env.js";
 import type { Conversation, WireApi } from "./conversation.js";
 import { type Decided, decide } from "./decide.js";
 import type { Scenario } from "./scenario.js";
@@ -48,6 +49,11 @@ export interface RequestLogEntry {
   history?: number;
   decision?: string;
   status: number;
+  /**
+   * The key the request carried (`x-api-key`, `x-goog-api-key`, `Authorization: Bearer`, `?key=`): the one
+   * `--print-env` gives the CLIs (`mock`), another (`other`: its value is never logged), or none.
+   */
+  key: "mock" | "other" | "none";
   body?: unknown;
 }
 
@@ -94,6 +100,15 @@ interface Exchange {
 
 type Env = { Variables: { exchange: Exchange } };
 
+function keyOf(headers: Record<string, string>, query: string | null): RequestLogEntry["key"] {
+  const bearer = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? "")?.[1];
+  const given = [headers["x-api-key"], headers["x-goog-api-key"], bearer, query ?? undefined].filter(
+    (value): value is string => value !== undefined && value !== "",
+  );
+  if (given.length === 0) return "none";
+  return given.every((value) => value === MOCK_API_KEY) ? "mock" : "other";
+}
+
 /** The model's wire APIs are matched at the end of whatever base path a CLI puts before them. */
 function anyBase(path: string): string[] {
   return [path, `*${path}`];
@@ -120,6 +135,7 @@ export function createMockModelApp(options: MockModelOptions): Hono<Env> {
         method: c.req.method,
         url: url.pathname + url.search,
         status: 200,
+        key: keyOf(c.req.header(), url.searchParams.get("key")),
       },
       logged: false,
     };

@@ -26,13 +26,25 @@ export interface RelayPlan {
   proxyPort: number;
   /** Loopback ports forwarded as they are (a model server on the host's loopback). */
   ports: number[];
+  /** Other sockets of the egress folder (key doors: key-door.ts), each served on a port of its own. */
+  served: { port: number; socket: string }[];
 }
 
-/** The proxy's port inside: 3128, or the next one no forwarded port takes. */
-export function relayPlan(ports: readonly number[]): RelayPlan {
-  let proxyPort = 3128;
-  while (ports.includes(proxyPort)) proxyPort++;
-  return { proxyPort, ports: [...ports] };
+/**
+ * The proxy's port inside: 3128, or the next one no forwarded port takes; each other socket of the folder
+ * (`sockets`, in order) on the next free one after it.
+ */
+export function relayPlan(ports: readonly number[], sockets: readonly string[] = []): RelayPlan {
+  const taken = new Set(ports);
+  const next = (from: number) => {
+    let port = from;
+    while (taken.has(port)) port++;
+    taken.add(port);
+    return port;
+  };
+  const proxyPort = next(3128);
+  const served = sockets.map((socket) => ({ port: next(proxyPort + 1), socket }));
+  return { proxyPort, ports: [...ports], served };
 }
 
 /**
@@ -45,6 +57,7 @@ export function relayCommand(plan: RelayPlan, relay: RelayProgram, agent: string
   const pairs = [
     { port: plan.proxyPort, socket: `${EGRESS_INSIDE}/${PROXY_SOCKET}` },
     ...plan.ports.map((port) => ({ port, socket: `${EGRESS_INSIDE}/${portSocket(port)}` })),
+    ...plan.served.map(({ port, socket }) => ({ port, socket: `${EGRESS_INSIDE}/${socket}` })),
   ];
   const start =
     relay.kind === "socat"

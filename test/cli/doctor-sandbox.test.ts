@@ -87,6 +87,39 @@ describe("caesar doctor: the sandbox per agent", () => {
   });
 });
 
+describe("caesar doctor: masked keys", () => {
+  it("names the keys a sandboxed agent would hold a placeholder of, never their values; mask_keys = false says they are readable", async () => {
+    const env = {
+      HOME: tempDir(),
+      XDG_CONFIG_HOME: tempDir(),
+      ANTHROPIC_API_KEY: "sk-ant-doctor-secret",
+      OPENAI_API_KEY: "sk-openai-doctor-secret",
+    };
+    const root = makeRepo({ "README.md": "# x\n", ".caesar/config.toml": '[sandbox]\nmode = "auto"\n' });
+    const json = parseJsonOutput<{ agents: { id: string; masked_keys: string[] }[] }>(
+      await runCaesar(["doctor", "--json"], { cwd: root, env }),
+    );
+    const masked = (id: string) => json.agents.find((agent) => agent.id === id)?.masked_keys;
+    expect(masked("claude")).toEqual(["ANTHROPIC_API_KEY"]);
+    expect(masked("claude-acp")).toEqual(["ANTHROPIC_API_KEY"]);
+    // codex's provider address is in its config.toml: its key is not masked, and doctor does not say it is.
+    expect(masked("codex")).toEqual([]);
+    const text = await runCaesar(["doctor"], { cwd: root, env });
+    const claude = text.stdout.slice(text.stdout.indexOf("claude —"));
+    expect(claude).toMatch(/keys {9}masked +ANTHROPIC_API_KEY: a placeholder inside/);
+    expect(`${text.stdout}${JSON.stringify(json)}`).not.toContain("doctor-secret");
+
+    const off = makeRepo({
+      "README.md": "# x\n",
+      ".caesar/config.toml": '[sandbox]\nmode = "auto"\nmask_keys = false\n',
+    });
+    const readable = await runCaesar(["doctor"], { cwd: off, env });
+    expect(readable.stdout).toMatch(
+      /keys {9}readable +ANTHROPIC_API_KEY: in its environment \(\[sandbox\] mask_keys = false\)/,
+    );
+  });
+});
+
 describe("caesar doctor: the machine's proxy", () => {
   it("names the proxy the egress proxy chains, and a variable it cannot use — never a password", async () => {
     const root = makeRepo({ "README.md": "# x\n", ".caesar/config.toml": '[sandbox]\nmode = "auto"\n' });

@@ -24,7 +24,7 @@ function message(plan: Partial<TaskMessage["plan"]> = {}): TaskMessage {
       mode: "write",
       isolation: "worktree",
       network: true,
-      sandbox: { backend: null, detail: "test", cuts_network: false, egress: null },
+      sandbox: { backend: null, detail: "test", cuts_network: false, egress: null, mask_keys: false },
       findings: [],
       tools: { allowed: null, excluded: [] },
       timeout_ms: 60_000,

@@ -68,7 +68,7 @@ async function proxyOf(
 }
 
 /** All the proxy answers to `text`, sent raw on its socket. */
-function exchange(proxy: EgressProxy, text: string, waitMs = 5000): Promise<string> {
+function exchange(proxy: { folder: string }, text: string, waitMs = 5000): Promise<string> {
   return new Promise((done) => {
     const socket = connect(join(proxy.folder, PROXY_SOCKET));
     let all = "";

@@ -5,7 +5,7 @@ import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { governanceFindings } from "../../src/engine/conductor/governance-findings.js";
-import { openEgress } from "../../src/engine/conductor/task-egress.js";
+import { openEgress, type TaskEgress } from "../../src/engine/conductor/task-egress.js";
 import { controlTaskPaths } from "../../src/engine/store/control.js";
 import type { EventWriter } from "../../src/engine/store/event-log.js";
 import type { TaskPlan } from "../../src/engine/store/task-plan.js";
@@ -124,7 +124,7 @@ async function proxyOf(
 
 /** What the agent sees: its `text` sent raw on the proxy's socket, and all it reads back (first line, body). */
 function exchange(
-  proxy: EgressProxy,
+  proxy: { folder: string },
   text: string,
   then?: string,
   waitMs = 8000,
@@ -147,14 +147,14 @@ function exchange(
   });
 }
 
-const tunnelGet = (proxy: EgressProxy, authority: string, headers = "") =>
+const tunnelGet = (proxy: { folder: string }, authority: string, headers = "") =>
   exchange(
     proxy,
     `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${headers}\r\n`,
     `GET /through-tunnel HTTP/1.1\r\nHost: ${authority}\r\nConnection: close\r\n\r\n`,
   );
 
-const plainGet = (proxy: EgressProxy, url: string, headers = "") =>
+const plainGet = (proxy: { folder: string }, url: string, headers = "") =>
   exchange(proxy, `GET ${url} HTTP/1.1\r\nHost: ${new URL(url).host}\r\n${headers}Connection: close\r\n\r\n`);
 
 describe("the egress proxy chains the machine's proxy", () => {
@@ -426,9 +426,9 @@ describe("a task's proxy, as its conductor opens it", () => {
     for (const name of ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"])
       delete process.env[name];
     Object.assign(process.env, env);
-    let proxy: EgressProxy | undefined;
+    let egress: TaskEgress | undefined;
     try {
-      proxy = await openEgress(
+      egress = await openEgress(
         root,
         taskId,
         { sandbox: { backend: "bwrap", egress: rules } } as unknown as TaskPlan,
@@ -441,8 +441,10 @@ describe("a task's proxy, as its conductor opens it", () => {
       for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
       Object.assign(process.env, saved);
     }
-    if (!proxy) throw new Error("no proxy");
-    closers.push(() => proxy.close());
+    if (!egress) throw new Error("no proxy");
+    const open = egress;
+    closers.push(() => open.close());
+    const proxy = open.door;
     const records = async () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       const refusals = existsSync(controlTaskPaths(root, taskId).refusals)

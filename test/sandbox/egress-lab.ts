@@ -5,7 +5,6 @@ import { afterEach } from "vitest";
 import { openEgress } from "../../src/engine/conductor/task-egress.js";
 import type { EventWriter } from "../../src/engine/store/event-log.js";
 import type { TaskPlan } from "../../src/engine/store/task-plan.js";
-import type { EgressProxy } from "../../src/sandbox/egress-proxy.js";
 import { tempDir } from "../helpers/repo.js";
 
 /** What a suite's tests open, closed after each test (the last opened first). */
@@ -35,12 +34,12 @@ export async function countingEgress(
   id: string,
   egress: string[],
   closers: (() => void)[],
-): Promise<{ proxy: EgressProxy; events(): number; lines: string[] }> {
+): Promise<{ proxy: { folder: string }; events(): number; lines: string[] }> {
   const root = tempDir("caesar-egress-lab-");
   mkdirSync(join(root, ".caesar"), { recursive: true });
   let events = 0;
   const lines: string[] = [];
-  const proxy = await openEgress(
+  const open = await openEgress(
     root,
     id,
     { sandbox: { backend: "bwrap", egress } } as unknown as TaskPlan,
@@ -51,7 +50,7 @@ export async function countingEgress(
     } as unknown as EventWriter,
     (line) => lines.push(line),
   );
-  if (!proxy) throw new Error("no proxy");
-  closers.push(() => proxy.close());
-  return { proxy, events: () => events, lines };
+  if (!open) throw new Error("no proxy");
+  closers.push(() => open.close());
+  return { proxy: open.door, events: () => events, lines };
 }

@@ -36,6 +36,8 @@ export interface SandboxedRun {
   requests: number;
   /** What the model was sent (tool results included: what a CLI's stream leaves out). */
   sent: string;
+  /** The key each request to the model carried (`mock`: the one the CLI was given; see RequestLogEntry). */
+  keys: string[];
 }
 
 /**
@@ -62,6 +64,7 @@ export async function runSandboxedCli(
   const scenario = parseScenario(JSON.stringify({ name: "probe", steps }));
   let requests = 0;
   const bodies: unknown[] = [];
+  const keys: string[] = [];
   const server = await startMockModel({
     ...(mockHost ? { host: mockHost } : {}),
     scenario,
@@ -69,6 +72,7 @@ export async function runSandboxedCli(
     onRequest: (entry) => {
       requests++;
       bodies.push(entry.body);
+      keys.push(entry.key);
     },
   });
   try {
@@ -96,6 +100,7 @@ export async function runSandboxedCli(
       worktree: String(out.state.worktree ?? ""),
       requests,
       sent: JSON.stringify(bodies),
+      keys,
     };
   } finally {
     await server.close();

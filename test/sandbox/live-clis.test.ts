@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect, it } from "vitest";
+import { MOCK_API_KEY } from "../../src/mock-model/agent-env.js";
 import { git } from "../helpers/repo.js";
 import {
   describeSandboxed,
@@ -24,6 +25,13 @@ const HOMES: Record<string, string> = {
   gemini: "gemini-home/.gemini",
   opencode: "opencode-home/data/opencode",
   copilot: "copilot-home",
+};
+
+/** The variable of each CLI's key that caesar masks (its mock-model setup gives it one). */
+const MASKED_KEYS: Record<string, string> = {
+  claude: "ANTHROPIC_API_KEY",
+  gemini: "GEMINI_API_KEY",
+  copilot: "COPILOT_PROVIDER_API_KEY",
 };
 
 const COMMIT_HELLO =
@@ -110,6 +118,36 @@ for (const cli of Object.keys(HOMES)) {
         cleanup(run.root);
         expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
         expect(run.requests).toBeGreaterThan(0);
+      },
+      LIVE_TIMEOUT_MS,
+    );
+
+    // A key the CLI sends in a header to a base URL of a variable (agents/key-masks.ts): claude's, gemini's,
+    // copilot's own provider's. codex and opencode read their provider's URL from a file: not masked.
+    const masked = MASKED_KEYS[cli];
+    it.runIf(masked !== undefined)(
+      "its provider key is masked: its commands see a placeholder, the model gets the key through caesar",
+      async () => {
+        // Every process of the sandbox — the CLI itself too (copilot keeps its key from its commands, not
+        // from /proc) — holds the placeholder: `ps e` lists each one's environment (copilot asks before a
+        // command reads a path outside its workspace, such as /proc).
+        const run = await runSandboxedCli(
+          cli,
+          `ps eww ax | tr ' ' '\\n' | grep '^${masked}=' | sort -u; echo LISTED`,
+          ["--mode", "write"],
+        );
+        cleanup(run.root);
+        expect(run.outcome, run.output.slice(-3000)).toBe("succeeded");
+        const seen = `${run.output}${run.sent}`;
+        expect(seen).toContain("LISTED");
+        expect(seen).toMatch(new RegExp(`${masked}=caesar-masked-[0-9a-f]{40}`));
+        expect(seen).not.toContain(MOCK_API_KEY);
+        // Every request reached the model with the CLI's real key, none with the placeholder.
+        expect(run.keys.length).toBeGreaterThan(0);
+        expect(
+          run.keys.filter((key) => key !== "mock"),
+          run.keys.join(","),
+        ).toEqual([]);
       },
       LIVE_TIMEOUT_MS,
     );

@@ -16,6 +16,7 @@ export const doctorCommand: CommandDefinition = {
         const { loadConfig } = await import("../../config/effective.js");
         const { listAdapters } = await import("../../agents/registry.js");
         const { modelHosts } = await import("../../agents/model-hosts.js");
+        const { keyDoorSpecs } = await import("../../agents/key-masks.js");
         const { findExecutable } = await import("../../support/executable-path.js");
         const { summarizeAgents } = await import("../agent-summary.js");
         const { describeRepository } = await import("../../workspace/git.js");
@@ -45,6 +46,7 @@ export const doctorCommand: CommandDefinition = {
             detail: platform.detail,
             allow_hosts: config.sandbox.allow_hosts.value,
             allow_hosts_from: config.sandbox.allow_hosts.source,
+            mask_keys: config.sandbox.mask_keys.value,
             relay: findExecutable("socat") ?? null,
             // The machine's proxy the egress proxy chains, as this environment names it (the conductor
             // service reads its own, the environment of the command that started it): variable, host and
@@ -52,7 +54,12 @@ export const doctorCommand: CommandDefinition = {
             upstream_proxy: MachineProxies.fromEnvironment(process.env).describe(),
           },
           telemetry: { settings: traced.telemetry, problem: traced.findings[0]?.detail ?? null },
-          agents: agents.map((agent) => ({ ...agent, model_hosts: modelHosts(agent.product, process.env) })),
+          agents: agents.map((agent) => ({
+            ...agent,
+            model_hosts: modelHosts(agent.product, process.env),
+            // The keys of this environment a sandboxed run of it would mask (agents/key-masks.ts).
+            masked_keys: keyDoorSpecs(agent.product, process.env).flatMap((door) => door.keys),
+          })),
         };
         ctx.out.result(result, () => renderDoctor(result));
       }),

@@ -47,6 +47,7 @@ export function workerSandbox(
       // and, when the task has the network, the worker's [sandbox] allow_hosts: through the egress proxy.
       cuts_network: decision.backend !== null,
       egress: decision.backend !== null ? egressHosts(adapter, plan.network, config, process.env) : null,
+      mask_keys: decision.backend !== null && config.sandbox.mask_keys.value,
     },
     findings,
   };

@@ -4,7 +4,6 @@ import type { AgentAdapter, StreamOutcome } from "../../agents/adapter.js";
 import { findAdapter } from "../../agents/registry.js";
 import { loadConfig } from "../../config/effective.js";
 import { taskPaths } from "../../protocol/task-dir.js";
-import type { EgressProxy } from "../../sandbox/egress-proxy.js";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { diskFullError, messageOf } from "../../support/errors.js";
 import { isProcessAlive, recordProcess } from "../../support/process.js";
@@ -26,7 +25,7 @@ import { agentOutputDir } from "./output-dir.js";
 import { RawLog } from "./raw-log.js";
 import type { EgressDoor } from "./sandbox-run.js";
 import { takeTaskSlot } from "./slot-wait.js";
-import { egressFolderOf, openEgress } from "./task-egress.js";
+import { egressFolderOf, openEgress, type TaskEgress } from "./task-egress.js";
 import { readTaskEnvironment, removeTaskEnvironment } from "./task-env.js";
 import { agentEnvironment, makeLaunch, makeTask } from "./task-launch.js";
 import { TaskTrace } from "./task-trace.js";
@@ -117,7 +116,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
   const resume = options.adopt ? await resumePoint(dir, plan, initial) : { kind: "start" as const };
   const raw = await RawLog.open(paths.raw, resume.kind === "adopt" ? resume.rawCut : undefined);
   let release: (() => void) | undefined;
-  let egress: EgressProxy | undefined;
+  let egress: TaskEgress | undefined;
   let closed = false;
   // Release what the conductor holds before the final state is written (see finishTask).
   const closeUp = async () => {
@@ -175,7 +174,10 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
     const env = options.env ?? (await readTaskEnvironment(dir)) ?? process.env;
     const broker =
       plan.sandbox.backend && options.openBroker ? await options.openBroker(taskId, dir, plan) : undefined;
-    egress = await openEgress(root, taskId, plan, events, options.log ?? (() => undefined));
+    egress = await openEgress(root, taskId, plan, events, options.log ?? (() => undefined), {
+      product: adapter.product,
+      env,
+    });
     if (broker || egress) note("conductor: broker and egress open");
     const input: RunInput = {
       finish,
@@ -193,7 +195,7 @@ export async function conduct(root: string, taskId: string, options: ConductOpti
       note,
       spans,
       ...(broker ? { broker } : {}),
-      ...(egress ? { egress: { folder: egress.folder, ports: egress.ports } } : {}),
+      ...(egress ? { egress: egress.door } : {}),
     };
     if (resume.kind === "adopt") {
       release = await options.takeSlot?.(taskId, plan, maxParallel, async () => {}, cancel.signal, true);

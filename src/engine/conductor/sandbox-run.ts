@@ -1,12 +1,14 @@
 import { readFileSync, realpathSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
+import { keyPlaceholder } from "../../agents/key-masks.js";
 import { otherCredentialFiles } from "../../agents/model-hosts.js";
 import { bwrapArgs, probeBwrap } from "../../sandbox/bwrap.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
 import {
   EGRESS_INSIDE,
   proxyEnvironment,
+  type RelayPlan,
   type RelayProgram,
   relayCommand,
   relayPlan,
@@ -40,6 +42,19 @@ export interface SandboxedCommand {
 export interface EgressDoor {
   folder: string;
   ports: number[];
+  /** Its agent's masked keys' doors, in the same folder (task-egress.ts). */
+  keys?: KeyDoorInside[];
+}
+
+/** A key door as the agent's command needs it: its socket, and the variables it gets pointed at it. */
+export interface KeyDoorInside {
+  /** Its socket's name in the egress folder. */
+  socket: string;
+  /** The variable naming the provider's base URL: the door's address inside. */
+  urlVariable: string;
+  /** Each key's variable → the placeholder the agent gets instead. */
+  placeholders: Record<string, string>;
+  taskId: string;
 }
 
 /** The sandboxed task's doors out: its broker's socket (to caesar) and its egress proxy (to the network). */
@@ -73,18 +88,47 @@ export function sandboxCommand(
   let proxyEnv: Record<string, string> = {};
   if (doors.egress) {
     const relay = relayProgram(env);
-    const relayed = relayPlan(doors.egress.ports);
+    const keyDoors = doors.egress.keys ?? [];
+    const relayed = relayPlan(
+      doors.egress.ports,
+      keyDoors.map((door) => door.socket),
+    );
     profile.network = false;
     profile.binds.push({ source: doors.egress.folder, target: EGRESS_INSIDE, readOnly: true });
     profile.visible.push(...visibleUnderTmp([dirname(relay.path)]));
     agent = relayCommand(relayed, relay, agent);
-    proxyEnv = proxyEnvironment(relayed);
+    proxyEnv = { ...proxyEnvironment(relayed), ...maskedKeys(keyDoors, relayed, env) };
   }
   return {
     bin: probeBwrap().path ?? "bwrap",
     args: [...bwrapArgs(profile, command.cwd), ...agent],
     env: { ...withoutProxyCredentials(env, proxyEnv), ...proxyEnv, TMPDIR: tmp },
   };
+}
+
+/**
+ * Each key a door masks, as the agent gets it: its placeholder, and its provider's base URL the door's
+ * address on the sandbox's loopback. Only a key whose value is the one the door was opened for (the task's
+ * environment; an adapter setting its own is left as it is, and reaches its provider through the proxy).
+ */
+function maskedKeys(
+  keyDoors: readonly KeyDoorInside[],
+  relayed: RelayPlan,
+  env: Record<string, string>,
+): Record<string, string> {
+  const masked: Record<string, string> = {};
+  for (const [index, door] of keyDoors.entries()) {
+    const served = relayed.served[index]!;
+    let any = false;
+    for (const [variable, placeholder] of Object.entries(door.placeholders)) {
+      const key = env[variable];
+      if (key === undefined || keyPlaceholder(door.taskId, variable, key) !== placeholder) continue;
+      masked[variable] = placeholder;
+      any = true;
+    }
+    if (any) masked[door.urlVariable] = `http://127.0.0.1:${served.port}`;
+  }
+  return masked;
 }
 
 /**

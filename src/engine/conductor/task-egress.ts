@@ -1,11 +1,14 @@
 import { join } from "node:path";
+import { keyDoorSpecs, keyPlaceholder } from "../../agents/key-masks.js";
 import { EgressProxy, type EgressRefusal, portSocket } from "../../sandbox/egress-proxy.js";
+import { KeyDoor } from "../../sandbox/key-door.js";
 import { MachineProxies } from "../../sandbox/upstream-proxy.js";
 import { formatHostRule, parseHostRules } from "../../support/host-rules.js";
 import { controlTaskPaths } from "../store/control.js";
 import type { EventWriter } from "../store/event-log.js";
 import { appendRefusal } from "../store/refusals.js";
 import type { TaskPlan } from "../store/task-plan.js";
+import type { EgressDoor, KeyDoorInside } from "./sandbox-run.js";
 import { socketFolderFor } from "./service-files.js";
 
 /** Distinct refused hosts recorded per task; past that, refusals are only counted in the service's log. */
@@ -16,6 +19,18 @@ export function egressFolderOf(root: string, taskId: string): string {
   return socketFolderFor(join(controlTaskPaths(root, taskId).dir, "egress"), portSocket(65535));
 }
 
+/** A sandboxed task's way out, open: what its agent's command needs of it, and how to close it. */
+export interface TaskEgress {
+  door: EgressDoor;
+  close(): void;
+}
+
+/** Whose keys a task's doors mask: its agent's product and the environment its agent starts from. */
+export interface MaskedKeys {
+  product: string;
+  env: NodeJS.ProcessEnv;
+}
+
 /**
  * A sandboxed task's egress proxy (sandbox/egress-proxy.ts), opened by whoever conducts it — the service or
  * a cluster worker — for as long as it does: in a folder of the task's control directory, which its sandbox
@@ -23,6 +38,8 @@ export function egressFolderOf(root: string, taskId: string): string {
  * (a `medium` finding of its report); so is each allowed host the machine's proxy would not open.
  * The machine's proxy it chains (HTTPS_PROXY, NO_PROXY…) is read from this process's environment — the
  * service's or the worker's — never from the task's, which an agent's request may have set.
+ * With `[sandbox] mask_keys` (the plan's), its agent's provider keys get a door each (key-door.ts, see
+ * agents/key-masks.ts) in the same folder: the agent gets a placeholder, the provider the key.
  */
 export async function openEgress(
   root: string,
@@ -30,7 +47,8 @@ export async function openEgress(
   plan: TaskPlan,
   events: EventWriter,
   log: (line: string) => void,
-): Promise<EgressProxy | undefined> {
+  masked?: MaskedKeys,
+): Promise<TaskEgress | undefined> {
   if (!plan.sandbox.backend || !plan.sandbox.egress) return undefined;
   // Bounded, as the service's memory and log are: the peer is untrusted and may ask for endless names.
   const seen = new Set<string>();
@@ -90,18 +108,39 @@ export async function openEgress(
       appendRefusal(root, taskId, { code: "egress_upstream_failed", action: `connect ${shown}`, summary }),
     ]).catch(() => undefined);
   };
-  const proxy = new EgressProxy(
-    egressFolderOf(root, taskId),
-    parseHostRules(plan.sandbox.egress),
-    onRefused,
-    { upstream: MachineProxies.fromEnvironment(process.env) },
-  );
+  const machine = MachineProxies.fromEnvironment(process.env);
+  const folder = egressFolderOf(root, taskId);
+  const proxy = new EgressProxy(folder, parseHostRules(plan.sandbox.egress), onRefused, {
+    upstream: machine,
+  });
+  const doors: KeyDoor[] = [];
+  const keys: KeyDoorInside[] = [];
+  const close = () => {
+    proxy.close();
+    for (const door of doors) door.close();
+  };
   try {
     await proxy.listen();
+    const specs = plan.sandbox.mask_keys && masked ? keyDoorSpecs(masked.product, masked.env) : [];
+    for (const [index, spec] of specs.entries()) {
+      const socket = `key-${index}.sock`;
+      const placeholders: Record<string, string> = {};
+      const secrets = new Map<string, string>();
+      for (const variable of spec.keys) {
+        const key = masked!.env[variable]!;
+        const placeholder = keyPlaceholder(taskId, variable, key);
+        placeholders[variable] = placeholder;
+        secrets.set(placeholder, key);
+      }
+      const door = new KeyDoor(join(folder, socket), spec.upstream, secrets, machine);
+      doors.push(door);
+      await door.listen();
+      keys.push({ socket, urlVariable: spec.urlVariable, placeholders, taskId });
+    }
   } catch (error) {
-    // What had started listening goes with it (the conductor has no proxy to close).
-    proxy.close();
+    // What had started listening goes with it (the conductor has nothing to close).
+    close();
     throw error;
   }
-  return proxy;
+  return { door: { folder, ports: proxy.ports, keys }, close };
 }

@@ -110,8 +110,16 @@ export const TaskPlanSchema = z.object({
       detail: z.string(),
       cuts_network: z.boolean(),
       egress: z.array(z.string()).nullable().default(null),
+      /** Its agent's provider keys are masked (`[sandbox] mask_keys`; false in a plan of an older caesar). */
+      mask_keys: z.boolean().default(false),
     })
-    .default({ backend: null, detail: "planned by an older caesar", cuts_network: false, egress: null }),
+    .default({
+      backend: null,
+      detail: "planned by an older caesar",
+      cuts_network: false,
+      egress: null,
+      mask_keys: false,
+    }),
   findings: z.array(FindingSchema),
   /** Tool restrictions for the agent, in its CLI's own names. */
   tools: z

@@ -1,0 +1,229 @@
+import { chmod, rm } from "node:fs/promises";
+import {
+  createServer,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
+import type { Duplex } from "node:stream";
+import { connect as tlsConnect } from "node:tls";
+import { type MachineProxies, openTunnel, UpstreamProxy } from "./upstream-proxy.js";
+
+/** Requests one task's door forwards at once (the peer is untrusted). */
+const MAX_REQUESTS = 64;
+
+/** Headers of one hop, never passed on (RFC 9110 §7.6.1), and the agent's own Host. */
+const HOP_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+]);
+
+/**
+ * A provider's door for a sandboxed agent whose key is masked (agents/key-masks.ts): an HTTP server on a
+ * Unix socket in the task's egress folder (its relay serves it on the sandbox's loopback), which sends each
+ * request on to the provider's base URL — that origin, that path prefix, nothing the agent chooses but the
+ * rest of the path — with each placeholder in its headers replaced by the real key. Only headers: a body the
+ * agent wrote (a prompt) is passed as it is, so no model can be asked to repeat the key. The key in an
+ * answer's headers is put back to its placeholder. Through the machine's proxy when its environment names one
+ * for the provider (never the agent's).
+ */
+export class KeyDoor {
+  private server: Server | undefined;
+  private readonly upstream: URL;
+  private readonly keys: ReadonlyMap<string, string>;
+  private active = 0;
+  private readonly agents: { http: HttpAgent; https: HttpsAgent };
+
+  constructor(
+    readonly socketPath: string,
+    upstream: string,
+    /** Placeholder → key. */
+    keys: ReadonlyMap<string, string>,
+    private readonly machine?: MachineProxies,
+  ) {
+    this.upstream = new URL(upstream);
+    this.keys = keys;
+    this.agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  }
+
+  async listen(): Promise<void> {
+    await rm(this.socketPath, { force: true });
+    const server = createServer((req, res) => this.forward(req, res));
+    server.on("clientError", (_error, socket) => socket.destroy());
+    server.maxConnections = MAX_REQUESTS;
+    await new Promise<void>((done, fail) => {
+      server.once("error", fail);
+      server.listen(this.socketPath, () => done());
+    });
+    server.on("error", () => undefined);
+    await chmod(this.socketPath, 0o600);
+    this.server = server;
+  }
+
+  close(): void {
+    this.server?.close();
+    this.server?.closeAllConnections();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse): void {
+    const path = req.url ?? "";
+    // Origin-form only: the door's host is the provider's, whatever the agent writes.
+    if (!path.startsWith("/") || path.startsWith("//")) {
+      refuse(
+        res,
+        400,
+        `caesar's key door takes a path of ${this.upstream.origin}, not "${path.slice(0, 100)}".`,
+      );
+      req.resume();
+      return;
+    }
+    if (this.active >= MAX_REQUESTS) {
+      refuse(res, 503, "caesar's key door is forwarding as many requests as it takes at once.");
+      req.resume();
+      return;
+    }
+    this.active++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.active--;
+    };
+    res.once("close", release);
+    const prefix = this.upstream.pathname.replace(/\/+$/, "");
+    const target = new URL(this.upstream.origin);
+    const headers = this.unmask(req.headers);
+    const outgoing = this.open(target, `${prefix}${path}`, req.method ?? "GET", headers, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, this.mask(answer.headers));
+      answer.pipe(res);
+      answer.once("error", () => res.destroy());
+    });
+    outgoing.once("error", (error) => {
+      if (res.headersSent) res.destroy();
+      else refuse(res, 502, `caesar's key door could not reach ${target.origin}: ${error.message}`);
+    });
+    res.once("close", () => {
+      if (!res.writableFinished) outgoing.destroy();
+    });
+    req.pipe(outgoing);
+    req.once("error", () => outgoing.destroy());
+  }
+
+  /** The request to the provider: direct, or through the machine's proxy (CONNECT for https). */
+  private open(
+    target: URL,
+    path: string,
+    method: string,
+    headers: OutgoingHttpHeaders,
+    onAnswer: (answer: IncomingMessage) => void,
+  ) {
+    const secure = target.protocol === "https:";
+    const host = target.hostname.replace(/^\[|\]$/g, "");
+    const port = Number(target.port) || (secure ? 443 : 80);
+    const proxy = secure ? this.machine?.forTunnel(host, port) : this.machine?.forRequest(host, port);
+    const gateway = proxy instanceof UpstreamProxy ? proxy : undefined;
+    headers.host = target.host;
+    if (!gateway) {
+      const options = {
+        host,
+        port,
+        path,
+        method,
+        headers,
+        agent: secure ? this.agents.https : this.agents.http,
+      };
+      return secure ? httpsRequest(options, onAnswer) : httpRequest(options, onAnswer);
+    }
+    if (!secure) {
+      const auth = gateway.authorization ? { "proxy-authorization": gateway.authorization } : {};
+      return httpRequest(
+        {
+          host: gateway.host,
+          port: gateway.port,
+          path: `${target.origin}${path}`,
+          method,
+          headers: { ...headers, ...auth },
+        },
+        onAnswer,
+      );
+    }
+    const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+    return httpsRequest(
+      {
+        host,
+        port,
+        path,
+        method,
+        headers,
+        agent: false,
+        createConnection: (_options: unknown, done: (error: Error | null, socket: Duplex) => void) => {
+          openTunnel(gateway, authority).tunnel.then(
+            ({ socket, rest }) => {
+              if (rest.length > 0) socket.unshift(rest);
+              const servername = isIpLiteral(host) ? {} : { servername: host };
+              done(null, tlsConnect({ socket, ...servername }));
+            },
+            (error: Error) => done(error, undefined as unknown as Duplex),
+          );
+          return undefined;
+        },
+      } as RequestOptions,
+      onAnswer,
+    );
+  }
+
+  /** The agent's headers, without one hop's, each placeholder replaced by its key. */
+  private unmask(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+    const out: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (value === undefined || HOP_HEADERS.has(name)) continue;
+      out[name] = Array.isArray(value) ? value.map((one) => this.swap(one, true)) : this.swap(value, true);
+    }
+    return out;
+  }
+
+  /** The provider's headers, without one hop's, each key put back to its placeholder. */
+  private mask(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+    const out: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(headers)) {
+      if (value === undefined || HOP_HEADERS.has(name)) continue;
+      out[name] = Array.isArray(value) ? value.map((one) => this.swap(one, false)) : this.swap(value, false);
+    }
+    return out;
+  }
+
+  private swap(value: string, toKey: boolean): string {
+    let text = value;
+    for (const [placeholder, key] of this.keys)
+      text = toKey ? text.split(placeholder).join(key) : text.split(key).join(placeholder);
+    return text;
+  }
+}
+
+function refuse(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8", connection: "close" });
+  res.end(`${message}\n`);
+}
+
+function isIpLiteral(host: string): boolean {
+  return /^[\d.]+$/.test(host) || host.includes(":");
+}
