@@ -196,6 +196,16 @@ describe("checks after the agent", () => {
     expect(body!.report.checks[0]).toMatchObject({ passed: true, exit_code: 0 });
   });
 
+  it("run with the environment of the command that asked for the task, not the service's", async () => {
+    const root = project();
+    // The first task starts the project's service with its environment; the second asks with another.
+    await run(root, ["--agent", "writer", "write first.txt"], { KEPT: "first", PATH: process.env.PATH });
+    const { body } = await run(root, ["--agent", "writer", "--check", 'test "$KEPT" = second', "write out.txt"], {
+      KEPT: "second",
+    });
+    expect(body!.report.checks[0]).toMatchObject({ passed: true, exit_code: 0 });
+  });
+
   it("say what they changed in the workspace", async () => {
     const root = project();
     const { body } = await run(root, ["--agent", "writer", "--check", "echo x > made-by-check.txt", "write"]);

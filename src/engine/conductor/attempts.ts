@@ -227,6 +227,9 @@ async function checkTurn(
     deadlineAt: turn.deadlineAt,
     events: input.events,
     signal: input.cancel,
+    // The environment of the command that asked for the task (its PATH, its variables), as its agent's:
+    // not the service's, which another shell started.
+    env: input.launch.env,
     ...(wrap ? { wrap } : {}),
     onProcess: async (pid) => {
       await updateState(dir, (state) => ({
