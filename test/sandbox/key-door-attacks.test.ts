@@ -1,14 +1,23 @@
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, request } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keyPlaceholder } from "../../src/agents/key-masks.js";
+import { checkEnvironment } from "../../src/engine/conductor/checks.js";
+import { sandboxCommand } from "../../src/engine/conductor/sandbox-run.js";
+import { openEgress } from "../../src/engine/conductor/task-egress.js";
+import type { EventWriter } from "../../src/engine/store/event-log.js";
+import type { TaskPlan } from "../../src/engine/store/task-plan.js";
 import { KeyDoor } from "../../src/sandbox/key-door.js";
-import { tempDir } from "../helpers/repo.js";
+import { makeRepo, tempDir } from "../helpers/repo.js";
+import { itWith } from "../helpers/system-deps.js";
 import { closedAfterEach, listening } from "./egress-lab.js";
+import { BUBBLEWRAP } from "./probe-project.js";
 
 // An agent's attempts at its masked key (key-mask.test.ts says what the door does): through the door and
-// the provider's answers.
+// the provider's answers, its environment, and the processes and files of its sandbox.
 
 const closers = closedAfterEach();
 const SECRET = "sk-ant-attack-secret-0123456789abcdef";
@@ -225,4 +234,151 @@ describe("the key door, attacked through its socket", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await ask(socket, "/after", { "x-api-key": PLACEHOLDER })).body).toContain('"url":"/after"');
   });
+});
+
+describe("the agent's environment", () => {
+  const door = (placeholders: Record<string, string>, urlVariable = "ANTHROPIC_BASE_URL") => ({
+    egress: {
+      folder: tempDir("caesar-key-env-"),
+      ports: [],
+      keys: [{ socket: "key-0.sock", urlVariable, placeholders, taskId: "t_env" }],
+    },
+  });
+  const plan = {
+    root: tempDir("caesar-key-env-root-"),
+    mode: "write",
+    network: false,
+    sandbox: { backend: "bwrap", detail: "t", cuts_network: true, egress: [], mask_keys: true },
+  } as unknown as TaskPlan;
+
+  it("the key under another name (or inside another variable) is masked as well", () => {
+    const key = "AIzaSyD-attack-secret-0123456789abcdef";
+    const placeholder = keyPlaceholder("t_env", "GEMINI_API_KEY", key);
+    const env = {
+      PATH: process.env.PATH ?? "",
+      GEMINI_API_KEY: key,
+      GOOGLE_API_KEY: key,
+      SOME_HEADERS: `x-goog-api-key: ${key}`,
+    };
+    const command = sandboxCommand(
+      plan,
+      { workspace: plan.root, worktree: null },
+      join(plan.root, "t"),
+      { bin: "/bin/true", args: [], cwd: plan.root },
+      env,
+      door({ GEMINI_API_KEY: placeholder }, "GOOGLE_GEMINI_BASE_URL"),
+      "gemini",
+    );
+    expect(JSON.stringify(command)).not.toContain(key);
+    expect(command.env.GEMINI_API_KEY).toBe(placeholder);
+    expect(command.env.GOOGLE_API_KEY).toBe(placeholder);
+    expect(command.env.SOME_HEADERS).toBe(`x-goog-api-key: ${placeholder}`);
+    expect(command.env.PATH).toBe(env.PATH);
+  });
+
+  it("a short key is masked only as a whole value, never inside unrelated text", () => {
+    const placeholder = keyPlaceholder("t_env", "ANTHROPIC_API_KEY", "bin");
+    const env = { PATH: "/usr/bin:/bin", ANTHROPIC_API_KEY: "bin", OTHER: "bin" };
+    const command = sandboxCommand(
+      plan,
+      { workspace: plan.root, worktree: null },
+      join(plan.root, "t"),
+      { bin: "/bin/true", args: [], cwd: plan.root },
+      env,
+      door({ ANTHROPIC_API_KEY: placeholder }),
+      "claude",
+    );
+    expect(command.env.PATH).toBe("/usr/bin:/bin");
+    expect(command.env.OTHER).toBe(placeholder);
+  });
+
+  it("a check (run after the agent, in its sandbox) gets no provider key, masked or not", () => {
+    const env = checkEnvironment({
+      PATH: "/bin",
+      ANTHROPIC_API_KEY: SECRET,
+      ANTHROPIC_AUTH_TOKEN: SECRET,
+      GEMINI_API_KEY: SECRET,
+      COPILOT_PROVIDER_API_KEY: SECRET,
+    });
+    expect(JSON.stringify(env)).not.toContain(SECRET);
+  });
+});
+
+describe("a sandboxed agent after its key", () => {
+  itWith(
+    BUBBLEWRAP,
+    "reads every process's environment and command line, every file it can reach of the egress folder, and asks a quoting provider: no key",
+    async () => {
+      const upstream = await reflecting();
+      const root = makeRepo({ "README.md": "# attack\n" });
+      const taskId = "t_attack";
+      const dir = join(root, ".caesar", "tasks", taskId);
+      mkdirSync(dir, { recursive: true });
+      const plan = {
+        root,
+        repo_top: root,
+        mode: "write",
+        network: false,
+        sandbox: {
+          backend: "bwrap",
+          detail: "test",
+          cuts_network: true,
+          egress: [`127.0.0.1:${upstream.port}`],
+          mask_keys: true,
+        },
+      } as unknown as TaskPlan;
+      const env = {
+        PATH: process.env.PATH ?? "",
+        HOME: tempDir("caesar-key-home-"),
+        ANTHROPIC_API_KEY: SECRET,
+        ANTHROPIC_CUSTOM_HEADERS: `x-api-key: ${SECRET}`,
+        ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}/anthropic`,
+      };
+      const egress = await openEgress(
+        root,
+        taskId,
+        plan,
+        { append: async () => undefined } as unknown as EventWriter,
+        () => undefined,
+        { product: "claude", env },
+      );
+      if (!egress) throw new Error("no egress");
+      closers.push(() => egress.close());
+      const script = [
+        'const fs = require("fs");',
+        "let found = [];",
+        'for (const pid of fs.readdirSync("/proc").filter((name) => /^\\d+$/.test(name)))',
+        '  for (const what of ["environ", "cmdline"])',
+        '    try { const text = fs.readFileSync("/proc/" + pid + "/" + what, "latin1"); found.push(text); } catch {}',
+        'for (const name of fs.readdirSync("/tmp/.caesar-egress")) found.push(name);',
+        'const ask = (headers) => fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", { method: "POST", headers, body: "{}" }).then((r) => r.text());',
+        "const key = process.env.ANTHROPIC_API_KEY;",
+        'Promise.all([ask({ "x-api-key": key, "anthropic-beta": key }), ask({ "x-api-key": key, cookie: "a=" + key, "content-type": key })])',
+        '  .then((answers) => { found.push(...answers); console.log("ALL=" + Buffer.from(found.join("\\n")).toString("base64")); console.log("ASKED=" + answers.length); },',
+        '    (e) => console.log("FAILED=" + e.message));',
+      ].join("\n");
+      const command = sandboxCommand(
+        plan,
+        { workspace: root, worktree: null },
+        dir,
+        { bin: process.execPath, args: ["-e", script], cwd: root },
+        env,
+        { egress: egress.door },
+        "claude",
+      );
+      const child = spawn(command.bin, command.args, { cwd: root, env: command.env });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk));
+      child.stderr.on("data", (chunk: Buffer) => (out += chunk));
+      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      expect(code, out).toBe(0);
+      expect(out).toContain("ASKED=2");
+      const all = Buffer.from(/ALL=(\S+)/.exec(out)?.[1] ?? "", "base64").toString("latin1");
+      expect(all).toContain(PLACEHOLDER);
+      expect(all).not.toContain(SECRET);
+      expect(out).not.toContain(SECRET);
+      expect(JSON.stringify(command)).not.toContain(SECRET);
+      expect(upstream.seen.map((seen) => seen.headers["x-api-key"])).toEqual([SECRET, SECRET]);
+    },
+  );
 });
