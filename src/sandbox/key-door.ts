@@ -32,11 +32,20 @@ const HOP_HEADERS = new Set([
 ]);
 
 /**
+ * The headers a provider's key is sent in (Anthropic's x-api-key, `Authorization: Bearer`, Google's and
+ * Azure's): only there, and only as the whole value, is a placeholder replaced by its key. Elsewhere a
+ * provider may quote what it was sent in its answer's body (an unknown `anthropic-beta`), which is not masked.
+ */
+const KEY_HEADERS = new Set(["authorization", "x-api-key", "x-goog-api-key", "api-key"]);
+
+/**
  * A provider's door for a sandboxed agent whose key is masked (agents/key-masks.ts): an HTTP server on a
  * Unix socket in the task's egress folder (its relay serves it on the sandbox's loopback), which sends each
  * request on to the provider's base URL — that origin, that path prefix, nothing the agent chooses but the
- * rest of the path — with each placeholder in its headers replaced by the real key. Only headers: a body the
- * agent wrote (a prompt) is passed as it is, so no model can be asked to repeat the key. The key in an
+ * rest of the path, no `.` or `..` segment — with a placeholder that is a key header's value (`x-api-key`,
+ * `Authorization: Bearer`…) replaced by the real key. Only there: a body the agent wrote (a prompt), another
+ * header, are passed as they are, so neither a model nor a provider quoting a header can be made to repeat
+ * the key. The key in an
  * answer's headers is put back to its placeholder. Through the machine's proxy when its environment names one
  * for the provider (never the agent's).
  */
@@ -83,7 +92,7 @@ export class KeyDoor {
   private forward(req: IncomingMessage, res: ServerResponse): void {
     const path = req.url ?? "";
     // Origin-form only: the door's host is the provider's, whatever the agent writes.
-    if (!path.startsWith("/") || path.startsWith("//")) {
+    if (!path.startsWith("/") || path.startsWith("//") || leavesPrefix(path)) {
       refuse(
         res,
         400,
@@ -187,14 +196,24 @@ export class KeyDoor {
     );
   }
 
-  /** The agent's headers, without one hop's, each placeholder replaced by its key. */
+  /** The agent's headers, without one hop's, a placeholder that is a key header's value replaced by its key. */
   private unmask(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
     const out: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) {
       if (value === undefined || HOP_HEADERS.has(name)) continue;
-      out[name] = Array.isArray(value) ? value.map((one) => this.swap(one, true)) : this.swap(value, true);
+      if (!KEY_HEADERS.has(name)) out[name] = value;
+      else out[name] = Array.isArray(value) ? value.map((one) => this.keyFor(one)) : this.keyFor(value);
     }
     return out;
+  }
+
+  /** A key header's value: the placeholder, or `Bearer <placeholder>`, with the key in its place. */
+  private keyFor(value: string): string {
+    const whole = this.keys.get(value);
+    if (whole !== undefined) return whole;
+    const bearer = /^(bearer) +(\S+)$/i.exec(value);
+    const key = bearer ? this.keys.get(bearer[2]!) : undefined;
+    return key !== undefined ? `${bearer![1]} ${key}` : value;
   }
 
   /** The provider's headers, without one hop's, each key put back to its placeholder. */
@@ -202,15 +221,15 @@ export class KeyDoor {
     const out: OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(headers)) {
       if (value === undefined || HOP_HEADERS.has(name)) continue;
-      out[name] = Array.isArray(value) ? value.map((one) => this.swap(one, false)) : this.swap(value, false);
+      out[name] = Array.isArray(value) ? value.map((one) => this.hide(one)) : this.hide(value);
     }
     return out;
   }
 
-  private swap(value: string, toKey: boolean): string {
+  /** Each key in `value` put back to its placeholder. */
+  private hide(value: string): string {
     let text = value;
-    for (const [placeholder, key] of this.keys)
-      text = toKey ? text.split(placeholder).join(key) : text.split(key).join(placeholder);
+    for (const [placeholder, key] of this.keys) text = text.split(key).join(placeholder);
     return text;
   }
 }
@@ -222,6 +241,16 @@ function refuse(res: ServerResponse, status: number, message: string): void {
   }
   res.writeHead(status, { "content-type": "text/plain; charset=utf-8", connection: "close" });
   res.end(`${message}\n`);
+}
+
+/**
+ * A path with a `.` or `..` segment — written as such, percent-encoded, with backslashes or `;` parameters
+ * (`/..;/`) — which a provider's server or gateway may resolve above the base URL's path prefix.
+ */
+function leavesPrefix(path: string): boolean {
+  const pathname = path.split(/[?#]/, 1)[0] ?? "";
+  const plain = pathname.replace(/%2e/gi, ".").replace(/%2f|%5c|\\/gi, "/");
+  return plain.split("/").some((segment) => /^\.{1,2}(;.*)?$/.test(segment));
 }
 
 function isIpLiteral(host: string): boolean {

@@ -29,6 +29,9 @@ import { CHECKS_DIR } from "./checks.js";
  */
 const CAESAR_FILES = ["task.json", "plan.json", "raw.log", "conductor.log", CHECKS_DIR, "attempts"];
 
+/** The length from which a masked key is also looked for inside other variables' values. */
+const MIN_KEY_INSIDE = 16;
+
 /** The files of a worktree's registration that say where its repository and worktree are, and its config. */
 const REGISTRATION_PINS = ["commondir", "gitdir", "config.worktree"];
 
@@ -117,6 +120,7 @@ function maskedKeys(
   env: Record<string, string>,
 ): Record<string, string> {
   const masked: Record<string, string> = {};
+  const hidden: [key: string, placeholder: string][] = [];
   for (const [index, door] of keyDoors.entries()) {
     const served = relayed.served[index]!;
     let any = false;
@@ -124,9 +128,22 @@ function maskedKeys(
       const key = env[variable];
       if (key === undefined || keyPlaceholder(door.taskId, variable, key) !== placeholder) continue;
       masked[variable] = placeholder;
+      hidden.push([key, placeholder]);
       any = true;
     }
     if (any) masked[door.urlVariable] = `http://127.0.0.1:${served.port}`;
+  }
+  // The same key under another name (GOOGLE_API_KEY beside GEMINI_API_KEY, a header of
+  // ANTHROPIC_CUSTOM_HEADERS) is masked too: as a whole value, or inside one when it is long enough to be
+  // no other text's.
+  for (const [name, value] of Object.entries(env)) {
+    if (name in masked) continue;
+    let text = value;
+    for (const [key, placeholder] of hidden) {
+      if (text === key) text = placeholder;
+      else if (key.length >= MIN_KEY_INSIDE) text = text.split(key).join(placeholder);
+    }
+    if (text !== value) masked[name] = text;
   }
   return masked;
 }
