@@ -71,10 +71,11 @@ const bigFile = join(scratch, "flood.txt");
 }
 
 /** A repository of 200 files with three agents: no-op, a sleeper, and the flood. */
-function makeProject(name, sandbox) {
+function makeProject(name, sandbox, extra = { agents: {}, config: "" }) {
   const root = join(scratch, name);
   mkdirSync(root);
   const agents = {
+    ...extra.agents,
     noop: '#!/bin/sh\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"noop"}\' > "$CAESAR_REPORT_PATH"\n',
     sleeper:
       '#!/bin/sh\nsleep 4\nprintf \'{"protocol":"caesar.report/v1","status":"success","summary":"slept"}\' > "$CAESAR_REPORT_PATH"\n',
@@ -98,7 +99,7 @@ function makeProject(name, sandbox) {
   const sandboxed = sandbox ? `[sandbox]\nmode = "${sandbox}"\n` : "";
   writeFileSync(
     join(root, ".caesar", "config.toml"),
-    `[policy]\nmax_parallel = ${parallel + 4}\n${sandboxed}${config}`,
+    `[policy]\nmax_parallel = ${parallel + 4}\n${sandboxed}${extra.config}${config}`,
   );
   return root;
 }
@@ -328,6 +329,66 @@ for (const build of builds) {
   const beyond = flood - median(build.noops);
   console.log(
     `${build.name.padEnd(20)} ${ms(flood)} = ${(flood / copy).toFixed(2)}x the copy  (target <= 3x); beyond a no-op run (${ms(median(build.noops))}): ${ms(beyond)} = ${(beyond / copy).toFixed(2)}x the copy; CPU ${cpu.toFixed(2)} s; ${memory}; front end ${mib(build.floodFront)}; raw.log ${(raw / 1e6).toFixed(1)} MB`,
+  );
+}
+
+// 4. With --sandbox: what a command and a network request cost inside the sandbox, once it runs — an agent
+// running many short commands, and one making many requests to a server on the host's loopback (allowed:
+// through the relay and the egress proxy) — against the same agents unsandboxed, each beyond a no-op run.
+if (values.sandbox) {
+  const COMMANDS = 200;
+  const GITS = 20;
+  const REQUESTS = 100;
+  // A process of its own: `timed` waits synchronously, and a server of this one would not answer meanwhile.
+  const server = spawn(
+    process.execPath,
+    [
+      "-e",
+      'const s = require("node:http").createServer((q, r) => r.end("ok")); s.listen(0, "127.0.0.1", () => console.log(s.address().port));',
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const port = await new Promise((resolve) =>
+    server.stdout.once("data", (chunk) => resolve(Number(String(chunk).trim()))),
+  );
+  const done = `printf '{"protocol":"caesar.report/v1","status":"success","summary":"done"}' > "$CAESAR_REPORT_PATH"\n`;
+  const extra = {
+    agents: {
+      commands: `#!/bin/sh\ni=0; while [ $i -lt ${COMMANDS} ]; do /bin/true; i=$((i+1)); done\ni=0; while [ $i -lt ${GITS} ]; do git status --porcelain >/dev/null; i=$((i+1)); done\n${done}`,
+      requests: `#!/bin/sh\n${JSON.stringify(process.execPath)} -e 'const http = require("node:http"); let left = ${REQUESTS}; const next = () => left-- === 0 ? process.exit(0) : http.get("http://127.0.0.1:${port}/", (res) => { res.resume(); res.on("end", next); }).on("error", (e) => { console.error(e.message); process.exit(1); }); next();'\n${done}`,
+    },
+    config: `allow_hosts = ["127.0.0.1:${port}"]\n`,
+  };
+  const plain = builds[0];
+  const boxed = builds.find((build) => build.name === "sandboxed");
+  const measured = [plain, boxed].map((build) => {
+    // allow_hosts goes under the [sandbox] both builds name (mode "off", "required").
+    const root = makeProject(`${build.name.replace(/\W/g, "-")}-per-command`, build.sandbox, extra);
+    timed(build.bin, ["run", "--json", "--agent", "noop", "warm up"], { cwd: root });
+    return { build, root, noop: [], commands: [], requests: [] };
+  });
+  for (let i = 0; i < Math.max(1, Math.min(runs, 5)); i++)
+    for (const entry of measured) {
+      const run = (agent, network = []) =>
+        timed(entry.build.bin, ["run", "--json", ...network, "--agent", agent, `${agent} ${i}`], {
+          cwd: entry.root,
+        }).seconds;
+      entry.noop.push(run("noop"));
+      entry.commands.push(run("commands"));
+      entry.requests.push(run("requests", ["--network", "on"]));
+    }
+  server.kill();
+  console.log(
+    `\n== in the sandbox, once it runs: ${COMMANDS} × /bin/true and ${GITS} × git status; ${REQUESTS} HTTP requests to the host's loopback`,
+  );
+  const beyond = (entry, key) => median(entry[key]) - median(entry.noop);
+  for (const entry of measured)
+    console.log(
+      `${entry.build.name.padEnd(20)} commands ${ms(beyond(entry, "commands"))}, requests ${ms(beyond(entry, "requests"))} beyond a no-op run (${ms(median(entry.noop))})`,
+    );
+  const [off, on] = measured;
+  console.log(
+    `the sandbox's cost: ${(((beyond(on, "commands") - beyond(off, "commands")) / (COMMANDS + GITS)) * 1000).toFixed(2)} ms per command, ${(((beyond(on, "requests") - beyond(off, "requests")) / REQUESTS) * 1000).toFixed(2)} ms per request (through the relay and the egress proxy)`,
   );
 }
 

@@ -17,7 +17,7 @@ import { type MachineProxies, openTunnel, UpstreamProxy } from "./upstream-proxy
 /** Requests one task's door forwards at once (the peer is untrusted). */
 const MAX_REQUESTS = 64;
 
-/** Headers of one hop, never passed on (RFC 9110 §7.6.1), and the agent's own Host. */
+/** Headers of one hop, never passed on (RFC 9110 §7.6.1), the agent's own Host, and the forwarding headers. */
 const HOP_HEADERS = new Set([
   "connection",
   "keep-alive",
@@ -29,6 +29,16 @@ const HOP_HEADERS = new Set([
   "transfer-encoding",
   "upgrade",
   "host",
+  // What a gateway in front of the provider may route by, which the agent does not choose.
+  "forwarded",
+  "x-forwarded-for",
+  "x-forwarded-host",
+  "x-forwarded-proto",
+  "x-forwarded-port",
+  "x-forwarded-prefix",
+  "x-original-url",
+  "x-rewrite-url",
+  "x-real-ip",
 ]);
 
 /**
@@ -118,7 +128,14 @@ export class KeyDoor {
     const target = new URL(this.upstream.origin);
     const headers = this.unmask(req.headers);
     const outgoing = this.open(target, `${prefix}${path}`, req.method ?? "GET", headers, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, this.mask(answer.headers));
+      try {
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, this.mask(answer.headers));
+      } catch {
+        // A head Node will not send on (the service conducts every task: it must not throw here).
+        answer.destroy();
+        res.destroy();
+        return;
+      }
       answer.pipe(res);
       answer.once("error", () => res.destroy());
     });

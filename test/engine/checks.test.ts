@@ -200,9 +200,13 @@ describe("checks after the agent", () => {
     const root = project();
     // The first task starts the project's service with its environment; the second asks with another.
     await run(root, ["--agent", "writer", "write first.txt"], { KEPT: "first", PATH: process.env.PATH });
-    const { body } = await run(root, ["--agent", "writer", "--check", 'test "$KEPT" = second', "write out.txt"], {
-      KEPT: "second",
-    });
+    const { body } = await run(
+      root,
+      ["--agent", "writer", "--check", 'test "$KEPT" = second', "write out.txt"],
+      {
+        KEPT: "second",
+      },
+    );
     expect(body!.report.checks[0]).toMatchObject({ passed: true, exit_code: 0 });
   });
 

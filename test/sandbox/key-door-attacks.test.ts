@@ -125,6 +125,30 @@ describe("the key door, attacked through its socket", () => {
     expect(JSON.stringify({ ...seen?.headers, "x-api-key": "" })).not.toContain(SECRET);
   });
 
+  it("forwarding headers a gateway may route by are not passed on: the agent does not choose where the key goes", async () => {
+    const upstream = await reflecting();
+    const socket = await door(`http://127.0.0.1:${upstream.port}/anthropic`);
+    await ask(socket, "/v1/messages", {
+      "x-api-key": PLACEHOLDER,
+      forwarded: "host=evil.example",
+      "x-forwarded-host": "evil.example",
+      "x-forwarded-for": "10.0.0.1",
+      "x-forwarded-proto": "http",
+      "x-forwarded-prefix": "/other-tenant",
+      "x-original-url": "/other-tenant/v1/messages",
+      "x-rewrite-url": "/other-tenant/v1/messages",
+      "x-real-ip": "10.0.0.1",
+    });
+    const names = Object.keys(upstream.seen[0]?.headers ?? {});
+    expect(names).toContain("x-api-key");
+    expect(
+      names.filter(
+        (name) =>
+          name.startsWith("x-forwarded") || /^(forwarded|x-original-url|x-rewrite-url|x-real-ip)$/.test(name),
+      ),
+    ).toEqual([]);
+  });
+
   it("a key header with the placeholder inside other text is not a key: no part of the key to quote", async () => {
     const upstream = await reflecting();
     const socket = await door(`http://127.0.0.1:${upstream.port}`);
