@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../../support/atomic-file.js";
 import { makePrivateDir } from "../../support/private-dir.js";
@@ -22,10 +22,19 @@ function recordPath(root: string, pid: number): string {
   return join(controlPaths(root).dir, "workers", `${pid}.json`);
 }
 
-/** Record this process as a worker of the clone; the returned function removes the record. */
+/**
+ * Record this process as a worker of the clone; the returned function removes the record. The records of
+ * workers that are gone without removing theirs (`kill -9`) go first: they proved nothing, and no longer pile up.
+ */
 export async function recordWorker(root: string): Promise<() => Promise<void>> {
   const path = recordPath(root, process.pid);
-  await makePrivateDir(join(controlPaths(root).dir, "workers"));
+  const folder = join(controlPaths(root).dir, "workers");
+  await makePrivateDir(folder);
+  for (const name of await readdir(folder).catch(() => [] as string[])) {
+    const pid = /^(\d+)\.json$/.exec(name)?.[1];
+    if (pid !== undefined && Number(pid) !== process.pid && !isWorkerOf(root, Number(pid)))
+      await rm(join(folder, name), { force: true });
+  }
   await writeJsonAtomic(path, recordProcess(process.pid));
   return () => rm(path, { force: true });
 }
