@@ -1,19 +1,15 @@
-import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { createServer, type IncomingMessage, request } from "node:http";
+import { createServer, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keyPlaceholder } from "../../src/agents/key-masks.js";
 import { checkEnvironment } from "../../src/engine/conductor/checks.js";
 import { sandboxCommand } from "../../src/engine/conductor/sandbox-run.js";
-import { openEgress } from "../../src/engine/conductor/task-egress.js";
-import type { EventWriter } from "../../src/engine/store/event-log.js";
 import type { TaskPlan } from "../../src/engine/store/task-plan.js";
-import { KeyDoor } from "../../src/sandbox/key-door.js";
-import { makeRepo, tempDir } from "../helpers/repo.js";
+import { tempDir } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
 import { closedAfterEach, listening } from "./egress-lab.js";
+import { askDoor, keyDoorFor, maskedTask } from "./masked-task.js";
 import { BUBBLEWRAP } from "./probe-project.js";
 
 // An agent's attempts at its masked key (key-mask.test.ts says what the door does): through the door and
@@ -61,30 +57,14 @@ async function reflecting(): Promise<{ port: number; seen: Seen[] }> {
   return { port, seen };
 }
 
-async function door(upstream: string): Promise<string> {
-  const socket = join(tempDir("caesar-key-attack-"), "key-0.sock");
-  const opened = new KeyDoor(socket, upstream, new Map([[PLACEHOLDER, SECRET]]));
-  await opened.listen();
-  closers.push(() => opened.close());
-  return socket;
-}
+const door = (upstream: string) => keyDoorFor(closers, upstream, PLACEHOLDER, SECRET);
 
-function ask(
+const ask = (
   socketPath: string,
   path: string,
   headers: Record<string, string | string[]> = {},
   method = "GET",
-): Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path, method, headers }, (res) => {
-      let text = "";
-      res.on("data", (chunk: Buffer) => (text += chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
+) => askDoor(socketPath, path, { headers, method });
 
 /** Bytes written as they are on the door's socket; what comes back before it closes (or `wait` ms pass). */
 function raw(socketPath: string, bytes: string, wait = 1500): Promise<string> {
@@ -334,40 +314,14 @@ describe("a sandboxed agent after its key", () => {
     "reads every process's environment and command line, every file it can reach of the egress folder, and asks a quoting provider: no key",
     async () => {
       const upstream = await reflecting();
-      const root = makeRepo({ "README.md": "# attack\n" });
-      const taskId = "t_attack";
-      const dir = join(root, ".caesar", "tasks", taskId);
-      mkdirSync(dir, { recursive: true });
-      const plan = {
-        root,
-        repo_top: root,
-        mode: "write",
-        network: false,
-        sandbox: {
-          backend: "bwrap",
-          detail: "test",
-          cuts_network: true,
-          egress: [`127.0.0.1:${upstream.port}`],
-          mask_keys: true,
-        },
-      } as unknown as TaskPlan;
-      const env = {
-        PATH: process.env.PATH ?? "",
-        HOME: tempDir("caesar-key-home-"),
-        ANTHROPIC_API_KEY: SECRET,
-        ANTHROPIC_CUSTOM_HEADERS: `x-api-key: ${SECRET}`,
-        ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}/anthropic`,
-      };
-      const egress = await openEgress(
-        root,
-        taskId,
-        plan,
-        { append: async () => undefined } as unknown as EventWriter,
-        () => undefined,
-        { product: "claude", env },
+      const task = maskedTask(
+        closers,
+        upstream.port,
+        SECRET,
+        { ANTHROPIC_CUSTOM_HEADERS: `x-api-key: ${SECRET}` },
+        "t_attack",
       );
-      if (!egress) throw new Error("no egress");
-      closers.push(() => egress.close());
+      const egress = await task.open();
       const script = [
         'const fs = require("fs");',
         "let found = [];",
@@ -381,20 +335,9 @@ describe("a sandboxed agent after its key", () => {
         '  .then((answers) => { found.push(...answers); console.log("ALL=" + Buffer.from(found.join("\\n")).toString("base64")); console.log("ASKED=" + answers.length); },',
         '    (e) => console.log("FAILED=" + e.message));',
       ].join("\n");
-      const command = sandboxCommand(
-        plan,
-        { workspace: root, worktree: null },
-        dir,
-        { bin: process.execPath, args: ["-e", script], cwd: root },
-        env,
-        { egress: egress.door },
-        "claude",
-      );
-      const child = spawn(command.bin, command.args, { cwd: root, env: command.env });
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk));
-      child.stderr.on("data", (chunk: Buffer) => (out += chunk));
-      const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+      const agent = task.start(egress.door, script);
+      const { code, out } = await agent.done;
+      const command = agent.command;
       expect(code, out).toBe(0);
       expect(out).toContain("ASKED=2");
       const all = Buffer.from(/ALL=(\S+)/.exec(out)?.[1] ?? "", "base64").toString("latin1");

@@ -1,18 +1,12 @@
-import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, request } from "node:http";
+import { writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keyDoorSpecs, keyPlaceholder } from "../../src/agents/key-masks.js";
-import { sandboxCommand } from "../../src/engine/conductor/sandbox-run.js";
-import { openEgress } from "../../src/engine/conductor/task-egress.js";
-import type { EventWriter } from "../../src/engine/store/event-log.js";
-import type { TaskPlan } from "../../src/engine/store/task-plan.js";
-import { KeyDoor } from "../../src/sandbox/key-door.js";
 import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
-import { makeRepo, tempDir } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
 import { closedAfterEach, listening } from "./egress-lab.js";
+import { askDoor, keyDoorFor, maskedTask } from "./masked-task.js";
 import { BUBBLEWRAP } from "./probe-project.js";
 
 // A sandboxed agent's provider key, masked: the agent holds a placeholder, caesar's key door puts the key
@@ -51,35 +45,16 @@ async function provider(): Promise<{ port: number; seen: Seen[]; release(): void
   return { port, seen, release };
 }
 
-async function door(upstream: string, machine?: MachineProxies): Promise<string> {
-  const socket = join(tempDir("caesar-key-door-"), "key-0.sock");
-  const placeholder = keyPlaceholder("t_door", "ANTHROPIC_API_KEY", SECRET);
-  const opened = new KeyDoor(socket, upstream, new Map([[placeholder, SECRET]]), machine);
-  await opened.listen();
-  closers.push(() => opened.close());
-  return socket;
-}
+const door = (upstream: string, machine?: MachineProxies) =>
+  keyDoorFor(closers, upstream, keyPlaceholder("t_door", "ANTHROPIC_API_KEY", SECRET), SECRET, machine);
 
-function ask(
+const ask = (
   socketPath: string,
   path: string,
   headers: Record<string, string> = {},
   body = "",
   onFirst?: (chunk: string) => void,
-): Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path, method: body ? "POST" : "GET", headers }, (res) => {
-      let text = "";
-      res.on("data", (chunk: Buffer) => {
-        if (!text) onFirst?.(chunk.toString());
-        text += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+) => askDoor(socketPath, path, { headers, body, ...(onFirst ? { onFirst } : {}) });
 
 describe("which keys are masked", () => {
   it("claude, gemini and copilot's own provider; its base URL, or the provider's own", () => {
@@ -224,67 +199,6 @@ describe("the key door", () => {
   });
 });
 
-/** A task of claude's whose key is masked, in a project of its own: its plan, environment and egress opener. */
-function maskedTask(upstreamPort: number) {
-  const root = makeRepo({ "README.md": "# masked\n" });
-  const taskId = "t_masked";
-  const dir = join(root, ".caesar", "tasks", taskId);
-  mkdirSync(dir, { recursive: true });
-  const plan = {
-    root,
-    repo_top: root,
-    mode: "write",
-    network: false,
-    sandbox: {
-      backend: "bwrap",
-      detail: "test",
-      cuts_network: true,
-      egress: [`127.0.0.1:${upstreamPort}`],
-      mask_keys: true,
-    },
-  } as unknown as TaskPlan;
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HOME: tempDir("caesar-key-home-"),
-    ANTHROPIC_API_KEY: SECRET,
-    ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstreamPort}/anthropic`,
-  };
-  const events: string[] = [];
-  const open = async () => {
-    const egress = await openEgress(
-      root,
-      taskId,
-      plan,
-      { append: async (event: unknown) => void events.push(JSON.stringify(event)) } as unknown as EventWriter,
-      () => undefined,
-      { product: "claude", env },
-    );
-    if (!egress) throw new Error("no egress");
-    closers.push(() => egress.close());
-    return egress;
-  };
-  const start = (door: Awaited<ReturnType<typeof open>>["door"], script: string) => {
-    const command = sandboxCommand(
-      plan,
-      { workspace: root, worktree: null },
-      dir,
-      { bin: process.execPath, args: ["-e", script], cwd: root },
-      env,
-      { egress: door },
-      "claude",
-    );
-    const child = spawn(command.bin, command.args, { cwd: root, env: command.env });
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk));
-    child.stderr.on("data", (chunk: Buffer) => (out += chunk));
-    const done = new Promise<{ code: number | null; out: string }>((resolve) =>
-      child.on("close", (code) => resolve({ code, out })),
-    );
-    return { command, done, output: () => out };
-  };
-  return { root, taskId, plan, env, events, open, start };
-}
-
 /** An agent's request to its provider, as its CLI makes it: the base URL and key of its environment. */
 const CALL =
   'fetch(process.env.ANTHROPIC_BASE_URL + "/v1/messages", { method: "POST", headers: { "x-api-key": process.env.ANTHROPIC_API_KEY }, body: "{}" })' +
@@ -296,7 +210,7 @@ describe("a sandboxed agent's key", () => {
     "a service taking the task over opens the same door: the running agent's placeholder still works",
     async () => {
       const upstream = await provider();
-      const task = maskedTask(upstream.port);
+      const task = maskedTask(closers, upstream.port, SECRET);
       const first = await task.open();
       // The agent waits for a file of its workspace, then calls its provider.
       const agent = task.start(
@@ -321,7 +235,7 @@ describe("a sandboxed agent's key", () => {
     "the agent holds a placeholder; its requests reach the provider with the key",
     async () => {
       const upstream = await provider();
-      const task = maskedTask(upstream.port);
+      const task = maskedTask(closers, upstream.port, SECRET);
       const egress = await task.open();
       // What an agent would try: print its key, read its parent's environment, call its provider.
       const agent = task.start(
