@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import type { Finding } from "../protocol/report.js";
 
 /**
  * The provider keys a sandboxed agent CLI gets masked (docs/threat-model.md): in its environment a
@@ -60,6 +61,37 @@ export function keyDoorSpecs(product: string, env: NodeJS.ProcessEnv): KeyDoorSp
   const upstream = baseUrl(env[provider.urlVariable]?.trim() || provider.defaultUrl);
   if (!upstream) return [];
   return [{ urlVariable: provider.urlVariable, upstream, keys }];
+}
+
+/**
+ * Why keys that masking would cover stay in the agent's environment as they are: its provider's base URL
+ * variable is set to something the door cannot stand for (credentials, a query, another scheme). Undefined
+ * when there is nothing to say.
+ */
+export function unmaskedKeys(
+  product: string,
+  env: NodeJS.ProcessEnv,
+): { keys: string[]; why: string } | undefined {
+  const provider = PROVIDERS[product];
+  if (!provider || provider.elsewhere.some((name) => truthy(env[name]))) return undefined;
+  const keys = provider.keys.filter((name) => (env[name] ?? "").trim() !== "");
+  const url = env[provider.urlVariable]?.trim();
+  if (keys.length === 0 || !url || baseUrl(url)) return undefined;
+  return {
+    keys,
+    why: `${provider.urlVariable} is not a plain http(s) URL caesar can stand in for (it names credentials, a query or a fragment, or another scheme)`,
+  };
+}
+
+/** The finding of a sandboxed task whose agent's keys masking would cover but cannot (see unmaskedKeys). */
+export function unmaskedKeysFinding(product: string, env: NodeJS.ProcessEnv): Finding | undefined {
+  const unmasked = unmaskedKeys(product, env);
+  if (!unmasked) return undefined;
+  return {
+    severity: "medium",
+    title: "The agent's provider key was not masked",
+    detail: `${unmasked.keys.join(", ")} stayed in the agent's environment as it is, readable by what it runs: ${unmasked.why}. Point it at the provider (or a gateway) by a URL without them, and pass credentials in the key's variable.`,
+  };
 }
 
 /**

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keyDoorSpecs, keyPlaceholder } from "../../src/agents/key-masks.js";
 import { MachineProxies } from "../../src/sandbox/upstream-proxy.js";
+import { parseJsonOutput, runCaesar } from "../helpers/cli.js";
+import { makeRepo, tempDir } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
 import { closedAfterEach, listening } from "./egress-lab.js";
 import { askDoor, keyDoorFor, maskedTask } from "./masked-task.js";
@@ -117,6 +119,39 @@ describe("which keys are masked", () => {
     expect(one).toMatch(/^caesar-masked-[0-9a-f]{40}$/);
     expect(one).not.toContain(SECRET.slice(7, 20));
   });
+});
+
+describe("a key masking would cover but cannot", () => {
+  itWith(
+    BUBBLEWRAP,
+    "is said on the task: a medium finding naming the key and why, never its value",
+    async () => {
+      const root = makeRepo({
+        "README.md": "# x\n",
+        ".caesar/config.toml": '[sandbox]\nmode = "required"\n',
+      });
+      // claude is not on this PATH: the task fails to start, its plan's findings are in its report all the same.
+      const result = await runCaesar(["run", "--json", "--agent", "claude", "hello"], {
+        cwd: root,
+        env: {
+          PATH: "/usr/bin:/bin",
+          HOME: tempDir("caesar-unmasked-home-"),
+          ANTHROPIC_API_KEY: "sk-unmasked-secret",
+          ANTHROPIC_BASE_URL: "https://user:pw@gw.example/anthropic",
+        },
+      });
+      const body = parseJsonOutput<{
+        report: { findings: { severity: string; title: string; detail: string }[] };
+      }>(result);
+      const finding = body.report.findings.find(
+        (one) => one.title === "The agent's provider key was not masked",
+      );
+      expect(finding?.severity).toBe("medium");
+      expect(finding?.detail).toContain("ANTHROPIC_API_KEY stayed in the agent's environment");
+      expect(finding?.detail).toContain("ANTHROPIC_BASE_URL is not a plain http(s) URL");
+      expect(result.stdout).not.toContain("sk-unmasked-secret");
+    },
+  );
 });
 
 describe("the key door", () => {

@@ -1,3 +1,4 @@
+import { unmaskedKeysFinding } from "../../agents/key-masks.js";
 import { findAdapter } from "../../agents/registry.js";
 import type { EffectiveConfig } from "../../config/effective.js";
 import { egressHosts } from "../../engine/lifecycle/egress-plan.js";
@@ -39,6 +40,11 @@ export function workerSandbox(
       title: UNSANDBOXED_TITLE,
       detail: `${decision.detail}. With [sandbox] mode = "auto" (${mode.source}) on worker ${workerId}, it ran unsandboxed.`,
     });
+  const unmasked =
+    decision.backend !== null && config.sandbox.mask_keys.value
+      ? unmaskedKeysFinding(adapter.product, process.env)
+      : undefined;
+  if (unmasked) findings.push(unmasked);
   return {
     sandbox: {
       backend: decision.backend,

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
 import type { AgentAdapter, AgentCapabilities, ToolLists } from "../../agents/adapter.js";
+import { unmaskedKeysFinding } from "../../agents/key-masks.js";
 import { findAdapter, listAdapters } from "../../agents/registry.js";
 import {
   defaultGlobalConfigPath,
@@ -203,6 +204,12 @@ async function planRequest(
   const egress = sandboxCutsNetwork
     ? egressHosts(adapter, network, config, context.env ?? process.env)
     : null;
+  // Masking was asked for (the default) and cannot be done for this agent's keys: said, not silent.
+  const unmasked =
+    sandbox.backend !== null && config.sandbox.mask_keys.value
+      ? unmaskedKeysFinding(adapter.product, context.env ?? process.env)
+      : undefined;
+  if (unmasked) findings.push(unmasked);
   if (!remote && sandbox.backend === null && config.sandbox.mode.value === "auto")
     findings.push({
       severity: "high",
