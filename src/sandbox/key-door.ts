@@ -1,5 +1,6 @@
 import { chmod, rm } from "node:fs/promises";
 import {
+  type ClientRequest,
   createServer,
   Agent as HttpAgent,
   request as httpRequest,
@@ -127,18 +128,19 @@ export class KeyDoor {
     const prefix = this.upstream.pathname.replace(/\/+$/, "");
     const target = new URL(this.upstream.origin);
     const headers = this.unmask(req.headers);
-    const outgoing = this.open(target, `${prefix}${path}`, req.method ?? "GET", headers, (answer) => {
-      try {
-        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, this.mask(answer.headers));
-      } catch {
-        // A head Node will not send on (the service conducts every task: it must not throw here).
-        answer.destroy();
-        res.destroy();
-        return;
-      }
-      answer.pipe(res);
-      answer.once("error", () => res.destroy());
-    });
+    let outgoing: ClientRequest;
+    try {
+      outgoing = this.open(target, `${prefix}${path}`, req.method ?? "GET", headers, (answer) =>
+        this.answer(answer, res),
+      );
+    } catch (error) {
+      // A request Node will not send (a key with a character no header may hold: a CR of a CRLF `.env`):
+      // refused, never thrown in the service that conducts every task. Its message is not quoted.
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      refuse(res, 502, `caesar's key door could not send this request to ${target.origin} (${code}).`);
+      req.resume();
+      return;
+    }
     outgoing.once("error", (error) => {
       if (res.headersSent) res.destroy();
       else refuse(res, 502, `caesar's key door could not reach ${target.origin}: ${error.message}`);
@@ -148,6 +150,20 @@ export class KeyDoor {
     });
     req.pipe(outgoing);
     req.once("error", () => outgoing.destroy());
+  }
+
+  /** The provider's answer, passed on with its key masked. */
+  private answer(answer: IncomingMessage, res: ServerResponse): void {
+    try {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, this.mask(answer.headers));
+    } catch {
+      // A head Node will not send on (the service conducts every task: it must not throw here).
+      answer.destroy();
+      res.destroy();
+      return;
+    }
+    answer.pipe(res);
+    answer.once("error", () => res.destroy());
   }
 
   /** The request to the provider: direct, or through the machine's proxy (CONNECT for https). */

@@ -219,6 +219,19 @@ describe("the key door, attacked through its socket", () => {
     expect((await ask(socket, "/after", { "x-api-key": PLACEHOLDER })).body).toContain('"url":"/base/after"');
   });
 
+  it("a key Node will not put in a header (a CR of a CRLF .env file, a non-Latin-1 character): refused, the door stays up", async () => {
+    const upstream = await reflecting();
+    for (const bad of [`${SECRET}\r`, `${SECRET}\u20ac`]) {
+      const placeholder = keyPlaceholder("t_attack", "ANTHROPIC_API_KEY", bad);
+      const socket = await keyDoorFor(closers, `http://127.0.0.1:${upstream.port}`, placeholder, bad);
+      const refused = await ask(socket, "/v1/messages", { "x-api-key": placeholder });
+      expect(refused.status).toBe(502);
+      expect(refused.body).not.toContain(SECRET);
+      expect((await ask(socket, "/after")).body).toContain('"url":"/after"');
+    }
+    expect(upstream.seen.map((seen) => seen.url)).toEqual(["/after", "/after"]);
+  });
+
   it("many connections at once: refused past its bound, and the door serves again when they go", async () => {
     const upstream = await reflecting();
     const socket = await door(`http://127.0.0.1:${upstream.port}`);
