@@ -309,6 +309,26 @@ describe("the agent's environment", () => {
     expect(command.env.OTHER).toBe(placeholder);
   });
 
+  it("a check's environment (the agent's, less its keys' variables) has the key under another name masked too", () => {
+    const placeholder = keyPlaceholder("t_env", "ANTHROPIC_API_KEY", SECRET);
+    const agentEnv = { PATH: "/bin", ANTHROPIC_API_KEY: SECRET, GATEWAY_HEADERS: `x-api-key: ${SECRET}` };
+    const checkEnv = checkEnvironment(agentEnv);
+    expect(checkEnv.GATEWAY_HEADERS).toContain(SECRET);
+    const command = sandboxCommand(
+      plan,
+      { workspace: plan.root, worktree: null },
+      join(plan.root, "t"),
+      { bin: "/bin/sh", args: ["-c", "true"], cwd: plan.root },
+      checkEnv,
+      { ...door({ ANTHROPIC_API_KEY: placeholder }), keysFrom: agentEnv },
+    );
+    expect(JSON.stringify(command)).not.toContain(SECRET);
+    expect(command.env.GATEWAY_HEADERS).toBe(`x-api-key: ${placeholder}`);
+    // The check gets neither the key's variable nor the door's address.
+    expect(command.env.ANTHROPIC_API_KEY).toBeUndefined();
+    expect(command.env.ANTHROPIC_BASE_URL).toBeUndefined();
+  });
+
   it("a check (run after the agent, in its sandbox) gets no provider key, masked or not", () => {
     const env = checkEnvironment({
       PATH: "/bin",

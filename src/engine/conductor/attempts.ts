@@ -214,6 +214,8 @@ async function checkTurn(
     ? (bin: string, args: string[], env: Record<string, string>) =>
         sandboxCommand(checkPlan, state, dir, { bin, args, cwd: state.workspace }, env, {
           egress: input.egress,
+          // Its agent's keys, masked wherever they are in the check's environment too.
+          keysFrom: input.launch.env,
         })
     : undefined;
   // Checks run in the agent's workspace: what they change there (outside .gitignore) is said, not hidden.

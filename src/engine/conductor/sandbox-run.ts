@@ -64,6 +64,11 @@ export interface KeyDoorInside {
 export interface SandboxDoors {
   broker?: string | undefined;
   egress?: EgressDoor | undefined;
+  /**
+   * Where its masked keys' values are read from, when not from the command's environment: a check's has
+   * none of the keys' variables (checks.ts), but may hold a key under another name, masked as the agent's is.
+   */
+  keysFrom?: Record<string, string> | undefined;
 }
 
 /**
@@ -100,7 +105,7 @@ export function sandboxCommand(
     profile.binds.push({ source: doors.egress.folder, target: EGRESS_INSIDE, readOnly: true });
     profile.visible.push(...visibleUnderTmp([dirname(relay.path)]));
     agent = relayCommand(relayed, relay, agent);
-    proxyEnv = { ...proxyEnvironment(relayed), ...maskedKeys(keyDoors, relayed, env) };
+    proxyEnv = { ...proxyEnvironment(relayed), ...maskedKeys(keyDoors, relayed, env, doors.keysFrom) };
   }
   return {
     bin: probeBwrap().path ?? "bwrap",
@@ -118,6 +123,7 @@ function maskedKeys(
   keyDoors: readonly KeyDoorInside[],
   relayed: RelayPlan,
   env: Record<string, string>,
+  keysFrom: Record<string, string> = env,
 ): Record<string, string> {
   const masked: Record<string, string> = {};
   const hidden: [key: string, placeholder: string][] = [];
@@ -125,10 +131,11 @@ function maskedKeys(
     const served = relayed.served[index]!;
     let any = false;
     for (const [variable, placeholder] of Object.entries(door.placeholders)) {
-      const key = env[variable];
+      const key = keysFrom[variable];
       if (key === undefined || keyPlaceholder(door.taskId, variable, key) !== placeholder) continue;
-      masked[variable] = placeholder;
       hidden.push([key, placeholder]);
+      if (env[variable] !== key) continue;
+      masked[variable] = placeholder;
       any = true;
     }
     if (any) masked[door.urlVariable] = `http://127.0.0.1:${served.port}`;
