@@ -15,6 +15,9 @@ import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import { type MachineProxies, openTunnel, UpstreamProxy } from "./upstream-proxy.js";
 
+/** The length from which a key is also looked for inside an answer's header values (as sandbox-run.ts). */
+const MIN_KEY_INSIDE = 16;
+
 /** Requests one task's door forwards at once (the peer is untrusted). */
 const MAX_REQUESTS = 64;
 
@@ -259,10 +262,16 @@ export class KeyDoor {
     return out;
   }
 
-  /** Each key in `value` put back to its placeholder. */
+  /**
+   * Each key in `value` put back to its placeholder: inside other text only when it is long enough to be no
+   * other text's (a key of "json", "x" for a local gateway, would otherwise rewrite `content-type`).
+   */
   private hide(value: string): string {
     let text = value;
-    for (const [placeholder, key] of this.keys) text = text.split(key).join(placeholder);
+    for (const [placeholder, key] of this.keys) {
+      if (text === key) text = placeholder;
+      else if (key.length >= MIN_KEY_INSIDE) text = text.split(key).join(placeholder);
+    }
     return text;
   }
 }

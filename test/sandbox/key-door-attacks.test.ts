@@ -232,6 +232,15 @@ describe("the key door, attacked through its socket", () => {
     expect(upstream.seen.map((seen) => seen.url)).toEqual(["/after", "/after"]);
   });
 
+  it("a short key (a local gateway's \"json\") is put back to its placeholder as a whole value, not inside an answer's headers", async () => {
+    const upstream = await reflecting();
+    const placeholder = keyPlaceholder("t_attack", "ANTHROPIC_API_KEY", "json");
+    const socket = await keyDoorFor(closers, `http://127.0.0.1:${upstream.port}`, placeholder, "json");
+    const answer = await ask(socket, "/v1/messages", { "x-api-key": placeholder });
+    expect(upstream.seen[0]!.headers["x-api-key"]).toBe("json");
+    expect(answer.headers["content-type"]).toBe("application/json");
+  });
+
   it("many connections at once: refused past its bound, and the door serves again when they go", async () => {
     const upstream = await reflecting();
     const socket = await door(`http://127.0.0.1:${upstream.port}`);
