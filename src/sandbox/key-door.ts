@@ -13,7 +13,8 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
 import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
-import { type MachineProxies, openTunnel, UpstreamProxy } from "./upstream-proxy.js";
+import { isLoopbackHost } from "../support/host-rules.js";
+import { type MachineProxies, openTunnel, type UnusableProxy, UpstreamProxy } from "./upstream-proxy.js";
 
 /** The length from which a key is also looked for inside an answer's header values (as sandbox-run.ts). */
 const MIN_KEY_INSIDE = 16;
@@ -131,6 +132,14 @@ export class KeyDoor {
     const prefix = this.upstream.pathname.replace(/\/+$/, "");
     const target = new URL(this.upstream.origin);
     const headers = this.unmask(req.headers);
+    // The machine's proxy for the provider is named but cannot be used (an https:// or SOCKS one): refused,
+    // as the egress proxy refuses, never sent around it.
+    const unusable = this.unusableProxy(target);
+    if (unusable) {
+      refuse(res, 502, `caesar's key door did not reach ${target.origin}: ${unusable}`);
+      req.resume();
+      return;
+    }
     let outgoing: ClientRequest;
     try {
       outgoing = this.open(target, `${prefix}${path}`, req.method ?? "GET", headers, (answer) =>
@@ -169,6 +178,24 @@ export class KeyDoor {
     answer.once("error", () => res.destroy());
   }
 
+  /**
+   * The machine's proxy a request to `target` goes through: none for the host's loopback (a local model or
+   * gateway, as the egress proxy does) or a host NO_PROXY names.
+   */
+  private machineProxyFor(target: URL): UpstreamProxy | UnusableProxy | undefined {
+    const secure = target.protocol === "https:";
+    const host = target.hostname.replace(/^\[|\]$/g, "");
+    const port = Number(target.port) || (secure ? 443 : 80);
+    if (isLoopbackHost(host)) return undefined;
+    return secure ? this.machine?.forTunnel(host, port) : this.machine?.forRequest(host, port);
+  }
+
+  /** Why the machine's proxy that would carry a request to `target` cannot, if it is one of those. */
+  private unusableProxy(target: URL): string | undefined {
+    const proxy = this.machineProxyFor(target);
+    return proxy !== undefined && "unusable" in proxy ? proxy.unusable : undefined;
+  }
+
   /** The request to the provider: direct, or through the machine's proxy (CONNECT for https). */
   private open(
     target: URL,
@@ -180,7 +207,7 @@ export class KeyDoor {
     const secure = target.protocol === "https:";
     const host = target.hostname.replace(/^\[|\]$/g, "");
     const port = Number(target.port) || (secure ? 443 : 80);
-    const proxy = secure ? this.machine?.forTunnel(host, port) : this.machine?.forRequest(host, port);
+    const proxy = this.machineProxyFor(target);
     const gateway = proxy instanceof UpstreamProxy ? proxy : undefined;
     headers.host = target.host;
     if (!gateway) {

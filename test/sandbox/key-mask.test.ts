@@ -215,6 +215,20 @@ describe("the key door", () => {
     expect(answer.body).not.toContain(SECRET);
   });
 
+  it("a machine's proxy it cannot use (https://) refuses the request, never goes around it; the loopback stays direct", async () => {
+    const machine = MachineProxies.fromEnvironment({ HTTP_PROXY: "https://jane:hunter2@gw.example:443" });
+    const key = { "x-api-key": keyPlaceholder("t_door", "ANTHROPIC_API_KEY", SECRET) };
+    const remote = await ask(await door("http://api.model.test:8080", machine), "/v1/messages", key);
+    expect(remote.status).toBe(502);
+    expect(remote.body).toContain("HTTP_PROXY names an https:// proxy");
+    expect(remote.body).not.toContain("hunter2");
+    // A provider on the host's loopback (a local model) is never sent to the machine's proxy.
+    const upstream = await provider();
+    const local = await ask(await door(`http://127.0.0.1:${upstream.port}`, machine), "/v1/messages", key);
+    expect(local.status).toBe(200);
+    expect(upstream.seen.map((seen) => seen.headers["x-api-key"])).toEqual([SECRET]);
+  });
+
   it("through the machine's proxy when the conductor's environment names one: the key to the provider, not the agent's", async () => {
     const asked: { url: string; headers: IncomingMessage["headers"] }[] = [];
     const gateway = createServer((req, res) => {
@@ -231,6 +245,13 @@ describe("the key door", () => {
     expect(asked[0]?.headers["proxy-authorization"]).toBe(
       `Basic ${Buffer.from("user:pw").toString("base64")}`,
     );
+    // A provider on the host's loopback is reached directly, as the egress proxy reaches it.
+    const upstream = await provider();
+    const local = await ask(await door(`http://127.0.0.1:${upstream.port}`, machine), "/v1/messages", {
+      "x-api-key": placeholder,
+    });
+    expect(local.status).toBe(200);
+    expect(asked).toHaveLength(1);
   });
 });
 
