@@ -148,8 +148,8 @@ export class KeyDoor {
     } catch (error) {
       // A request Node will not send (a key with a character no header may hold: a CR of a CRLF `.env`):
       // refused, never thrown in the service that conducts every task. Its message is not quoted.
-      const code = (error as NodeJS.ErrnoException).code ?? "error";
-      refuse(res, 502, `caesar's key door could not send this request to ${target.origin} (${code}).`);
+      const why = (error as NodeJS.ErrnoException).code ?? "a request Node will not send";
+      refuse(res, 502, `caesar's key door could not send this request to ${target.origin} (${why}).`);
       req.resume();
       return;
     }
