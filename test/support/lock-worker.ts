@@ -5,7 +5,7 @@
 // second holder, written to <dataDir>/violations; finding it with a dead pid is a takeover, written to
 // <dataDir>/took-over as `<pid> after <dead pid>`. Each increment it completed is appended to
 // <dataDir>/committed-<id> once its write is in place.
-import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, linkSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { withLock } from "../../src/support/lock.js";
@@ -16,8 +16,13 @@ const inside = join(dataDir, "inside");
 const counter = join(dataDir, "counter.json");
 
 function enter(): void {
+  // The marker is written whole before it takes its name (a link, exclusive; a rename), so a holder killed
+  // while writing it leaves none or a complete one: never an empty marker that names no pid.
+  const mine = `${inside}.${process.pid}`;
+  writeFileSync(mine, String(process.pid));
   try {
-    writeFileSync(inside, String(process.pid), { flag: "wx" });
+    linkSync(mine, inside);
+    rmSync(mine);
     return;
   } catch {
     // someone left it: fine if that process is dead (killed while holding the lock), a violation if not
@@ -26,7 +31,7 @@ function enter(): void {
   if (other !== process.pid && other > 0 && isProcessAlive(other))
     appendFileSync(join(dataDir, "violations"), `${process.pid} entered while ${other} was inside\n`);
   else appendFileSync(join(dataDir, "took-over"), `${process.pid} after ${other}\n`);
-  writeFileSync(inside, String(process.pid));
+  renameSync(mine, inside);
 }
 
 function leave(): void {
