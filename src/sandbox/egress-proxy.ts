@@ -12,6 +12,7 @@ import { connect, createServer, isIP, type Server, type Socket } from "node:net"
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import {
+  formatHostRule,
   type HostRule,
   isInternalAddress,
   isLoopbackHost,
@@ -161,7 +162,7 @@ export class EgressProxy {
     }
     // The client may have gone while its host was resolved: nothing to connect for.
     if (client.destroyed) return;
-    const authority = `${target.host.includes(":") ? `[${target.host}]` : target.host}:${target.port}`;
+    const authority = formatHostRule(target);
     const opening =
       "upstream" in route
         ? openTunnel(route.upstream, authority)

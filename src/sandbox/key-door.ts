@@ -11,12 +11,13 @@ import {
   type ServerResponse,
 } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
+import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
-import { isLoopbackHost } from "../support/host-rules.js";
+import { formatHostRule, isLoopbackHost } from "../support/host-rules.js";
 import { type MachineProxies, openTunnel, type UnusableProxy, UpstreamProxy } from "./upstream-proxy.js";
 
-/** The length from which a key is also looked for inside an answer's header values (as sandbox-run.ts). */
+/** The length from which a key is also looked for inside other text (hideKeys). */
 const MIN_KEY_INSIDE = 16;
 
 /** Requests one task's door forwards at once (the peer is untrusted). */
@@ -66,8 +67,10 @@ const KEY_HEADERS = new Set(["authorization", "x-api-key", "x-goog-api-key", "ap
  */
 export class KeyDoor {
   private server: Server | undefined;
-  private readonly upstream: URL;
+  private readonly route: Route;
   private readonly keys: ReadonlyMap<string, string>;
+  /** Key → placeholder, for the answers (hideKeys). */
+  private readonly hidden: readonly (readonly [string, string])[];
   private active = 0;
   private readonly agents: { http: HttpAgent; https: HttpsAgent };
 
@@ -76,10 +79,11 @@ export class KeyDoor {
     upstream: string,
     /** Placeholder → key. */
     keys: ReadonlyMap<string, string>,
-    private readonly machine?: MachineProxies,
+    machine?: MachineProxies,
   ) {
-    this.upstream = new URL(upstream);
+    this.route = routeOf(new URL(upstream), machine);
     this.keys = keys;
+    this.hidden = [...keys].map(([placeholder, key]) => [key, placeholder] as const);
     this.agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   }
 
@@ -107,12 +111,9 @@ export class KeyDoor {
   private forward(req: IncomingMessage, res: ServerResponse): void {
     const path = req.url ?? "";
     // Origin-form only: the door's host is the provider's, whatever the agent writes.
+    const { origin, prefix, proxy } = this.route;
     if (!path.startsWith("/") || path.startsWith("//") || leavesPrefix(path)) {
-      refuse(
-        res,
-        400,
-        `caesar's key door takes a path of ${this.upstream.origin}, not "${path.slice(0, 100)}".`,
-      );
+      refuse(res, 400, `caesar's key door takes a path of ${origin}, not "${path.slice(0, 100)}".`);
       req.resume();
       return;
     }
@@ -129,33 +130,30 @@ export class KeyDoor {
       this.active--;
     };
     res.once("close", release);
-    const prefix = this.upstream.pathname.replace(/\/+$/, "");
-    const target = new URL(this.upstream.origin);
-    const headers = this.unmask(req.headers);
     // The machine's proxy for the provider is named but cannot be used (an https:// or SOCKS one): refused,
     // as the egress proxy refuses, never sent around it.
-    const unusable = this.unusableProxy(target);
-    if (unusable) {
-      refuse(res, 502, `caesar's key door did not reach ${target.origin}: ${unusable}`);
+    if (proxy !== undefined && "unusable" in proxy) {
+      refuse(res, 502, `caesar's key door did not reach ${origin}: ${proxy.unusable}`);
       req.resume();
       return;
     }
+    const headers = this.unmask(req.headers);
     let outgoing: ClientRequest;
     try {
-      outgoing = this.open(target, `${prefix}${path}`, req.method ?? "GET", headers, (answer) =>
+      outgoing = this.open(`${prefix}${path}`, req.method ?? "GET", headers, (answer) =>
         this.answer(answer, res),
       );
     } catch (error) {
       // A request Node will not send (a key with a character no header may hold: a CR of a CRLF `.env`):
       // refused, never thrown in the service that conducts every task. Its message is not quoted.
       const why = (error as NodeJS.ErrnoException).code ?? "a request Node will not send";
-      refuse(res, 502, `caesar's key door could not send this request to ${target.origin} (${why}).`);
+      refuse(res, 502, `caesar's key door could not send this request to ${origin} (${why}).`);
       req.resume();
       return;
     }
     outgoing.once("error", (error) => {
       if (res.headersSent) res.destroy();
-      else refuse(res, 502, `caesar's key door could not reach ${target.origin}: ${error.message}`);
+      else refuse(res, 502, `caesar's key door could not reach ${origin}: ${error.message}`);
     });
     res.once("close", () => {
       if (!res.writableFinished) outgoing.destroy();
@@ -178,38 +176,16 @@ export class KeyDoor {
     answer.once("error", () => res.destroy());
   }
 
-  /**
-   * The machine's proxy a request to `target` goes through: none for the host's loopback (a local model or
-   * gateway, as the egress proxy does) or a host NO_PROXY names.
-   */
-  private machineProxyFor(target: URL): UpstreamProxy | UnusableProxy | undefined {
-    const secure = target.protocol === "https:";
-    const host = target.hostname.replace(/^\[|\]$/g, "");
-    const port = Number(target.port) || (secure ? 443 : 80);
-    if (isLoopbackHost(host)) return undefined;
-    return secure ? this.machine?.forTunnel(host, port) : this.machine?.forRequest(host, port);
-  }
-
-  /** Why the machine's proxy that would carry a request to `target` cannot, if it is one of those. */
-  private unusableProxy(target: URL): string | undefined {
-    const proxy = this.machineProxyFor(target);
-    return proxy !== undefined && "unusable" in proxy ? proxy.unusable : undefined;
-  }
-
   /** The request to the provider: direct, or through the machine's proxy (CONNECT for https). */
   private open(
-    target: URL,
     path: string,
     method: string,
     headers: OutgoingHttpHeaders,
     onAnswer: (answer: IncomingMessage) => void,
   ) {
-    const secure = target.protocol === "https:";
-    const host = target.hostname.replace(/^\[|\]$/g, "");
-    const port = Number(target.port) || (secure ? 443 : 80);
-    const proxy = this.machineProxyFor(target);
+    const { origin, hostHeader, authority, secure, host, port, proxy } = this.route;
     const gateway = proxy instanceof UpstreamProxy ? proxy : undefined;
-    headers.host = target.host;
+    headers.host = hostHeader;
     if (!gateway) {
       const options = {
         host,
@@ -227,14 +203,13 @@ export class KeyDoor {
         {
           host: gateway.host,
           port: gateway.port,
-          path: `${target.origin}${path}`,
+          path: `${origin}${path}`,
           method,
           headers: { ...headers, ...auth },
         },
         onAnswer,
       );
     }
-    const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`;
     return httpsRequest(
       {
         host,
@@ -247,7 +222,7 @@ export class KeyDoor {
           openTunnel(gateway, authority).tunnel.then(
             ({ socket, rest }) => {
               if (rest.length > 0) socket.unshift(rest);
-              const servername = isIpLiteral(host) ? {} : { servername: host };
+              const servername = isIP(host) ? {} : { servername: host };
               done(null, tlsConnect({ socket, ...servername }));
             },
             (error: Error) => done(error, undefined as unknown as Duplex),
@@ -294,13 +269,65 @@ export class KeyDoor {
    * other text's (a key of "json", "x" for a local gateway, would otherwise rewrite `content-type`).
    */
   private hide(value: string): string {
-    let text = value;
-    for (const [placeholder, key] of this.keys) {
-      if (text === key) text = placeholder;
-      else if (key.length >= MIN_KEY_INSIDE) text = text.split(key).join(placeholder);
-    }
-    return text;
+    return hideKeys(
+      value,
+      [...this.keys].map(([placeholder, key]) => [key, placeholder]),
+    );
   }
+}
+
+/**
+ * `text` with each key put back to its placeholder: as the whole text, or inside it when the key is long
+ * enough to be no other text's (a key of "json", "x" for a local gateway, would otherwise rewrite
+ * `content-type`, or a `PATH`).
+ */
+export function hideKeys(
+  text: string,
+  keys: readonly (readonly [key: string, placeholder: string])[],
+): string {
+  let hidden = text;
+  for (const [key, placeholder] of keys) {
+    if (hidden === key) hidden = placeholder;
+    else if (key.length >= MIN_KEY_INSIDE) hidden = hidden.split(key).join(placeholder);
+  }
+  return hidden;
+}
+
+/** Where a door sends its requests: fixed when it opens (its base URL, the machine's proxy for that host). */
+interface Route {
+  origin: string;
+  /** The base URL's path, without its trailing slash: put before the agent's. */
+  prefix: string;
+  /** The Host header: the base URL's host, its port only when not its scheme's. */
+  hostHeader: string;
+  /** `host:port` (an IPv6 host in brackets): a tunnel's. */
+  authority: string;
+  secure: boolean;
+  host: string;
+  port: number;
+  /** None for the host's loopback (a local model or gateway, as the egress proxy does) or what NO_PROXY names. */
+  proxy: UpstreamProxy | UnusableProxy | undefined;
+}
+
+function routeOf(upstream: URL, machine: MachineProxies | undefined): Route {
+  const secure = upstream.protocol === "https:";
+  const host = upstream.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(upstream.port) || (secure ? 443 : 80);
+  const proxy = isLoopbackHost(host)
+    ? undefined
+    : secure
+      ? machine?.forTunnel(host, port)
+      : machine?.forRequest(host, port);
+  return {
+    origin: upstream.origin,
+    prefix: upstream.pathname.replace(/\/+$/, ""),
+    hostHeader: upstream.host,
+    authority: formatHostRule({ host, port }),
+    secure,
+    host,
+    port,
+    proxy,
+  };
 }
 
 function refuse(res: ServerResponse, status: number, message: string): void {
@@ -320,8 +347,4 @@ function leavesPrefix(path: string): boolean {
   const pathname = path.split(/[?#]/, 1)[0] ?? "";
   const plain = pathname.replace(/%2e/gi, ".").replace(/%2f|%5c|\\/gi, "/");
   return plain.split("/").some((segment) => /^\.{1,2}(;.*)?$/.test(segment));
-}
-
-function isIpLiteral(host: string): boolean {
-  return /^[\d.]+$/.test(host) || host.includes(":");
 }

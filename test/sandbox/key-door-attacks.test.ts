@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keyPlaceholder } from "../../src/agents/key-masks.js";
 import { checkEnvironment } from "../../src/engine/conductor/checks.js";
-import { sandboxCommand } from "../../src/engine/conductor/sandbox-run.js";
+import { type SandboxDoors, sandboxCommand } from "../../src/engine/conductor/sandbox-run.js";
 import type { TaskPlan } from "../../src/engine/store/task-plan.js";
 import { tempDir } from "../helpers/repo.js";
 import { itWith } from "../helpers/system-deps.js";
@@ -276,6 +276,17 @@ describe("the agent's environment", () => {
     network: false,
     sandbox: { backend: "bwrap", detail: "t", cuts_network: true, egress: [], mask_keys: true },
   } as unknown as TaskPlan;
+  /** The sandboxed command of a program of this plan's, in `env`, behind `doors`. */
+  const commandIn = (env: Record<string, string>, doors: SandboxDoors, product = "") =>
+    sandboxCommand(
+      plan,
+      { workspace: plan.root, worktree: null },
+      join(plan.root, "t"),
+      { bin: "/bin/true", args: [], cwd: plan.root },
+      env,
+      doors,
+      product,
+    );
 
   it("the key under another name (or inside another variable) is masked as well", () => {
     const key = "AIzaSyD-attack-secret-0123456789abcdef";
@@ -286,15 +297,7 @@ describe("the agent's environment", () => {
       GOOGLE_API_KEY: key,
       SOME_HEADERS: `x-goog-api-key: ${key}`,
     };
-    const command = sandboxCommand(
-      plan,
-      { workspace: plan.root, worktree: null },
-      join(plan.root, "t"),
-      { bin: "/bin/true", args: [], cwd: plan.root },
-      env,
-      door({ GEMINI_API_KEY: placeholder }, "GOOGLE_GEMINI_BASE_URL"),
-      "gemini",
-    );
+    const command = commandIn(env, door({ GEMINI_API_KEY: placeholder }, "GOOGLE_GEMINI_BASE_URL"), "gemini");
     expect(JSON.stringify(command)).not.toContain(key);
     expect(command.env.GEMINI_API_KEY).toBe(placeholder);
     expect(command.env.GOOGLE_API_KEY).toBe(placeholder);
@@ -305,15 +308,7 @@ describe("the agent's environment", () => {
   it("a short key is masked only as a whole value, never inside unrelated text", () => {
     const placeholder = keyPlaceholder("t_env", "ANTHROPIC_API_KEY", "bin");
     const env = { PATH: "/usr/bin:/bin", ANTHROPIC_API_KEY: "bin", OTHER: "bin" };
-    const command = sandboxCommand(
-      plan,
-      { workspace: plan.root, worktree: null },
-      join(plan.root, "t"),
-      { bin: "/bin/true", args: [], cwd: plan.root },
-      env,
-      door({ ANTHROPIC_API_KEY: placeholder }),
-      "claude",
-    );
+    const command = commandIn(env, door({ ANTHROPIC_API_KEY: placeholder }), "claude");
     expect(command.env.PATH).toBe("/usr/bin:/bin");
     expect(command.env.OTHER).toBe(placeholder);
   });
@@ -323,14 +318,7 @@ describe("the agent's environment", () => {
     const agentEnv = { PATH: "/bin", ANTHROPIC_API_KEY: SECRET, GATEWAY_HEADERS: `x-api-key: ${SECRET}` };
     const checkEnv = checkEnvironment(agentEnv);
     expect(checkEnv.GATEWAY_HEADERS).toContain(SECRET);
-    const command = sandboxCommand(
-      plan,
-      { workspace: plan.root, worktree: null },
-      join(plan.root, "t"),
-      { bin: "/bin/sh", args: ["-c", "true"], cwd: plan.root },
-      checkEnv,
-      { ...door({ ANTHROPIC_API_KEY: placeholder }), keysFrom: agentEnv },
-    );
+    const command = commandIn(checkEnv, { ...door({ ANTHROPIC_API_KEY: placeholder }), keysFrom: agentEnv });
     expect(JSON.stringify(command)).not.toContain(SECRET);
     expect(command.env.GATEWAY_HEADERS).toBe(`x-api-key: ${placeholder}`);
     // The check gets neither the key's variable nor the door's address.

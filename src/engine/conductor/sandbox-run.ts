@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { keyPlaceholder } from "../../agents/key-masks.js";
 import { otherCredentialFiles } from "../../agents/model-hosts.js";
 import { bwrapArgs, probeBwrap } from "../../sandbox/bwrap.js";
+import { hideKeys } from "../../sandbox/key-door.js";
 import { defaultSecretPaths, makeProfile, type SandboxProfile } from "../../sandbox/profile.js";
 import {
   EGRESS_INSIDE,
@@ -28,9 +29,6 @@ import { CHECKS_DIR } from "./checks.js";
  * it (caesar's record is in the control directory, hidden): a rewrite is found, recorded and undone.
  */
 const CAESAR_FILES = ["task.json", "plan.json", "raw.log", "conductor.log", CHECKS_DIR, "attempts"];
-
-/** The length from which a masked key is also looked for inside other variables' values. */
-const MIN_KEY_INSIDE = 16;
 
 /** The files of a worktree's registration that say where its repository and worktree are, and its config. */
 const REGISTRATION_PINS = ["commondir", "gitdir", "config.worktree"];
@@ -145,11 +143,7 @@ function maskedKeys(
   // no other text's.
   for (const [name, value] of Object.entries(env)) {
     if (name in masked) continue;
-    let text = value;
-    for (const [key, placeholder] of hidden) {
-      if (text === key) text = placeholder;
-      else if (key.length >= MIN_KEY_INSIDE) text = text.split(key).join(placeholder);
-    }
+    const text = hideKeys(value, hidden);
     if (text !== value) masked[name] = text;
   }
   return masked;
